@@ -1,0 +1,63 @@
+"""Pyramid Arena's game library and bot SDK.
+
+The game library (cards, rules, pyramid, engine, observation, record) is pure Python with no I/O and no
+dependency beyond the standard library; the referee and every Python bot build on it.
+"""
+
+from pyramid_sdk.actions import (
+    DECLARATIONS,
+    PLAYS,
+    Action,
+    Declare,
+    IllegalActionError,
+    IllegalTalkError,
+    NotYourTurnError,
+    Play,
+    parse_action,
+)
+from pyramid_sdk.cards import DECK, Card, CardError, Rank, Suit, format_cards
+from pyramid_sdk.engine import Match, deal_hands, first_dealer
+from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick
+from pyramid_sdk.pyramid import Pyramid, PyramidEntry, render_pyramid
+from pyramid_sdk.record import DealRecord, MatchRecord, RecordError
+from pyramid_sdk.rules import QUOTAS, Rules, RulesError, Talk, TrickWinner, score, trick_winner_index
+from pyramid_sdk.seeds import derive_seed
+
+__all__ = [
+    "DECK",
+    "DECLARATIONS",
+    "PLAYS",
+    "QUOTAS",
+    "Action",
+    "Card",
+    "CardError",
+    "DealRecord",
+    "Declare",
+    "IllegalActionError",
+    "IllegalTalkError",
+    "Match",
+    "MatchRecord",
+    "NotYourTurnError",
+    "Observation",
+    "Phase",
+    "Play",
+    "Pyramid",
+    "PyramidEntry",
+    "Rank",
+    "RecordError",
+    "Rules",
+    "RulesError",
+    "Suit",
+    "Talk",
+    "TalkMessage",
+    "Trick",
+    "TrickWinner",
+    "deal_hands",
+    "derive_seed",
+    "first_dealer",
+    "format_cards",
+    "parse_action",
+    "render_pyramid",
+    "score",
+    "trick_winner_index",
+]

@@ -1,0 +1,475 @@
+"""The Pyramid match state machine: pure, deterministic, and the only place the rules are enforced.
+
+A :class:`Match` is driven by whoever holds it (the referee, a simulating bot, a test) through
+:meth:`Match.legal_actions`, :meth:`Match.apply` and :meth:`Match.next_deal`. It does no I/O, reads no
+clock and uses no global randomness: every deal's cards and the first dealer are a pure function of the
+match seed and the deal number, so two matches with the same seed deal the same hands to the same seats.
+
+>>> match = Match(Rules(players=2), seed=7)
+>>> match.phase, match.deal_number, match.to_act == match.declarer
+(<Phase.DECLARE: 'declare'>, 1, True)
+>>> while match.phase is not Phase.MATCH_OVER:
+...     if match.phase is Phase.DEAL_OVER:
+...         match.next_deal()
+...     else:
+...         match.apply(match.default_action())
+>>> len(match.record().deals), all(p.full for p in match.pyramids)
+(32, True)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from operator import attrgetter
+from typing import Final
+
+from pyramid_sdk.actions import (
+    DECLARATIONS,
+    PLAYS,
+    Action,
+    Declare,
+    IllegalActionError,
+    IllegalTalkError,
+    NotYourTurnError,
+    Play,
+)
+from pyramid_sdk.cards import DECK, Card, Suit
+from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick
+from pyramid_sdk.pyramid import Pyramid
+from pyramid_sdk.record import DealRecord, MatchRecord, RecordError
+from pyramid_sdk.rules import TRICKS_PER_DEAL, Rules, Talk, trick_winner_index
+from pyramid_sdk.seeds import derive_seed
+
+CARDS_PER_HAND: Final = 6
+_deck_position: Final = attrgetter("index")
+
+
+def first_dealer(seed: int, players: int) -> int:
+    """The seat that deals first, drawn by lot from the match seed."""
+    return derive_seed(seed, "first-dealer") % players
+
+
+def deal_hands(seed: int, number: int, players: int) -> tuple[tuple[Card, ...], ...]:
+    """The hands of deal ``number`` (from 1), one per seat in deck order; the rest of the deck is set aside.
+
+    Seat ``s`` gets cards ``6s .. 6s+5`` of the shuffled deck, whoever deals, so a given seed gives a seat
+    the same cards whatever the number of players or the entrants in the seats.
+    """
+    deck = list(DECK)
+    random.Random(derive_seed(seed, "deal", number)).shuffle(deck)
+    return tuple(
+        tuple(sorted(deck[seat * CARDS_PER_HAND : (seat + 1) * CARDS_PER_HAND], key=_deck_position))
+        for seat in range(players)
+    )
+
+
+class _DeclarationsBySheet(dict[tuple[int, ...], tuple[Declare, ...]]):
+    """Memo of ``pyramid.remaining -> legal declarations``, in number then suit order."""
+
+    def __missing__(self, remaining: tuple[int, ...]) -> tuple[Declare, ...]:
+        value = self[remaining] = tuple(
+            declare for n, left in enumerate(remaining) if left for declare in DECLARATIONS[n]
+        )
+        return value
+
+
+_DECLARATIONS_BY_SHEET: Final = _DeclarationsBySheet()
+
+
+class Match:
+    """One match of Pyramid: ``16 × players`` deals, then totals and ranks.
+
+    Seats are numbered from 0 clockwise; "the player to the left" of seat ``s`` is ``(s + 1) % players``.
+    """
+
+    # The current deal; views hand out these tuples as they are, so they are replaced, never mutated.
+    _deal_number: int
+    _dealer: int
+    _declarer: int
+    _dealt: tuple[tuple[Card, ...], ...]
+    _hands: list[tuple[Card, ...]]
+    _declaration: Declare | None
+    _current: Trick
+    _tricks: tuple[Trick, ...]
+    _taken: tuple[int, ...]
+    _talk: tuple[TalkMessage, ...]
+    _talk_counts: list[int]
+    _phase: Phase
+    _to_act: int | None
+
+    def __init__(self, rules: Rules | None = None, seed: int = 0, seats: Sequence[str] | None = None) -> None:
+        self.rules: Final = rules if rules is not None else Rules()
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed: must be a whole number >= 0, got {seed!r}")
+        players = self.rules.players
+        names = tuple(seats) if seats is not None else tuple(f"seat{seat}" for seat in range(players))
+        if len(names) != players:
+            raise ValueError(f"seats: {players} players need {players} seat names, got {len(names)}")
+        self.seed: Final = seed
+        self.seats: Final = names
+        self._players = players
+        self._first_dealer = first_dealer(seed, players)
+        self._pyramids: tuple[Pyramid, ...] = (Pyramid(),) * players
+        self._forfeited: tuple[bool, ...] = (False,) * players
+        self._deals: list[DealRecord] = []
+        self._start_deal(1)
+
+    # -- state ------------------------------------------------------------------------------------------
+
+    @property
+    def players(self) -> int:
+        return self._players
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @property
+    def deal_number(self) -> int:
+        """The current deal, from 1; after the match, the last deal."""
+        return self._deal_number
+
+    @property
+    def dealer(self) -> int:
+        return self._dealer
+
+    @property
+    def declarer(self) -> int:
+        return self._declarer
+
+    @property
+    def to_act(self) -> int | None:
+        """The seat whose turn it is, or ``None`` between deals and after the match."""
+        return self._to_act
+
+    @property
+    def declaration(self) -> Declare | None:
+        return self._declaration
+
+    @property
+    def pyramids(self) -> tuple[Pyramid, ...]:
+        return self._pyramids
+
+    @property
+    def totals(self) -> tuple[int, ...]:
+        return tuple(pyramid.total for pyramid in self._pyramids)
+
+    @property
+    def forfeited(self) -> tuple[bool, ...]:
+        return self._forfeited
+
+    @property
+    def is_over(self) -> bool:
+        return self._phase is Phase.MATCH_OVER
+
+    def hand(self, seat: int) -> tuple[Card, ...]:
+        """The cards ``seat`` holds now (for the referee; a bot sees only its own, via its observation)."""
+        return self._hands[seat]
+
+    def ranks(self) -> tuple[int, ...]:
+        """Per seat, 1 = best by total; equal totals share a rank; a forfeited seat ranks below every seat
+        that did not forfeit.
+
+        >>> m = Match(Rules(players=3)); m._pyramids = (Pyramid(total=5), Pyramid(total=9), Pyramid(total=5))
+        >>> m.ranks()
+        (2, 1, 2)
+        >>> m.forfeit(1); m.ranks()
+        (1, 3, 1)
+        """
+        keys = [
+            (forfeited, -pyramid.total)
+            for forfeited, pyramid in zip(self._forfeited, self._pyramids, strict=True)
+        ]
+        return tuple(1 + sum(other < key for other in keys) for key in keys)
+
+    # -- actions ----------------------------------------------------------------------------------------
+
+    def legal_actions(self, seat: int | None = None) -> tuple[Action, ...]:
+        """What ``seat`` (default: the seat to act) may do now; empty when it is not that seat's turn.
+
+        Declarations come in number then suit order, plays in the hand's deck order. Each is talk-free;
+        a defender may attach talk to a play (see :meth:`say` for the limits).
+        """
+        acting = self._to_act
+        if acting is None or (seat is not None and seat != acting):
+            return ()
+        if self._phase is Phase.PLAY:
+            return tuple([PLAYS[card.index] for card in self._hands[acting]])
+        return _DECLARATIONS_BY_SHEET[self._pyramids[acting].remaining]
+
+    def apply(self, action: Action, seat: int | None = None) -> None:
+        """Carries out ``action`` for the seat to act (``seat``, when given, must be that seat).
+
+        Raises :class:`IllegalActionError` (or a subclass) for anything the rules do not allow, and then
+        changes nothing.
+        """
+        acting = self._to_act
+        if acting is None:
+            raise IllegalActionError(f"no seat acts in phase {self._phase}")
+        if seat is not None and seat != acting:
+            raise NotYourTurnError(f"seat {seat} acted, but it is seat {acting}'s turn")
+        if self._phase is Phase.PLAY:
+            if type(action) is not Play:
+                raise IllegalActionError(f"seat {acting} must play a card, not {action!r}")
+            card = action.card
+            hand = self._hands[acting]
+            if card not in hand:
+                raise IllegalActionError(f"seat {acting} cannot play {card}: it is not in the seat's hand")
+            if action.talk is not None:
+                self._check_talk(acting, action.talk)
+                self._add_talk(acting, action.talk)
+            self._play(acting, card, hand)
+        else:
+            if type(action) is not Declare:
+                raise IllegalActionError(f"seat {acting} must declare tricks and trump, not {action!r}")
+            tricks = action.tricks
+            if not isinstance(action.trump, Suit) or not self._pyramids[acting].can_declare(tricks):
+                open_numbers = " ".join(map(str, self._pyramids[acting].open_numbers))
+                raise IllegalActionError(
+                    f"seat {acting} cannot declare {action}: its open numbers are {open_numbers}"
+                )
+            self._declaration = action
+            self._phase = Phase.PLAY
+
+    def say(self, seat: int, text: str) -> None:
+        """Table talk by a defender during the play phase, outside its own turn too.
+
+        Raises :class:`IllegalTalkError` when talk is off, the seat is the declarer, the phase is not
+        play, the text is empty, not printable or too long, or the seat has used its messages for this
+        trick.
+        """
+        self._check_talk(seat, text)
+        self._add_talk(seat, text)
+
+    def arrange(self, hands: Sequence[Sequence[Card]]) -> None:
+        """Replaces the current deal's hands before anything is declared: for hand-made test positions and
+        for simulations. The record then holds these hands, so it no longer replays from the seed.
+        """
+        if self._phase is not Phase.DECLARE:
+            raise IllegalActionError(
+                f"hands can be arranged only before the declaration, not in {self._phase}"
+            )
+        arranged = tuple(tuple(sorted(hand, key=_deck_position)) for hand in hands)
+        cards = [card for hand in arranged for card in hand]
+        if len(arranged) != self._players or any(len(hand) != CARDS_PER_HAND for hand in arranged):
+            raise ValueError(f"arrange: need {self._players} hands of {CARDS_PER_HAND} cards")
+        if not all(isinstance(card, Card) for card in cards) or len(set(cards)) != len(cards):
+            raise ValueError("arrange: hands must hold distinct cards")
+        self._dealt = arranged
+        self._hands = list(arranged)
+
+    def next_deal(self) -> None:
+        """Moves from a finished deal to the next one."""
+        if self._phase is not Phase.DEAL_OVER:
+            raise IllegalActionError(f"next_deal() needs phase {Phase.DEAL_OVER}, not {self._phase}")
+        self._start_deal(self._deal_number + 1)
+
+    def forfeit(self, seat: int) -> None:
+        """Marks ``seat`` as forfeited: it ranks below every other seat. Its play goes on (the referee
+        plays :meth:`default_action` for it)."""
+        self._check_seat(seat)
+        self._forfeited = tuple(f or s == seat for s, f in enumerate(self._forfeited))
+
+    def default_action(self, seat: int | None = None) -> Action:
+        """The deterministic action the referee substitutes when a bot faults, and autopilot's choice.
+
+        Declaring: trump is the suit the hand holds most of (the stronger cards break ties, then suit
+        order); the number is the open one nearest to the count of trumps and aces held (the lower on a
+        tie). Playing: the lowest card by rank, then suit order.
+        """
+        acting = self._to_act
+        if acting is None or (seat is not None and seat != acting):
+            raise NotYourTurnError(f"seat {seat} has no action to default: it is not its turn")
+        hand = self._hands[acting]
+        if self._phase is Phase.PLAY:
+            return PLAYS[min(hand, key=lambda card: (card.rank, card.suit)).index]
+        trump = max(
+            Suit,
+            key=lambda suit: (
+                sum(card.suit is suit for card in hand),
+                sum(card.rank for card in hand if card.suit is suit),
+                -suit,
+            ),
+        )
+        strength = sum(1 for card in hand if card.suit is trump or card.rank == 5)
+        tricks = min(self._pyramids[acting].open_numbers, key=lambda n: (abs(n - strength), n))
+        return DECLARATIONS[tricks][trump]
+
+    # -- views ------------------------------------------------------------------------------------------
+
+    def observation(self, seat: int) -> Observation:
+        """Everything ``seat`` may know now, and its legal actions."""
+        acting = self._to_act
+        talk = self._talk
+        if talk and (self.rules.talk is Talk.DEFENDERS and seat == self._declarer):
+            talk = ()
+        return Observation(
+            seat,
+            self.rules,
+            self._phase,
+            self._deal_number,
+            self._dealer,
+            self._declarer,
+            acting,
+            self._hands[seat],
+            self._declaration,
+            self._current,
+            self._tricks,
+            self._taken,
+            self._pyramids,
+            talk,
+            self.legal_actions(seat) if seat == acting else (),
+            self._forfeited,
+        )
+
+    def record(self) -> MatchRecord:
+        """Everything that happened so far; ``complete`` once the match is over."""
+        return MatchRecord(
+            seats=self.seats,
+            seed=self.seed,
+            rules=self.rules,
+            deals=tuple(self._deals),
+            totals=self.totals,
+            ranks=self.ranks(),
+            forfeits=tuple(seat for seat, forfeited in enumerate(self._forfeited) if forfeited),
+            complete=self.is_over,
+        )
+
+    @classmethod
+    def replay(cls, record: MatchRecord) -> Match:
+        """Plays ``record`` again through the rules and returns the resulting match.
+
+        Raises :class:`RecordError` naming the first deal where the record disagrees with the rules:
+        other hands than the seed deals, an illegal declaration or card, a wrong trick winner or score.
+        """
+        match = cls(record.rules, record.seed, record.seats)
+        for seat in record.forfeits:
+            match.forfeit(seat)
+        for deal in record.deals:
+            where = f"deal {deal.number}"
+            if match._phase is Phase.DEAL_OVER:
+                match.next_deal()
+            if match._phase is Phase.MATCH_OVER:
+                raise RecordError(f"{where}: the match was already over")
+            expected = (match._deal_number, match._dealer, match._declarer, match._dealt)
+            if (deal.number, deal.dealer, deal.declarer, deal.hands) != expected:
+                raise RecordError(f"{where}: number, dealer, declarer or hands differ from the seed's deal")
+            try:
+                match.apply(deal.declaration)
+                for number, trick in enumerate(deal.tricks, start=1):
+                    if trick.leader != match._current.leader:
+                        raise RecordError(
+                            f"{where}, trick {number}: led by seat {trick.leader}, not the winner"
+                        )
+                    # The record keeps talk in the order said, per trick: saying it all before the trick's
+                    # first card keeps that order and the per-trick limits.
+                    for message in deal.talk:
+                        if message.trick == number:
+                            match.say(message.seat, message.text)
+                    for position, card in enumerate(trick.cards):
+                        match.apply(PLAYS[card.index], trick.seat_of(position, match._players))
+                    if match._tricks[number - 1] != trick:
+                        raise RecordError(f"{where}, trick {number}: recorded winner {trick.winner} is wrong")
+            except (IllegalActionError, IndexError) as exc:
+                raise RecordError(f"{where}: {exc}") from exc
+            if match._deals[-1] != deal:
+                raise RecordError(f"{where}: the record's taken, points or talk differ from the rules'")
+        if (record.totals, record.ranks, record.complete) != (match.totals, match.ranks(), match.is_over):
+            raise RecordError("totals, ranks or completeness differ from the rules'")
+        return match
+
+    # -- internals --------------------------------------------------------------------------------------
+
+    def _start_deal(self, number: int) -> None:
+        players = self._players
+        self._deal_number = number
+        self._dealer = (self._first_dealer + number - 1) % players
+        self._declarer = declarer = (self._dealer + 1) % players
+        self._dealt = deal_hands(self.seed, number, players)
+        self._hands = list(self._dealt)
+        self._declaration = None
+        self._current = Trick(declarer, ())
+        self._tricks = ()
+        self._taken = (0,) * players
+        self._talk = ()
+        self._talk_counts = [0] * players
+        self._phase = Phase.DECLARE
+        self._to_act = declarer
+
+    def _play(self, seat: int, card: Card, hand: tuple[Card, ...]) -> None:
+        self._hands[seat] = tuple([held for held in hand if held is not card])
+        leader = self._current.leader
+        cards = (*self._current.cards, card)
+        players = self._players
+        if len(cards) < players:
+            self._current = Trick(leader, cards)
+            self._to_act = (seat + 1) % players
+            return
+        assert self._declaration is not None
+        winner = (
+            leader + trick_winner_index(cards, self._declaration.trump, self.rules.trick_winner)
+        ) % players
+        self._tricks = (*self._tricks, Trick(leader, cards, winner))
+        taken = list(self._taken)
+        taken[winner] += 1
+        self._taken = tuple(taken)
+        self._current = Trick(winner, ())
+        self._talk_counts = [0] * players
+        if len(self._tricks) < TRICKS_PER_DEAL:
+            self._to_act = winner
+        else:
+            self._score_deal()
+
+    def _score_deal(self) -> None:
+        declaration = self._declaration
+        assert declaration is not None
+        declarer = self._declarer
+        taken = self._taken[declarer]
+        pyramids = list(self._pyramids)
+        pyramids[declarer] = pyramids[declarer].add(declaration.tricks, taken)
+        self._pyramids = tuple(pyramids)
+        self._deals.append(
+            DealRecord(
+                number=self._deal_number,
+                dealer=self._dealer,
+                declarer=declarer,
+                hands=self._dealt,
+                declaration=declaration,
+                tricks=self._tricks,
+                taken=taken,
+                points=pyramids[declarer].entries[-1].points,
+                talk=self._talk,
+            )
+        )
+        self._to_act = None
+        self._phase = Phase.MATCH_OVER if self._deal_number == self.rules.deals else Phase.DEAL_OVER
+
+    def _check_seat(self, seat: int) -> None:
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self._players:
+            raise IllegalActionError(f"no seat {seat!r} at a table of {self._players}")
+
+    def _check_talk(self, seat: int, text: object) -> None:
+        try:
+            self._check_seat(seat)
+        except IllegalActionError as exc:
+            raise IllegalTalkError(str(exc)) from None
+        rules = self.rules
+        if rules.talk is Talk.OFF:
+            raise IllegalTalkError("table talk is off in this match")
+        if self._phase is not Phase.PLAY:
+            raise IllegalTalkError(f"table talk is allowed only while cards are played, not in {self._phase}")
+        if seat == self._declarer:
+            raise IllegalTalkError(f"seat {seat} is the declarer, and the declarer never talks")
+        if not isinstance(text, str) or not text or not text.isprintable():
+            raise IllegalTalkError(f"seat {seat}: a talk message must be non-empty printable text")
+        if len(text) > rules.talk_max_length:
+            raise IllegalTalkError(
+                f"seat {seat}: talk message of {len(text)} characters, the limit is {rules.talk_max_length}"
+            )
+        if self._talk_counts[seat] >= rules.talk_max_per_trick:
+            raise IllegalTalkError(f"seat {seat}: at most {rules.talk_max_per_trick} talk messages per trick")
+
+    def _add_talk(self, seat: int, text: str) -> None:
+        self._talk_counts[seat] += 1
+        self._talk = (*self._talk, TalkMessage(seat, len(self._tricks) + 1, text))
