@@ -463,3 +463,23 @@ def test_parse_action():
     assert parse_action("AS") == Play(DECK[5])
     with pytest.raises(IllegalActionError, match="unknown action"):
         parse_action("7S")
+
+
+def test_from_observation_simulates_the_rest_of_the_deal():
+    match = Match(Rules(players=3), seed=31)
+    match.apply(Declare(2, Suit.SPADES))
+    match.apply(match.default_action())
+    seat = match.to_act
+    obs = match.observation(seat)
+    sim = Match.from_observation(obs, [match.hand(s) for s in range(3)])
+    assert sim.observation(seat) == obs
+    while sim.phase is Phase.PLAY:
+        action = sim.default_action()
+        sim.apply(action)
+        match.apply(action)
+    assert sim.observation(seat) == match.observation(seat)
+    with pytest.raises(ValueError, match="nothing to simulate"):
+        Match.from_observation(match.observation(0), [(), (), ()])
+    fresh = Match(Rules(players=3), seed=31)
+    with pytest.raises(ValueError, match="observing seat"):
+        Match.from_observation(fresh.observation(0), [(), (), ()])

@@ -337,6 +337,39 @@ class Match:
         )
 
     @classmethod
+    def from_observation(cls, obs: Observation, hands: Sequence[Sequence[Card]]) -> Match:
+        """A match standing where ``obs`` stands, with ``hands`` as every seat's current cards.
+
+        For simulating bots: sample the hands the seat cannot see (consistent with ``obs``), then play
+        the deal out with :meth:`apply`. Later deals of such a match are drawn from seed 0, so simulate
+        to the end of the current deal only. ``hands[obs.seat]`` must be the observing seat's own hand.
+        """
+        if obs.phase not in (Phase.DECLARE, Phase.PLAY):
+            raise ValueError(f"from_observation: nothing to simulate in phase {obs.phase}")
+        match = cls(obs.rules, 0)
+        players = match._players
+        current = tuple(tuple(sorted(hand, key=_deck_position)) for hand in hands)
+        if len(current) != players or current[obs.seat] != obs.hand:
+            raise ValueError("from_observation: need one hand per seat, the observing seat's as observed")
+        for seat in range(players):
+            if len(current[seat]) != obs.hand_size(seat):
+                raise ValueError(f"from_observation: seat {seat} must hold {obs.hand_size(seat)} cards")
+        match._deal_number = obs.deal_number
+        match._dealer = obs.dealer
+        match._declarer = obs.declarer
+        match._dealt = current
+        match._hands = list(current)
+        match._declaration = obs.declaration
+        match._current = obs.current_trick
+        match._tricks = obs.tricks
+        match._taken = obs.taken
+        match._pyramids = obs.pyramids
+        match._forfeited = obs.forfeited
+        match._phase = obs.phase
+        match._to_act = obs.to_act
+        return match
+
+    @classmethod
     def replay(cls, record: MatchRecord) -> Match:
         """Plays ``record`` again through the rules and returns the resulting match.
 
