@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Regenerates the committed Python stubs from proto/. tests/test_protocol_stubs.py fails when they are stale.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-.venv/bin/python}
+out=sdk/python
+"$python" -m grpc_tools.protoc -Ipyramid_sdk/v1=proto/pyramid/v1 \
+  --python_out="$out" --grpc_python_out="$out" --pyi_out="$out" \
+  proto/pyramid/v1/pyramid.proto
+touch "$out/pyramid_sdk/v1/__init__.py"

@@ -1,0 +1,207 @@
+"""Bot processes: start them with a secret token, wait for their connection, and always stop them.
+
+Each process runs in its own process group so that stopping it also stops anything it started; every
+process a :class:`Launcher` started is stopped when the launcher's ``async with`` block ends, however it
+ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import os
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+from pyramid_sdk.bot import Bot
+
+from referee.sessions import Session, SessionRegistry
+
+ENV_ADDRESS: Final = "PYRAMID_ADDRESS"
+ENV_TOKEN: Final = "PYRAMID_TOKEN"
+CONNECT_TIMEOUT: Final = 20.0
+STOP_GRACE: Final = 2.0
+_MODULE_CLASS: Final = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+class BotSpecError(ValueError):
+    """A bot that cannot be started or loaded; the message says which and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotSpec:
+    """How to get a bot: a command line (a separate, untrusted process) or ``module:Class`` (in-process)."""
+
+    name: str
+    command: tuple[str, ...] = ()
+    module: str = ""
+    cwd: Path | None = None
+
+    @classmethod
+    def parse(cls, text: str, name: str | None = None, cwd: Path | None = None) -> BotSpec:
+        text = text.strip()
+        if not text:
+            raise BotSpecError("empty bot: give a command line or module:Class")
+        if _MODULE_CLASS.match(text):
+            return cls(name or text.rsplit(":", 1)[1], module=text, cwd=cwd)
+        try:
+            argv = tuple(shlex.split(text))
+        except ValueError as exc:
+            raise BotSpecError(f"bot command {text!r}: {exc}") from None
+        default = Path(argv[-1]).stem if len(argv) > 1 else Path(argv[0]).name
+        return cls(name or default, command=argv, cwd=cwd)
+
+    def check(self) -> None:
+        """Raises :class:`BotSpecError` if the command's program or the module's class cannot be found."""
+        if self.module:
+            self.load()
+            return
+        program = self.command[0]
+        if program in ("python", "python3"):
+            return  # the referee's own interpreter, see _environment
+        where = self.cwd or Path.cwd()
+        if "/" in program:
+            path = (where / program) if not Path(program).is_absolute() else Path(program)
+            if not path.exists():
+                raise BotSpecError(f"bot {self.name!r}: no program {program!r} in {where}")
+        elif shutil.which(program) is None:
+            raise BotSpecError(f"bot {self.name!r}: command {program!r} not found on PATH")
+
+    def load(self) -> Bot:
+        """An instance of the in-process bot class."""
+        module_name, class_name = self.module.split(":")
+        where = str(self.cwd or Path.cwd())
+        if where not in sys.path:
+            sys.path.insert(0, where)
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise BotSpecError(f"bot {self.name!r}: cannot import {module_name}: {exc}") from None
+        cls = getattr(module, class_name, None)
+        if not (isinstance(cls, type) and issubclass(cls, Bot)):
+            raise BotSpecError(f"bot {self.name!r}: {module_name} has no Bot subclass {class_name}")
+        return cls()
+
+
+class BotProcess:
+    """One running bot process and its session."""
+
+    def __init__(self, spec: BotSpec, log_path: Path | None = None) -> None:
+        self.spec = spec
+        self.token = secrets.token_urlsafe(24)
+        self.log_path = log_path
+        self.process: asyncio.subprocess.Process | None = None
+        self.session: Session | None = None
+
+    async def start(
+        self, registry: SessionRegistry, address: str, timeout: float = CONNECT_TIMEOUT
+    ) -> Session:
+        """Starts the process and waits until it has connected and said hello."""
+        waiting = registry.expect(self.token)
+        env = _environment(address, self.token)
+        log = open(self.log_path, "ab") if self.log_path else asyncio.subprocess.DEVNULL  # noqa: SIM115
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.spec.command,
+                cwd=self.spec.cwd,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            registry.forget(self.token)
+            raise BotSpecError(
+                f"bot {self.spec.name!r}: cannot start {shlex.join(self.spec.command)}: {exc}"
+            ) from None
+        finally:
+            if not isinstance(log, int):
+                log.close()
+        exited = asyncio.create_task(self.process.wait())
+        either: set[asyncio.Future[Any]] = {waiting, exited}
+        try:
+            done, _ = await asyncio.wait(either, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not exited.done():
+                exited.cancel()
+        if waiting in done:
+            self.session = waiting.result()
+            return self.session
+        registry.forget(self.token)
+        await self.stop()
+        if exited in done:
+            raise BotSpecError(f"bot {self.spec.name!r} exited with code {exited.result()} before connecting")
+        raise BotSpecError(f"bot {self.spec.name!r} did not connect within {timeout:g}s")
+
+    async def stop(self, grace: float = STOP_GRACE) -> None:
+        """Stops the process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
+        if self.session is not None:
+            self.session.close("the referee stopped this bot")
+        process = self.process
+        if process is None or process.returncode is not None:
+            return
+        _signal_group(process.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), grace)
+        except TimeoutError:
+            _signal_group(process.pid, signal.SIGKILL)
+            await process.wait()
+        _signal_group(process.pid, signal.SIGKILL)  # anything the bot left behind in its group
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _environment(address: str, token: str) -> dict[str, str]:
+    """The bot's environment: the referee's, plus address and token, with the referee's interpreter first
+    on PATH so that a ``python`` command runs with the SDK installed."""
+    env = dict(os.environ)
+    env[ENV_ADDRESS] = address
+    env[ENV_TOKEN] = token
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+class Launcher:
+    """Owns bot processes; ``async with`` guarantees they are all stopped at the end."""
+
+    def __init__(self, registry: SessionRegistry, address: str, log_dir: Path | None = None) -> None:
+        self.registry = registry
+        self.address = address
+        self.log_dir = log_dir
+        self.processes: list[BotProcess] = []
+
+    async def start(self, spec: BotSpec) -> BotProcess:
+        log = self.log_dir / f"{_safe(spec.name)}.log" if self.log_dir else None
+        process = BotProcess(spec, log)
+        self.processes.append(process)
+        await process.start(self.registry, self.address)
+        return process
+
+    async def stop_all(self) -> None:
+        await asyncio.gather(*(process.stop() for process in self.processes), return_exceptions=True)
+
+    async def __aenter__(self) -> Launcher:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await asyncio.shield(self.stop_all())
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^\w.-]", "_", name) or "bot"

@@ -1,0 +1,344 @@
+"""Plays one match: drives the engine, asks each seat for its action under time control, applies the
+fault policy, and returns the record with every fault.
+
+Nothing a seat sends is trusted: every action goes through the engine's checks, and anything wrong becomes
+a :class:`~referee.faults.Fault` and the engine's default action. A failure on the referee's side makes
+the match void instead, so it is retried and never rated.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pyramid_sdk.actions import Action, IllegalActionError, IllegalTalkError, Play
+from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
+from pyramid_sdk.engine import Match
+from pyramid_sdk.observation import Observation, Phase
+from pyramid_sdk.record import MatchRecord
+from pyramid_sdk.rules import Rules
+from pyramid_sdk.seeds import derive_seed
+from pyramid_sdk.v1 import pyramid_pb2 as pb
+from pyramid_sdk.wire import (
+    WireError,
+    action_from_wire,
+    action_to_wire,
+    observation_to_wire,
+    rules_to_wire,
+)
+
+from referee.faults import Fault, FaultKind, FaultPolicy
+from referee.sessions import Closed, Session, Stray, Timeout
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a seat answered: an action to check, or the fault that stands in for one."""
+
+    action: Action | None = None
+    fault: FaultKind | None = None
+    detail: str = ""
+
+
+class Seat(Protocol):
+    """A player at the table, in-process or remote."""
+
+    name: str
+
+    async def start(self, info: MatchInfo) -> bool:
+        """Announces the match; ``False`` if the seat is gone."""
+
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision: ...
+
+    async def deal_end(self, obs: Observation) -> None: ...
+
+    async def end(self, result: MatchResult, forfeited: bool, faults: Sequence[Fault]) -> None: ...
+
+    def violations(self) -> list[str]:
+        """Protocol violations noticed outside a request (stray messages), as one-line details."""
+
+
+class LocalSeat:
+    """A trusted :class:`Bot` object called directly: no gRPC, no process. For experiments and fast leagues;
+    its time is still measured, and an exception is its fault."""
+
+    def __init__(self, bot: Bot, name: str | None = None) -> None:
+        self.bot = bot
+        self.name = name or bot.name
+
+    async def start(self, info: MatchInfo) -> bool:
+        self.bot.match_start(info)
+        return True
+
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
+        started = time.monotonic()
+        try:
+            action = self.bot.act(obs)
+        except Exception as exc:
+            return Decision(
+                fault=FaultKind.ILLEGAL_ACTION, detail=f"the bot raised {type(exc).__name__}: {exc}"[:200]
+            )
+        if time.monotonic() - started > time_limit:
+            return Decision(fault=FaultKind.TIMEOUT, detail=f"answered after the {time_limit:.2f}s it had")
+        return Decision(action=action)
+
+    async def deal_end(self, obs: Observation) -> None:
+        self.bot.deal_end(obs)
+
+    async def end(self, result: MatchResult, forfeited: bool, faults: Sequence[Fault]) -> None:
+        self.bot.match_end(result)
+
+    def violations(self) -> list[str]:
+        return []
+
+
+class RemoteSeat:
+    """A bot process behind a :class:`Session`. ``tap`` sees every message sent to it (for tests)."""
+
+    def __init__(
+        self, session: Session, name: str, tap: Callable[[pb.ConnectResponse], None] | None = None
+    ) -> None:
+        self.session = session
+        self.name = name
+        self._tap = tap
+        self._match_id = ""
+        self._request_ids = 0
+        self._per_action_ms = 0
+
+    async def _send(self, message: pb.ConnectResponse) -> bool:
+        if self._tap is not None:
+            self._tap(message)
+        return await self.session.send(message)
+
+    async def start(self, info: MatchInfo) -> bool:
+        self._match_id = info.match_id
+        self._per_action_ms = round(info.time_control.per_action * 1000)
+        start = pb.MatchStart(
+            match_id=info.match_id,
+            seat=info.seat,
+            seat_names=info.seat_names,
+            rules=rules_to_wire(info.rules),
+            time_control=pb.TimeControl(
+                per_action_ms=self._per_action_ms, bank_ms=round(info.time_control.bank * 1000)
+            ),
+            seed=info.seed,
+        )
+        return await self._send(pb.ConnectResponse(match_start=start))
+
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
+        self._request_ids += 1
+        request = pb.ActionRequest(
+            request_id=self._request_ids,
+            match_id=self._match_id,
+            observation=observation_to_wire(obs),
+            legal_actions=[action_to_wire(action) for action in obs.legal_actions],
+            bank_ms=round(bank * 1000),
+            per_action_ms=self._per_action_ms,
+        )
+        if self._tap is not None:
+            self._tap(pb.ConnectResponse(action_request=request))
+        outcome = await self.session.ask(request, time_limit)
+        if isinstance(outcome, Timeout):
+            return Decision(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
+        if isinstance(outcome, Closed):
+            return Decision(fault=FaultKind.DISCONNECT, detail=outcome.reason)
+        if isinstance(outcome, Stray):
+            return Decision(fault=FaultKind.MALFORMED, detail=outcome.detail)
+        try:
+            return Decision(action=action_from_wire(outcome.action, outcome.talk))
+        except WireError as exc:
+            return Decision(fault=FaultKind.MALFORMED, detail=str(exc)[:200])
+
+    async def deal_end(self, obs: Observation) -> None:
+        await self._send(
+            pb.ConnectResponse(
+                deal_end=pb.DealEnd(match_id=self._match_id, observation=observation_to_wire(obs))
+            )
+        )
+
+    async def end(self, result: MatchResult, forfeited: bool, faults: Sequence[Fault]) -> None:
+        await self._send(
+            pb.ConnectResponse(
+                match_end=pb.MatchEnd(
+                    match_id=result.match_id,
+                    totals=result.totals,
+                    ranks=result.ranks,
+                    faults=[
+                        pb.Fault(seat=f.seat, deal=f.deal, kind=_FAULT_KIND_TO_WIRE[f.kind], detail=f.detail)
+                        for f in faults
+                    ],
+                    forfeited=forfeited,
+                )
+            )
+        )
+
+    def violations(self) -> list[str]:
+        return self.session.take_violations()
+
+
+_FAULT_KIND_TO_WIRE = {
+    FaultKind.TIMEOUT: pb.FAULT_KIND_TIMEOUT,
+    FaultKind.ILLEGAL_ACTION: pb.FAULT_KIND_ILLEGAL_ACTION,
+    FaultKind.MALFORMED: pb.FAULT_KIND_MALFORMED,
+    FaultKind.DISCONNECT: pb.FAULT_KIND_DISCONNECT,
+    FaultKind.TALK: pb.FAULT_KIND_TALK,
+}
+
+
+class MatchStatus(enum.StrEnum):
+    COMPLETE = "complete"
+    VOID = "void"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOutcome:
+    match_id: str
+    status: MatchStatus
+    record: MatchRecord
+    """Complete for a complete match; as far as it went for a void one."""
+    faults: tuple[Fault, ...]
+    void_reason: str = ""
+    latencies: tuple[tuple[float, ...], ...] = field(default=())
+    """Per seat, the seconds each of its decisions took."""
+    elapsed: float = 0.0
+
+
+async def play_match(
+    seats: Sequence[Seat],
+    rules: Rules,
+    seed: int,
+    *,
+    match_id: str = "match",
+    time_control: TimeControl | None = None,
+    fault_policy: FaultPolicy | None = None,
+) -> MatchOutcome:
+    """Plays a whole match between ``seats`` (in seat order) and returns its outcome. Never raises for
+    anything a seat does; a referee-side error returns a void outcome."""
+    runner = _Runner(
+        seats, rules, seed, match_id, time_control or TimeControl(), fault_policy or FaultPolicy()
+    )
+    return await runner.run()
+
+
+class _Runner:
+    def __init__(
+        self,
+        seats: Sequence[Seat],
+        rules: Rules,
+        seed: int,
+        match_id: str,
+        time_control: TimeControl,
+        policy: FaultPolicy,
+    ) -> None:
+        if len(seats) != rules.players:
+            raise ValueError(f"{rules.players} players need {rules.players} seats, got {len(seats)}")
+        self.seats = seats
+        self.match = Match(rules, seed, [seat.name for seat in seats])
+        self.match_id = match_id
+        self.time_control = time_control
+        self.policy = policy
+        self.faults: list[Fault] = []
+        self.fault_counts = [0] * rules.players
+        self.banks = [time_control.bank] * rules.players
+        self.latencies: list[list[float]] = [[] for _ in seats]
+
+    async def run(self) -> MatchOutcome:
+        started = time.monotonic()
+        match = self.match
+        try:
+            await self._start()
+            while match.phase is not Phase.MATCH_OVER:
+                if match.phase is Phase.DEAL_OVER:
+                    for seat in self._present():
+                        await self.seats[seat].deal_end(match.observation(seat))
+                    match.next_deal()
+                    continue
+                acting = match.to_act
+                assert acting is not None
+                self._collect_violations()
+                if match.forfeited[acting]:
+                    match.apply(match.default_action(), acting)
+                else:
+                    await self._turn(acting)
+            await self._finish()
+        except Exception as exc:
+            return self._outcome(MatchStatus.VOID, started, f"referee error: {type(exc).__name__}: {exc}")
+        return self._outcome(MatchStatus.COMPLETE, started)
+
+    def _present(self) -> list[int]:
+        return [seat for seat in range(self.match.players) if not self.match.forfeited[seat]]
+
+    async def _start(self) -> None:
+        match = self.match
+        names = match.seats
+        for seat, player in enumerate(self.seats):
+            info = MatchInfo(
+                self.match_id,
+                seat,
+                names,
+                match.rules,
+                self.time_control,
+                derive_seed(match.seed, "bot", seat),
+            )
+            if not await player.start(info):
+                self._fault(seat, FaultKind.DISCONNECT, "gone before the match started")
+
+    async def _turn(self, seat: int) -> None:
+        match = self.match
+        obs = match.observation(seat)
+        per_action = self.time_control.per_action
+        started = time.monotonic()
+        decision = await self.seats[seat].decide(obs, per_action + self.banks[seat], self.banks[seat])
+        elapsed = time.monotonic() - started
+        self.latencies[seat].append(elapsed)
+        self.banks[seat] = max(0.0, self.banks[seat] - max(0.0, elapsed - per_action))
+        if decision.fault is not None:
+            self._fault(seat, decision.fault, decision.detail)
+        elif decision.action is not None:
+            action = decision.action
+            try:
+                match.apply(action, seat)
+                return
+            except IllegalTalkError as exc:
+                self._fault(seat, FaultKind.TALK, str(exc))
+                if isinstance(action, Play) and action.card in match.hand(seat):
+                    match.apply(Play(action.card), seat)
+                    return
+            except IllegalActionError as exc:
+                self._fault(seat, FaultKind.ILLEGAL_ACTION, str(exc))
+        match.apply(match.default_action(), seat)
+
+    def _collect_violations(self) -> None:
+        for seat in self._present():
+            for detail in self.seats[seat].violations():
+                self._fault(seat, FaultKind.MALFORMED, detail)
+
+    def _fault(self, seat: int, kind: FaultKind, detail: str) -> None:
+        self.faults.append(Fault(seat, self.match.deal_number, kind, detail))
+        self.fault_counts[seat] += 1
+        if kind is FaultKind.DISCONNECT or self.fault_counts[seat] >= self.policy.max_faults:
+            self.match.forfeit(seat)
+
+    async def _finish(self) -> None:
+        match = self.match
+        ranks = match.ranks()
+        for seat, player in enumerate(self.seats):
+            own = [f for f in self.faults if f.seat == seat]
+            result = MatchResult(
+                self.match_id, match.totals, ranks, tuple(f"{f.kind}: {f.detail}" for f in own)
+            )
+            await player.end(result, match.forfeited[seat], own)
+
+    def _outcome(self, status: MatchStatus, started: float, reason: str = "") -> MatchOutcome:
+        return MatchOutcome(
+            match_id=self.match_id,
+            status=status,
+            record=self.match.record(),
+            faults=tuple(self.faults),
+            void_reason=reason,
+            latencies=tuple(tuple(times) for times in self.latencies),
+            elapsed=time.monotonic() - started,
+        )

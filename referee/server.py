@@ -1,0 +1,85 @@
+"""The referee's gRPC server: handshake, authentication and the health service; nothing else.
+
+The servicer is thin on purpose (gRPC route_guide style): it checks the hello, hands the stream to a
+:class:`~referee.sessions.Session`, and returns when the session ends. Matches are driven elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from pyramid_sdk.v1 import pyramid_pb2 as pb
+from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
+from pyramid_sdk.wire import PROTOCOL_VERSION
+
+from referee.sessions import Context, SessionRegistry
+
+MAX_MESSAGE_BYTES: Final = 64 * 1024
+"""A bot's largest legal message is well under 1 KiB; anything past this ends its stream."""
+
+HELLO_TIMEOUT: Final = 10.0
+"""Seconds a new connection has to say hello (a Python bot's imports take most of it on a busy machine)."""
+
+
+class RefereeServicer(pb_grpc.RefereeServiceServicer):
+    def __init__(self, registry: SessionRegistry, hello_timeout: float = HELLO_TIMEOUT) -> None:
+        self._registry = registry
+        self._hello_timeout = hello_timeout
+
+    async def Connect(self, request_iterator: object, context: Context) -> None:
+        try:
+            first = await asyncio.wait_for(context.read(), self._hello_timeout)
+        except TimeoutError:
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"no hello within {self._hello_timeout:g}s"
+            )
+            return
+        if not isinstance(first, pb.ConnectRequest) or first.WhichOneof("kind") != "hello":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a hello")
+            return
+        hello = first.hello
+        if hello.protocol_version != PROTOCOL_VERSION:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol version {hello.protocol_version} is not supported: "
+                f"this referee speaks {PROTOCOL_VERSION}",
+            )
+            return
+        session = self._registry.attach(hello.token, hello, context)
+        if session is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing, unknown or already used token")
+            return
+        await session.send(
+            pb.ConnectResponse(
+                welcome=pb.Welcome(protocol_version=PROTOCOL_VERSION, session_id=session.session_id)
+            )
+        )
+        await session.serve()
+
+
+async def create_server(
+    registry: SessionRegistry, address: str = "127.0.0.1:0", hello_timeout: float = HELLO_TIMEOUT
+) -> tuple[grpc.aio.Server, int]:
+    """A started server on ``address`` (loopback, any free port by default) and the port it took."""
+    server = grpc.aio.server(
+        options=[
+            ("grpc.so_reuseport", 0),
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", 4 * 1024 * 1024),
+        ]
+    )
+    pb_grpc.add_RefereeServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        RefereeServicer(registry, hello_timeout), server
+    )
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    await server.start()
+    await health_servicer.set("pyramid.v1.RefereeService", health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    return server, port

@@ -1,0 +1,201 @@
+"""Bot sessions: one authenticated, long-lived gRPC stream per bot connection.
+
+A :class:`Session` owns the stream once the handshake is done. Its reader task turns everything the bot
+sends into either the reply the referee is waiting for or a recorded protocol violation, so a bot that
+floods, lies about request ids or goes silent can never block the match that uses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+import grpc
+from pyramid_sdk.v1 import pyramid_pb2 as pb
+
+Context = grpc.aio.ServicerContext[pb.ConnectRequest, pb.ConnectResponse]
+
+MAX_VIOLATIONS: Final = 200
+"""A session that keeps sending what nobody asked for is closed after this many stray messages."""
+
+
+@dataclass(frozen=True, slots=True)
+class Timeout:
+    """No reply in time."""
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """The stream ended before the reply came."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stray:
+    """The bot answered something other than the pending request (wrong id, a second hello, ...)."""
+
+    detail: str
+
+
+Outcome = pb.ActionReply | Timeout | Closed | Stray
+
+
+class Session:
+    """A connected, authenticated bot. The match runner talks to it through :meth:`send` and :meth:`ask`."""
+
+    def __init__(self, session_id: str, hello: pb.Hello, context: Context) -> None:
+        self.session_id = session_id
+        self.bot_name = hello.bot_name
+        self.bot_version = hello.bot_version
+        self._context = context
+        self._write_lock = asyncio.Lock()
+        self._pending: tuple[int, asyncio.Future[Outcome]] | None = None
+        self._expired: set[int] = set()
+        self._violations: list[str] = []
+        self._violation_count = 0
+        self._closed = asyncio.Event()
+        self.close_reason = ""
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed.is_set()
+
+    def close(self, reason: str) -> None:
+        """Ends the session; the stream handler returns and the bot sees its stream end."""
+        if not self._closed.is_set():
+            self.close_reason = reason
+            self._closed.set()
+            if self._pending is not None and not self._pending[1].done():
+                self._pending[1].set_result(Closed(reason))
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    def take_violations(self) -> list[str]:
+        """Stray messages since the last call, as one-line details."""
+        violations, self._violations = self._violations, []
+        return violations
+
+    async def send(self, message: pb.ConnectResponse) -> bool:
+        """Writes one message; ``False`` (and the session closed) if the stream is gone."""
+        if self.is_closed:
+            return False
+        try:
+            async with self._write_lock:
+                await self._context.write(message)
+        except Exception as exc:  # the stream can fail in many ways; all mean the same here
+            self.close(f"stream write failed: {type(exc).__name__}")
+            return False
+        return True
+
+    async def ask(self, request: pb.ActionRequest, timeout: float) -> Outcome:
+        """Sends an action request and waits at most ``timeout`` seconds for its reply."""
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        self._pending = (request.request_id, future)
+        try:
+            if not await self.send(pb.ConnectResponse(action_request=request)):
+                return Closed(self.close_reason)
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), timeout)
+            except TimeoutError:
+                self._expired.add(request.request_id)
+                return Timeout()
+        finally:
+            self._pending = None
+
+    async def serve(self) -> None:
+        """Reads the bot's messages until the stream ends or the session is closed."""
+        reader = asyncio.create_task(self._read_loop())
+        closer = asyncio.create_task(self._closed.wait())
+        try:
+            await asyncio.wait({reader, closer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            reader.cancel()
+            closer.cancel()
+            self.close(self.close_reason or "stream ended")
+
+    async def _read_loop(self) -> None:
+        while True:
+            try:
+                message = await self._context.read()
+            except Exception as exc:  # oversized or broken messages end the stream
+                self.close(f"stream broken: {_describe(exc)}")
+                return
+            if not isinstance(message, pb.ConnectRequest):  # grpc.aio.EOF
+                self.close("the bot closed its stream")
+                return
+            self._dispatch(message)
+
+    def _dispatch(self, message: pb.ConnectRequest) -> None:
+        kind = message.WhichOneof("kind")
+        if kind == "action":
+            reply = message.action
+            pending = self._pending
+            if pending is not None and pending[0] == reply.request_id and not pending[1].done():
+                pending[1].set_result(reply)
+                return
+            if reply.request_id in self._expired:
+                return  # a late answer to a request that already timed out: that fault is recorded
+            detail = f"reply to request {reply.request_id}, which is not the one pending"
+        else:
+            detail = f"unexpected {kind or 'empty'} message"
+        self._violation_count += 1
+        if self._violation_count > MAX_VIOLATIONS:
+            self.close(f"more than {MAX_VIOLATIONS} stray messages")
+            return
+        pending = self._pending
+        if pending is not None and not pending[1].done():
+            pending[1].set_result(Stray(detail))
+        else:
+            self._violations.append(detail)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, grpc.RpcError):
+        code = exc.code() if hasattr(exc, "code") else None
+        return f"{code.name if code else type(exc).__name__}"
+    return type(exc).__name__
+
+
+class SessionRegistry:
+    """Tokens the launcher handed out, and the sessions that presented them.
+
+    A token admits one connection at a time. :meth:`expect` returns a future that the handshake of the
+    connection with that token resolves.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, asyncio.Future[Session]] = {}
+        self._active: dict[str, Session] = {}
+        self._ids: Iterator[int] = itertools.count(1)
+
+    def expect(self, token: str) -> asyncio.Future[Session]:
+        future: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
+        self._waiting[token] = future
+        return future
+
+    def forget(self, token: str) -> None:
+        future = self._waiting.pop(token, None)
+        if future is not None and not future.done():
+            future.cancel()
+        session = self._active.pop(token, None)
+        if session is not None:
+            session.close("the referee released this bot")
+
+    def knows(self, token: str) -> bool:
+        return any(hmac.compare_digest(token, known) for known in self._waiting)
+
+    def attach(self, token: str, hello: pb.Hello, context: Context) -> Session | None:
+        """The session for a connection that presented ``token``, or ``None`` if it is not expected."""
+        for known, future in self._waiting.items():
+            if hmac.compare_digest(token, known) and not future.done():
+                session = Session(f"s{next(self._ids)}", hello, context)
+                self._active[known] = session
+                future.set_result(session)
+                return session
+        return None

@@ -1,0 +1,195 @@
+"""Conversion between the game library's values and the ``pyramid.v1`` protocol messages.
+
+Both sides use it: the referee turns observations into messages, the Python SDK turns them back. Anything
+that arrives from the other side is checked here and rejected with :class:`WireError`, so a garbage
+message becomes a clear fault, never an exception deep in the engine.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pyramid_sdk.actions import DECLARATIONS, PLAYS, Action, Declare, Play
+from pyramid_sdk.cards import Card, CardError, Suit
+from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick
+from pyramid_sdk.pyramid import Pyramid, PyramidEntry
+from pyramid_sdk.rules import Rules, RulesError, Talk, TrickWinner
+from pyramid_sdk.v1 import pyramid_pb2 as pb
+
+PROTOCOL_VERSION: Final = 1
+
+
+class WireError(ValueError):
+    """A protocol message that does not carry what it must."""
+
+
+_SUIT_TO_WIRE: Final = {
+    Suit.SPADES: pb.SUIT_SPADES,
+    Suit.HEARTS: pb.SUIT_HEARTS,
+    Suit.DIAMONDS: pb.SUIT_DIAMONDS,
+    Suit.CLUBS: pb.SUIT_CLUBS,
+}
+_SUIT_FROM_WIRE: Final = {wire: suit for suit, wire in _SUIT_TO_WIRE.items()}
+_PHASE_TO_WIRE: Final = {
+    Phase.DECLARE: pb.PHASE_DECLARE,
+    Phase.PLAY: pb.PHASE_PLAY,
+    Phase.DEAL_OVER: pb.PHASE_DEAL_OVER,
+    Phase.MATCH_OVER: pb.PHASE_MATCH_OVER,
+}
+_PHASE_FROM_WIRE: Final = {wire: phase for phase, wire in _PHASE_TO_WIRE.items()}
+_TRICK_WINNER_TO_WIRE: Final = {
+    TrickWinner.LED_SUIT: pb.TRICK_WINNER_LED_SUIT,
+    TrickWinner.HIGHEST_RANK: pb.TRICK_WINNER_HIGHEST_RANK,
+}
+_TRICK_WINNER_FROM_WIRE: Final = {wire: mode for mode, wire in _TRICK_WINNER_TO_WIRE.items()}
+_TALK_TO_WIRE: Final = {
+    Talk.OPEN: pb.TALK_MODE_OPEN,
+    Talk.DEFENDERS: pb.TALK_MODE_DEFENDERS,
+    Talk.OFF: pb.TALK_MODE_OFF,
+}
+_TALK_FROM_WIRE: Final = {wire: mode for mode, wire in _TALK_TO_WIRE.items()}
+
+
+# -- rules -------------------------------------------------------------------------------------------------
+
+
+def rules_to_wire(rules: Rules) -> pb.Rules:
+    return pb.Rules(
+        players=rules.players,
+        trick_winner=_TRICK_WINNER_TO_WIRE[rules.trick_winner],
+        talk=_TALK_TO_WIRE[rules.talk],
+        talk_max_length=rules.talk_max_length,
+        talk_max_per_trick=rules.talk_max_per_trick,
+    )
+
+
+def rules_from_wire(message: pb.Rules) -> Rules:
+    try:
+        return Rules(
+            players=message.players,
+            trick_winner=_TRICK_WINNER_FROM_WIRE[message.trick_winner],
+            talk=_TALK_FROM_WIRE[message.talk],
+            talk_max_length=message.talk_max_length,
+            talk_max_per_trick=message.talk_max_per_trick,
+        )
+    except (KeyError, RulesError) as exc:
+        raise WireError(f"rules: {exc}") from None
+
+
+# -- actions -----------------------------------------------------------------------------------------------
+
+
+def action_to_wire(action: Action) -> pb.Action:
+    if isinstance(action, Declare):
+        return pb.Action(declare=pb.Declaration(tricks=action.tricks, trump=_SUIT_TO_WIRE[action.trump]))
+    return pb.Action(card=action.card.code)
+
+
+def action_from_wire(message: pb.Action, talk: str = "") -> Action:
+    """The action a bot sent, with its talk attached to a play; :class:`WireError` if it names none."""
+    kind = message.WhichOneof("kind")
+    if kind == "card":
+        try:
+            card = Card.parse(message.card)
+        except CardError as exc:
+            raise WireError(str(exc)) from None
+        return Play(card, talk) if talk else PLAYS[card.index]
+    if kind == "declare":
+        tricks, trump = message.declare.tricks, _SUIT_FROM_WIRE.get(message.declare.trump)
+        if trump is None or not 0 <= tricks <= 6:
+            raise WireError(f"declaration of {tricks} tricks with trump {message.declare.trump} is not one")
+        return DECLARATIONS[tricks][trump]
+    raise WireError("the action carries neither a declaration nor a card")
+
+
+# -- observations ------------------------------------------------------------------------------------------
+
+
+def _codes(cards: tuple[Card, ...]) -> list[str]:
+    return [card.code for card in cards]
+
+
+def _trick_to_wire(trick: Trick) -> pb.Trick:
+    message = pb.Trick(leader=trick.leader, cards=_codes(trick.cards))
+    if trick.winner is not None:
+        message.winner = trick.winner
+    return message
+
+
+def _pyramid_to_wire(pyramid: Pyramid) -> pb.Pyramid:
+    return pb.Pyramid(
+        entries=[
+            pb.PyramidEntry(declared=e.declared, taken=e.taken, points=e.points) for e in pyramid.entries
+        ],
+        remaining=pyramid.remaining,
+        total=pyramid.total,
+    )
+
+
+def observation_to_wire(obs: Observation) -> pb.Observation:
+    message = pb.Observation(
+        seat=obs.seat,
+        phase=_PHASE_TO_WIRE[obs.phase],
+        deal_number=obs.deal_number,
+        dealer=obs.dealer,
+        declarer=obs.declarer,
+        hand=_codes(obs.hand),
+        current_trick=_trick_to_wire(obs.current_trick),
+        tricks=[_trick_to_wire(trick) for trick in obs.tricks],
+        taken=obs.taken,
+        pyramids=[_pyramid_to_wire(pyramid) for pyramid in obs.pyramids],
+        talk=[pb.TalkMessage(seat=m.seat, trick=m.trick, text=m.text) for m in obs.talk],
+        forfeited=obs.forfeited,
+    )
+    if obs.to_act is not None:
+        message.to_act = obs.to_act
+    if obs.declaration is not None:
+        message.declaration.tricks = obs.declaration.tricks
+        message.declaration.trump = _SUIT_TO_WIRE[obs.declaration.trump]
+    return message
+
+
+def _cards(codes: object) -> tuple[Card, ...]:
+    return tuple(Card.parse(code) for code in codes)  # type: ignore[attr-defined]
+
+
+def _trick_from_wire(message: pb.Trick) -> Trick:
+    return Trick(
+        message.leader, _cards(message.cards), message.winner if message.HasField("winner") else None
+    )
+
+
+def observation_from_wire(message: pb.Observation, rules: Rules, legal: list[pb.Action]) -> Observation:
+    """Rebuilds the engine's :class:`Observation` for the SDK, so bots in Python see one type in-process
+    and over the wire."""
+    try:
+        declaration = None
+        if message.HasField("declaration"):
+            declaration = DECLARATIONS[message.declaration.tricks][_SUIT_FROM_WIRE[message.declaration.trump]]
+        return Observation(
+            seat=message.seat,
+            rules=rules,
+            phase=_PHASE_FROM_WIRE[message.phase],
+            deal_number=message.deal_number,
+            dealer=message.dealer,
+            declarer=message.declarer,
+            to_act=message.to_act if message.HasField("to_act") else None,
+            hand=_cards(message.hand),
+            declaration=declaration,
+            current_trick=_trick_from_wire(message.current_trick),
+            tricks=tuple(_trick_from_wire(trick) for trick in message.tricks),
+            taken=tuple(message.taken),
+            pyramids=tuple(
+                Pyramid(
+                    tuple(PyramidEntry(e.declared, e.taken, e.points) for e in p.entries),
+                    tuple(p.remaining),
+                    p.total,
+                )
+                for p in message.pyramids
+            ),
+            talk=tuple(TalkMessage(m.seat, m.trick, m.text) for m in message.talk),
+            legal_actions=tuple(action_from_wire(action) for action in legal),
+            forfeited=tuple(message.forfeited),
+        )
+    except (KeyError, IndexError, CardError) as exc:
+        raise WireError(f"observation: {type(exc).__name__}: {exc}") from None
