@@ -184,11 +184,11 @@ class Launcher:
         self.log_dir = log_dir
         self.processes: list[BotProcess] = []
 
-    async def start(self, spec: BotSpec) -> BotProcess:
+    async def start(self, spec: BotSpec, timeout: float = CONNECT_TIMEOUT) -> BotProcess:
         log = self.log_dir / f"{_safe(spec.name)}.log" if self.log_dir else None
         process = BotProcess(spec, log)
         self.processes.append(process)
-        await process.start(self.registry, self.address)
+        await process.start(self.registry, self.address, timeout)
         return process
 
     async def stop_all(self) -> None:

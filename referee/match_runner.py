@@ -48,8 +48,8 @@ class Seat(Protocol):
 
     name: str
 
-    async def start(self, info: MatchInfo) -> bool:
-        """Announces the match; ``False`` if the seat is gone."""
+    async def start(self, info: MatchInfo) -> str | None:
+        """Announces the match; the reason the seat cannot play, or ``None``."""
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision: ...
 
@@ -69,9 +69,12 @@ class LocalSeat:
         self.bot = bot
         self.name = name or bot.name
 
-    async def start(self, info: MatchInfo) -> bool:
-        self.bot.match_start(info)
-        return True
+    async def start(self, info: MatchInfo) -> str | None:
+        try:
+            self.bot.match_start(info)
+        except Exception as exc:
+            return f"match_start raised {type(exc).__name__}: {exc}"[:200]
+        return None
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
         started = time.monotonic()
@@ -113,7 +116,7 @@ class RemoteSeat:
             self._tap(message)
         return await self.session.send(message)
 
-    async def start(self, info: MatchInfo) -> bool:
+    async def start(self, info: MatchInfo) -> str | None:
         self._match_id = info.match_id
         self._per_action_ms = round(info.time_control.per_action * 1000)
         start = pb.MatchStart(
@@ -126,7 +129,9 @@ class RemoteSeat:
             ),
             seed=info.seed,
         )
-        return await self._send(pb.ConnectResponse(match_start=start))
+        if await self._send(pb.ConnectResponse(match_start=start)):
+            return None
+        return self.session.close_reason
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
         self._request_ids += 1
@@ -186,6 +191,29 @@ _FAULT_KIND_TO_WIRE = {
     FaultKind.DISCONNECT: pb.FAULT_KIND_DISCONNECT,
     FaultKind.TALK: pb.FAULT_KIND_TALK,
 }
+
+
+class AbsentSeat:
+    """A bot that could not take its seat (it failed to start or to connect): it forfeits at once."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+
+    async def start(self, info: MatchInfo) -> str | None:
+        return self.reason
+
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
+        return Decision(fault=FaultKind.DISCONNECT, detail=self.reason)
+
+    async def deal_end(self, obs: Observation) -> None:
+        pass
+
+    async def end(self, result: MatchResult, forfeited: bool, faults: Sequence[Fault]) -> None:
+        pass
+
+    def violations(self) -> list[str]:
+        return []
 
 
 class MatchStatus(enum.StrEnum):
@@ -283,8 +311,9 @@ class _Runner:
                 self.time_control,
                 derive_seed(match.seed, "bot", seat),
             )
-            if not await player.start(info):
-                self._fault(seat, FaultKind.DISCONNECT, "gone before the match started")
+            reason = await player.start(info)
+            if reason is not None:
+                self._fault(seat, FaultKind.DISCONNECT, reason)
 
     async def _turn(self, seat: int) -> None:
         match = self.match
@@ -324,6 +353,8 @@ class _Runner:
 
     async def _finish(self) -> None:
         match = self.match
+        for seat in self._present():  # the last deal ends the match: its tricks are still news
+            await self.seats[seat].deal_end(match.observation(seat))
         ranks = match.ranks()
         for seat, player in enumerate(self.seats):
             own = [f for f in self.faults if f.seat == seat]

@@ -17,8 +17,8 @@ from pyramid_sdk.wire import PROTOCOL_VERSION
 
 from referee.sessions import Context, SessionRegistry
 
-MAX_MESSAGE_BYTES: Final = 64 * 1024
-"""A bot's largest legal message is well under 1 KiB; anything past this ends its stream."""
+MAX_TRANSPORT_BYTES: Final = 1024 * 1024
+"""Past this the transport cuts a bot's stream; below it, sessions.MAX_MESSAGE_BYTES is a fault."""
 
 HELLO_TIMEOUT: Final = 10.0
 """Seconds a new connection has to say hello (a Python bot's imports take most of it on a busy machine)."""
@@ -67,7 +67,7 @@ async def create_server(
     server = grpc.aio.server(
         options=[
             ("grpc.so_reuseport", 0),
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_receive_message_length", MAX_TRANSPORT_BYTES),
             ("grpc.max_send_message_length", 4 * 1024 * 1024),
         ]
     )

@@ -19,6 +19,10 @@ from pyramid_sdk.v1 import pyramid_pb2 as pb
 
 Context = grpc.aio.ServicerContext[pb.ConnectRequest, pb.ConnectResponse]
 
+MAX_MESSAGE_BYTES: Final = 8 * 1024
+"""The largest message a bot may send; its largest legal one is well under 1 KiB. A larger one is a
+malformed message (the transport itself cuts the stream past ``server.MAX_TRANSPORT_BYTES``)."""
+
 MAX_VIOLATIONS: Final = 200
 """A session that keeps sending what nobody asked for is closed after this many stray messages."""
 
@@ -133,7 +137,10 @@ class Session:
 
     def _dispatch(self, message: pb.ConnectRequest) -> None:
         kind = message.WhichOneof("kind")
-        if kind == "action":
+        size = message.ByteSize()
+        if size > MAX_MESSAGE_BYTES:
+            detail = f"a message of {size} bytes; the limit is {MAX_MESSAGE_BYTES}"
+        elif kind == "action":
             reply = message.action
             pending = self._pending
             if pending is not None and pending[0] == reply.request_id and not pending[1].done():
@@ -142,6 +149,8 @@ class Session:
             if reply.request_id in self._expired:
                 return  # a late answer to a request that already timed out: that fault is recorded
             detail = f"reply to request {reply.request_id}, which is not the one pending"
+        elif kind == "hello":
+            detail = "a second hello"
         else:
             detail = f"unexpected {kind or 'empty'} message"
         self._violation_count += 1

@@ -1,0 +1,158 @@
+"""Bots that break the rules on purpose, one behaviour per name: ``python misbehaving.py BEHAVIOUR``.
+
+Each plays randomly (seeded like sample_bots/random_bot.py) until its misbehaviour is due, so the tests
+can check that the other seats' play is exactly what it would have been against a well-behaved bot.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+
+import grpc
+from pyramid_sdk.actions import Declare, Play
+from pyramid_sdk.bot import Bot, MatchInfo
+from pyramid_sdk.cards import DECK, Card
+from pyramid_sdk.client import ENV_ADDRESS, ENV_TOKEN, run
+from pyramid_sdk.observation import Observation
+from pyramid_sdk.v1 import pyramid_pb2 as pb
+from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
+from pyramid_sdk.wire import PROTOCOL_VERSION
+
+
+class Seeded(Bot):
+    name = "misbehaving"
+
+    def __init__(self) -> None:
+        self.rng = random.Random(0)
+        self.decisions = 0
+
+    def match_start(self, info: MatchInfo) -> None:
+        self.rng = random.Random(info.seed)
+        self.decisions = 0
+
+    def declare(self, obs: Observation) -> Declare:
+        self.decisions += 1
+        return self.rng.choice(obs.legal_declarations)
+
+    def play(self, obs: Observation) -> Card | Play:
+        self.decisions += 1
+        return self.rng.choice(obs.legal_cards)
+
+
+class Sleeper(Seeded):
+    """Sleeps far past its time on its first three decisions."""
+
+    def play(self, obs: Observation) -> Card | Play:
+        if self.decisions < 4:
+            time.sleep(0.5)
+        return super().play(obs)
+
+
+class Crasher(Seeded):
+    """Exits in the middle of the third deal it plays a card in."""
+
+    def play(self, obs: Observation) -> Card | Play:
+        if obs.deal_number >= 3:
+            os._exit(3)
+        return super().play(obs)
+
+
+class Cheater(Seeded):
+    """Plays a card it does not hold (in the deck, but not in its hand) every time."""
+
+    def play(self, obs: Observation) -> Card | Play:
+        super().play(obs)
+        return next(card for card in DECK if card not in obs.hand)
+
+
+class Flooder(Seeded):
+    """Attaches an over-long talk message to every card (and talks even as declarer)."""
+
+    def play(self, obs: Observation) -> Card | Play:
+        card = super().play(obs)
+        return Play(card if isinstance(card, Card) else card.card, "blah " * 100)
+
+
+def raw_stream(first: list[pb.ConnectRequest], answer) -> None:  # type: ignore[no-untyped-def]
+    """A hand-written client for behaviours the SDK would never produce."""
+    import queue
+
+    outbox: queue.Queue[pb.ConnectRequest | None] = queue.Queue()
+    for message in first:
+        outbox.put(message)
+
+    def requests():  # type: ignore[no-untyped-def]
+        while (message := outbox.get()) is not None:
+            yield message
+
+    with grpc.insecure_channel(os.environ[ENV_ADDRESS]) as channel:
+        stub = pb_grpc.RefereeServiceStub(channel)
+        try:
+            for response in stub.Connect(requests()):
+                for reply in answer(response):
+                    outbox.put(reply)
+        except grpc.RpcError as exc:
+            print(f"stream ended: {exc.code().name}: {exc.details()}", file=sys.stderr)
+            sys.exit(1)
+        finally:
+            outbox.put(None)
+
+
+def hello(token: str | None = None) -> pb.ConnectRequest:
+    return pb.ConnectRequest(
+        hello=pb.Hello(
+            protocol_version=PROTOCOL_VERSION, token=token or os.environ[ENV_TOKEN], bot_name="raw"
+        )
+    )
+
+
+def first_legal(request: pb.ActionRequest) -> pb.Action:
+    return request.legal_actions[0]
+
+
+def wrong_ids(response: pb.ConnectResponse) -> list[pb.ConnectRequest]:
+    if response.WhichOneof("kind") != "action_request":
+        return []
+    request = response.action_request
+    return [
+        pb.ConnectRequest(
+            action=pb.ActionReply(request_id=request.request_id + 1000, action=first_legal(request))
+        )
+    ]
+
+
+def oversized(response: pb.ConnectResponse) -> list[pb.ConnectRequest]:
+    if response.WhichOneof("kind") != "action_request":
+        return []
+    request = response.action_request
+    reply = pb.ActionReply(request_id=request.request_id, action=first_legal(request), talk="x" * 200_000)
+    return [pb.ConnectRequest(action=reply)]
+
+
+def main() -> None:
+    behaviour = sys.argv[1]
+    if behaviour == "wrong-token":
+        run(Seeded(), token="not-the-token")
+    elif behaviour == "silent":
+        with grpc.insecure_channel(os.environ[ENV_ADDRESS]) as channel:
+            stub = pb_grpc.RefereeServiceStub(channel)
+            try:
+                for _ in stub.Connect(iter(lambda: time.sleep(3600), None)):
+                    pass
+            except grpc.RpcError as exc:
+                print(f"stream ended: {exc.code().name}: {exc.details()}", file=sys.stderr)
+                sys.exit(1)
+    elif behaviour == "wrong-id":
+        raw_stream([hello()], wrong_ids)
+    elif behaviour == "oversized":
+        raw_stream([hello()], oversized)
+    else:
+        bots = {"sleep": Sleeper, "crash": Crasher, "illegal": Cheater, "flood-talk": Flooder, "good": Seeded}
+        run(bots[behaviour]())
+
+
+if __name__ == "__main__":
+    main()

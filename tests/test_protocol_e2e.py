@@ -1,0 +1,103 @@
+"""Matches between real bot processes over real gRPC on loopback, well-behaved and not."""
+
+import pytest
+from arena import RANDOM, assert_no_unknown_cards, assert_played_as, bot_processes, misbehaving, play
+from pyramid_sdk import Match, Rules
+from pyramid_sdk.bot import TimeControl
+
+from referee.faults import FaultKind
+from referee.match_runner import MatchStatus
+from sample_bots.random_bot import RandomBot
+
+
+@pytest.fixture(autouse=True)
+def no_bot_left_behind():
+    assert bot_processes() == [], "bot processes were running before the test"
+    yield
+    assert bot_processes() == [], "a bot process outlived its match"
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_full_match_of_random_bot_processes(players):
+    outcome, sent = play([RANDOM] * players, seed=100 + players, record_messages=True)
+    assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
+    assert outcome.faults == ()
+    record = outcome.record
+    assert record.complete
+    assert len(record.deals) == 16 * players
+    assert Match.replay(record).record() == record
+    for seat in range(players):
+        assert_played_as(record, seat, RandomBot())
+        assert assert_no_unknown_cards(record, seat, sent[seat]) > 16
+    kinds = [m.WhichOneof("kind") for m in sent[0]]
+    assert kinds[0] == "match_start"
+    assert kinds[-1] == "match_end"
+    assert kinds.count("deal_end") == 16 * players
+
+
+FAST = TimeControl(per_action=0.25, bank=0.25)
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "kind", "detail"),
+    [
+        ("sleep", FaultKind.TIMEOUT, "no answer within"),
+        ("illegal", FaultKind.ILLEGAL_ACTION, "not in the seat's hand"),
+        ("wrong-id", FaultKind.MALFORMED, "not the one pending"),
+        ("oversized", FaultKind.MALFORMED, "bytes; the limit is"),
+        ("flood-talk", FaultKind.TALK, "talk"),
+        ("crash", FaultKind.DISCONNECT, "closed its stream"),
+        ("wrong-token", FaultKind.DISCONNECT, "exited with code 1 before connecting"),
+        ("silent", FaultKind.DISCONNECT, "before connecting"),
+    ],
+)
+def test_a_misbehaving_bot_faults_forfeits_and_the_match_completes(behaviour, kind, detail, tmp_path):
+    commands = [misbehaving(behaviour), RANDOM, RANDOM]
+    outcome, sent = play(
+        commands, seed=5, time_control=FAST, record_messages=True, absent_ok=True, log_dir=tmp_path
+    )
+    assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
+    record = outcome.record
+    assert record.complete
+    assert Match.replay(record).record() == record
+    faults = [f for f in outcome.faults if f.seat == 0]
+    assert faults, "the misbehaving seat has no fault"
+    assert {f.kind for f in faults} == {kind}
+    assert all(detail in f.detail for f in faults)
+    assert record.forfeits == (0,)
+    assert max(record.ranks[1:]) < record.ranks[0] == 3
+    for seat in (1, 2):  # the well-behaved seats: no fault, and exactly the play of their own bot
+        assert not [f for f in outcome.faults if f.seat == seat]
+        assert_played_as(record, seat, RandomBot())
+        assert_no_unknown_cards(record, seat, sent[seat])
+    assert_no_unknown_cards(record, 0, sent[0])
+
+
+def test_wrong_token_is_refused_with_unauthenticated(tmp_path):
+    play([misbehaving("wrong-token"), RANDOM], time_control=FAST, absent_ok=True, log_dir=tmp_path)
+    assert "UNAUTHENTICATED" in (tmp_path / "seat0.log").read_text()
+
+
+def test_silent_connection_is_dropped_after_the_hello_deadline(tmp_path):
+    play([misbehaving("silent"), RANDOM], time_control=FAST, absent_ok=True, log_dir=tmp_path)
+    assert "DEADLINE_EXCEEDED: no hello within 1s" in (tmp_path / "seat0.log").read_text()
+
+
+def test_faults_below_the_limit_do_not_forfeit():
+    outcome, _ = play([misbehaving("sleep"), RANDOM], seed=9, time_control=FAST, max_faults=10)
+    assert outcome.record.forfeits == ()
+    # Three slow answers; a late answer can make the next one late too, but the bot then recovers.
+    assert {f.kind for f in outcome.faults} == {FaultKind.TIMEOUT}
+    assert 3 <= len(outcome.faults) < 10
+    assert outcome.record.complete
+
+
+def test_rules_variants_travel_to_the_bots():
+    rules = Rules(players=2, trick_winner="highest-rank", talk="off")
+    outcome, sent = play([RANDOM, RANDOM], rules=rules, record_messages=True)
+    assert outcome.faults == ()
+    start = sent[1][0].match_start
+    assert start.rules.players == 2
+    assert start.seat == 1
+    assert list(start.seat_names) == ["seat0", "seat1"]
+    assert_played_as(outcome.record, 1, RandomBot())
