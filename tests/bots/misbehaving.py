@@ -7,9 +7,11 @@ can check that the other seats' play is exactly what it would have been against 
 from __future__ import annotations
 
 import os
+import queue
 import random
 import sys
 import time
+from collections.abc import Callable, Iterator
 
 import grpc
 from pyramid_sdk.actions import Declare, Play
@@ -76,15 +78,16 @@ class Flooder(Seeded):
         return Play(card if isinstance(card, Card) else card.card, "blah " * 100)
 
 
-def raw_stream(first: list[pb.ConnectRequest], answer) -> None:  # type: ignore[no-untyped-def]
-    """A hand-written client for behaviours the SDK would never produce."""
-    import queue
+Answer = Callable[[pb.ConnectResponse], list[pb.ConnectRequest]]
 
+
+def raw_stream(first: list[pb.ConnectRequest], answer: Answer) -> None:
+    """A hand-written client for behaviours the SDK would never produce."""
     outbox: queue.Queue[pb.ConnectRequest | None] = queue.Queue()
     for message in first:
         outbox.put(message)
 
-    def requests():  # type: ignore[no-untyped-def]
+    def requests() -> Iterator[pb.ConnectRequest]:
         while (message := outbox.get()) is not None:
             yield message
 
