@@ -23,10 +23,10 @@ from pyramid_sdk.rules import Rules
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.wire import (
+    ObservationEncoder,
     WireError,
     action_from_wire,
     action_to_wire,
-    observation_to_wire,
     rules_to_wire,
 )
 
@@ -108,6 +108,7 @@ class RemoteSeat:
         self.name = name
         self._tap = tap
         self._match_id = ""
+        self._encoder = ObservationEncoder()
         self._request_ids = 0
         self._per_action_ms = 0
 
@@ -118,6 +119,7 @@ class RemoteSeat:
 
     async def start(self, info: MatchInfo) -> str | None:
         self._match_id = info.match_id
+        self._encoder = ObservationEncoder()
         self._per_action_ms = round(info.time_control.per_action * 1000)
         start = pb.MatchStart(
             match_id=info.match_id,
@@ -138,7 +140,7 @@ class RemoteSeat:
         request = pb.ActionRequest(
             request_id=self._request_ids,
             match_id=self._match_id,
-            observation=observation_to_wire(obs),
+            observation=self._encoder.encode(obs),
             legal_actions=[action_to_wire(action) for action in obs.legal_actions],
             bank_ms=round(bank * 1000),
             per_action_ms=self._per_action_ms,
@@ -160,7 +162,7 @@ class RemoteSeat:
     async def deal_end(self, obs: Observation) -> None:
         await self._send(
             pb.ConnectResponse(
-                deal_end=pb.DealEnd(match_id=self._match_id, observation=observation_to_wire(obs))
+                deal_end=pb.DealEnd(match_id=self._match_id, observation=self._encoder.encode(obs))
             )
         )
 

@@ -86,7 +86,11 @@ class Session:
         return violations
 
     async def send(self, message: pb.ConnectResponse) -> bool:
-        """Writes one message; ``False`` (and the session closed) if the stream is gone."""
+        """Writes one message; ``False`` (and the session closed) if the stream is gone.
+
+        gRPC allows one write in flight per stream; the lock keeps the handshake's welcome and the first
+        match's messages from overlapping.
+        """
         if self.is_closed:
             return False
         try:
@@ -105,7 +109,8 @@ class Session:
             if not await self.send(pb.ConnectResponse(action_request=request)):
                 return Closed(self.close_reason)
             try:
-                return await asyncio.wait_for(asyncio.shield(future), timeout)
+                async with asyncio.timeout(timeout):
+                    return await future
             except TimeoutError:
                 self._expired.add(request.request_id)
                 return Timeout()

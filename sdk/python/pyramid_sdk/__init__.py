@@ -1,7 +1,8 @@
 """Pyramid Arena's game library and bot SDK.
 
-The game library (cards, rules, pyramid, engine, observation, record) is pure Python with no I/O and no
-dependency beyond the standard library; the referee and every Python bot build on it.
+The game library (cards, rules, pyramid, engine, observation, record) and the bot API (``Bot``) are pure
+Python with no I/O and no dependency beyond the standard library; the referee and every Python bot build
+on them. ``pyramid_sdk.client.run`` connects a bot to a referee over gRPC.
 """
 
 from pyramid_sdk.actions import (
@@ -15,6 +16,7 @@ from pyramid_sdk.actions import (
     Play,
     parse_action,
 )
+from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
 from pyramid_sdk.cards import DECK, Card, CardError, Rank, Suit, format_cards
 from pyramid_sdk.engine import Match, deal_hands, first_dealer
 from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick
@@ -29,6 +31,7 @@ __all__ = [
     "PLAYS",
     "QUOTAS",
     "Action",
+    "Bot",
     "Card",
     "CardError",
     "DealRecord",
@@ -36,7 +39,9 @@ __all__ = [
     "IllegalActionError",
     "IllegalTalkError",
     "Match",
+    "MatchInfo",
     "MatchRecord",
+    "MatchResult",
     "NotYourTurnError",
     "Observation",
     "Phase",
@@ -50,6 +55,7 @@ __all__ = [
     "Suit",
     "Talk",
     "TalkMessage",
+    "TimeControl",
     "Trick",
     "TrickWinner",
     "deal_hands",

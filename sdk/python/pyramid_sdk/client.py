@@ -1,30 +1,29 @@
 """Connects a :class:`~pyramid_sdk.bot.Bot` to a referee over gRPC and plays until the referee is done.
 
->>> from pyramid_sdk.client import run   # doctest: +SKIP
->>> run(MyBot())                          # address and token from PYRAMID_ADDRESS, PYRAMID_TOKEN
+::
 
-The stream is served by gRPC's own threads, so a slow ``play()`` only delays this bot's answer; the
-referee's time control decides what that costs.
+    from pyramid_sdk.client import run
+    run(MyBot())   # address and token from PYRAMID_ADDRESS and PYRAMID_TOKEN
+
+A slow ``play()`` only delays this bot's answer; the referee's time control decides what that costs.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-import queue
 import sys
 import traceback
-from collections.abc import Iterator
 
 import grpc
 
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
-from pyramid_sdk.rules import Rules
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import (
     PROTOCOL_VERSION,
+    ObservationDecoder,
     action_to_wire,
-    observation_from_wire,
     rules_from_wire,
 )
 
@@ -57,33 +56,38 @@ class _Connection:
         self.bot = bot
         self.address = address
         self.token = token
-        self.outbox: queue.Queue[pb.ConnectRequest | None] = queue.Queue()
-        self.rules: dict[str, Rules] = {}
-
-    def _requests(self) -> Iterator[pb.ConnectRequest]:
-        while (message := self.outbox.get()) is not None:
-            yield message
+        self.decoders: dict[str, ObservationDecoder] = {}
+        self.replies: list[pb.ConnectRequest] = []
 
     def serve(self) -> None:
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
         hello = pb.Hello(
             protocol_version=PROTOCOL_VERSION,
             token=self.token,
             bot_name=self.bot.name,
             bot_version=self.bot.version,
         )
-        self.outbox.put(pb.ConnectRequest(hello=hello))
-        with grpc.insecure_channel(self.address) as channel:
-            stub = pb_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
+        async with grpc.aio.insecure_channel(self.address) as channel:
+            call = pb_grpc.RefereeServiceStub(channel).Connect()  # type: ignore[no-untyped-call]
             try:
-                for message in stub.Connect(self._requests()):
+                await call.write(pb.ConnectRequest(hello=hello))
+                while True:
+                    message = await call.read()
+                    if not isinstance(message, pb.ConnectResponse):  # grpc.aio.EOF
+                        return
+                    # The bot's methods run right here, on the loop: one decision is one round trip with
+                    # no thread hand-off. gRPC's own threads keep the connection alive meanwhile.
                     self._handle(message)
+                    for reply in self.replies:
+                        await call.write(reply)
+                    self.replies.clear()
             except grpc.RpcError as exc:
                 code = exc.code() if hasattr(exc, "code") else None
                 details = exc.details() if hasattr(exc, "details") else str(exc)
                 if code is not grpc.StatusCode.CANCELLED:
                     raise ConnectionRefused(f"{code.name if code else 'error'}: {details}") from None
-            finally:
-                self.outbox.put(None)
 
     def _handle(self, message: pb.ConnectResponse) -> None:
         kind = message.WhichOneof("kind")
@@ -92,7 +96,7 @@ class _Connection:
         elif kind == "match_start":
             start = message.match_start
             rules = rules_from_wire(start.rules)
-            self.rules[start.match_id] = rules
+            self.decoders[start.match_id] = ObservationDecoder(rules)
             time_control = TimeControl(
                 start.time_control.per_action_ms / 1000, start.time_control.bank_ms / 1000
             )
@@ -102,11 +106,11 @@ class _Connection:
             self._hook(self.bot.match_start, info)
         elif kind == "deal_end":
             end = message.deal_end
-            obs = observation_from_wire(end.observation, self.rules[end.match_id], [])
+            obs = self.decoders[end.match_id].decode(end.observation)
             self._hook(self.bot.deal_end, obs)
         elif kind == "match_end":
             end_message = message.match_end
-            self.rules.pop(end_message.match_id, None)
+            self.decoders.pop(end_message.match_id, None)
             faults = tuple(f"{pb.FaultKind.Name(f.kind)}: {f.detail}" for f in end_message.faults)
             result = MatchResult(
                 end_message.match_id, tuple(end_message.totals), tuple(end_message.ranks), faults
@@ -118,9 +122,7 @@ class _Connection:
     def _answer(self, request: pb.ActionRequest) -> None:
         reply = pb.ActionReply(request_id=request.request_id)
         try:
-            obs = observation_from_wire(
-                request.observation, self.rules[request.match_id], list(request.legal_actions)
-            )
+            obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions)
             action = self.bot.act(obs)
             reply.action.CopyFrom(action_to_wire(action))
             talk = getattr(action, "talk", None)
@@ -130,7 +132,7 @@ class _Connection:
             # A bug in the bot or a request it cannot read: an action-less reply reports it at once as a
             # fault, where silence would cost the whole time limit.
             traceback.print_exc()
-        self.outbox.put(pb.ConnectRequest(action=reply))
+        self.replies.append(pb.ConnectRequest(action=reply))
 
     def _hook(self, hook: object, argument: object) -> None:
         try:

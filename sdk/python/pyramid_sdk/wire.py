@@ -7,6 +7,7 @@ message becomes a clear fault, never an exception deep in the engine.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from pyramid_sdk.actions import DECLARATIONS, PLAYS, Action, Declare, Play
@@ -126,27 +127,45 @@ def _pyramid_to_wire(pyramid: Pyramid) -> pb.Pyramid:
     )
 
 
+class ObservationEncoder:
+    """Builds observation messages for one seat of one match.
+
+    Pyramids are most of an observation and change once per deal, so their messages are built once per
+    deal and reused (the engine hands out the same tuple until a deal is scored).
+    """
+
+    def __init__(self) -> None:
+        self._pyramids_source: tuple[Pyramid, ...] | None = None
+        self._pyramids: list[pb.Pyramid] = []
+
+    def encode(self, obs: Observation) -> pb.Observation:
+        if obs.pyramids is not self._pyramids_source:
+            self._pyramids_source = obs.pyramids
+            self._pyramids = [_pyramid_to_wire(pyramid) for pyramid in obs.pyramids]
+        message = pb.Observation(
+            seat=obs.seat,
+            phase=_PHASE_TO_WIRE[obs.phase],
+            deal_number=obs.deal_number,
+            dealer=obs.dealer,
+            declarer=obs.declarer,
+            hand=_codes(obs.hand),
+            current_trick=_trick_to_wire(obs.current_trick),
+            tricks=[_trick_to_wire(trick) for trick in obs.tricks],
+            taken=obs.taken,
+            pyramids=self._pyramids,
+            talk=[pb.TalkMessage(seat=m.seat, trick=m.trick, text=m.text) for m in obs.talk],
+            forfeited=obs.forfeited,
+        )
+        if obs.to_act is not None:
+            message.to_act = obs.to_act
+        if obs.declaration is not None:
+            message.declaration.tricks = obs.declaration.tricks
+            message.declaration.trump = _SUIT_TO_WIRE[obs.declaration.trump]
+        return message
+
+
 def observation_to_wire(obs: Observation) -> pb.Observation:
-    message = pb.Observation(
-        seat=obs.seat,
-        phase=_PHASE_TO_WIRE[obs.phase],
-        deal_number=obs.deal_number,
-        dealer=obs.dealer,
-        declarer=obs.declarer,
-        hand=_codes(obs.hand),
-        current_trick=_trick_to_wire(obs.current_trick),
-        tricks=[_trick_to_wire(trick) for trick in obs.tricks],
-        taken=obs.taken,
-        pyramids=[_pyramid_to_wire(pyramid) for pyramid in obs.pyramids],
-        talk=[pb.TalkMessage(seat=m.seat, trick=m.trick, text=m.text) for m in obs.talk],
-        forfeited=obs.forfeited,
-    )
-    if obs.to_act is not None:
-        message.to_act = obs.to_act
-    if obs.declaration is not None:
-        message.declaration.tricks = obs.declaration.tricks
-        message.declaration.trump = _SUIT_TO_WIRE[obs.declaration.trump]
-    return message
+    return ObservationEncoder().encode(obs)
 
 
 def _cards(codes: object) -> tuple[Card, ...]:
@@ -159,37 +178,60 @@ def _trick_from_wire(message: pb.Trick) -> Trick:
     )
 
 
-def observation_from_wire(message: pb.Observation, rules: Rules, legal: list[pb.Action]) -> Observation:
-    """Rebuilds the engine's :class:`Observation` for the SDK, so bots in Python see one type in-process
-    and over the wire."""
-    try:
-        declaration = None
-        if message.HasField("declaration"):
-            declaration = DECLARATIONS[message.declaration.tricks][_SUIT_FROM_WIRE[message.declaration.trump]]
-        return Observation(
-            seat=message.seat,
-            rules=rules,
-            phase=_PHASE_FROM_WIRE[message.phase],
-            deal_number=message.deal_number,
-            dealer=message.dealer,
-            declarer=message.declarer,
-            to_act=message.to_act if message.HasField("to_act") else None,
-            hand=_cards(message.hand),
-            declaration=declaration,
-            current_trick=_trick_from_wire(message.current_trick),
-            tricks=tuple(_trick_from_wire(trick) for trick in message.tricks),
-            taken=tuple(message.taken),
-            pyramids=tuple(
-                Pyramid(
-                    tuple(PyramidEntry(e.declared, e.taken, e.points) for e in p.entries),
-                    tuple(p.remaining),
-                    p.total,
-                )
-                for p in message.pyramids
-            ),
-            talk=tuple(TalkMessage(m.seat, m.trick, m.text) for m in message.talk),
-            legal_actions=tuple(action_from_wire(action) for action in legal),
-            forfeited=tuple(message.forfeited),
+class ObservationDecoder:
+    """Rebuilds the engine's :class:`Observation` from messages for one match, so Python bots see one
+    type in-process and over the wire.
+
+    A pyramid only ever grows, so a seat's pyramid with as many entries as last time is the same
+    pyramid: it is decoded once per deal, not once per decision.
+    """
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self._pyramids: dict[int, tuple[int, Pyramid]] = {}
+
+    def _pyramid(self, seat: int, message: pb.Pyramid) -> Pyramid:
+        cached = self._pyramids.get(seat)
+        if cached is not None and cached[0] == len(message.entries):
+            return cached[1]
+        pyramid = Pyramid(
+            tuple(PyramidEntry(e.declared, e.taken, e.points) for e in message.entries),
+            tuple(message.remaining),
+            message.total,
         )
-    except (KeyError, IndexError, CardError) as exc:
-        raise WireError(f"observation: {type(exc).__name__}: {exc}") from None
+        self._pyramids[seat] = (len(message.entries), pyramid)
+        return pyramid
+
+    def decode(self, message: pb.Observation, legal: Sequence[pb.Action] = ()) -> Observation:
+        try:
+            declaration = None
+            if message.HasField("declaration"):
+                declaration = DECLARATIONS[message.declaration.tricks][
+                    _SUIT_FROM_WIRE[message.declaration.trump]
+                ]
+            return Observation(
+                seat=message.seat,
+                rules=self.rules,
+                phase=_PHASE_FROM_WIRE[message.phase],
+                deal_number=message.deal_number,
+                dealer=message.dealer,
+                declarer=message.declarer,
+                to_act=message.to_act if message.HasField("to_act") else None,
+                hand=_cards(message.hand),
+                declaration=declaration,
+                current_trick=_trick_from_wire(message.current_trick),
+                tricks=tuple(_trick_from_wire(trick) for trick in message.tricks),
+                taken=tuple(message.taken),
+                pyramids=tuple(self._pyramid(seat, p) for seat, p in enumerate(message.pyramids)),
+                talk=tuple(TalkMessage(m.seat, m.trick, m.text) for m in message.talk),
+                legal_actions=tuple(action_from_wire(action) for action in legal),
+                forfeited=tuple(message.forfeited),
+            )
+        except (KeyError, IndexError, CardError) as exc:
+            raise WireError(f"observation: {type(exc).__name__}: {exc}") from None
+
+
+def observation_from_wire(
+    message: pb.Observation, rules: Rules, legal: Sequence[pb.Action] = ()
+) -> Observation:
+    return ObservationDecoder(rules).decode(message, legal)

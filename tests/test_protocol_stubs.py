@@ -1,0 +1,34 @@
+"""The committed Python stubs are exactly what proto/generate.sh makes from proto/ today."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from pyramid_sdk.v1 import pyramid_pb2
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ROOT / "sdk/python/pyramid_sdk/v1"
+
+
+def test_generated_stubs_are_fresh(tmp_path):
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "proto", copy / "proto")
+    (copy / "sdk/python").mkdir(parents=True)
+    env = {**os.environ, "PYTHON": sys.executable}
+    subprocess.run(
+        ["bash", "proto/generate.sh"], cwd=copy, env=env, check=True, capture_output=True, text=True
+    )
+    fresh = copy / "sdk/python/pyramid_sdk/v1"
+    names = sorted(path.name for path in fresh.iterdir())
+    assert names == sorted(path.name for path in GENERATED.iterdir() if path.is_file())
+    for name in names:
+        assert (fresh / name).read_bytes() == (GENERATED / name).read_bytes(), (
+            f"sdk/python/pyramid_sdk/v1/{name} is stale: run proto/generate.sh and commit the result"
+        )
+
+
+def test_wire_names_come_from_the_proto_package():
+    assert pyramid_pb2.DESCRIPTOR.package == "pyramid.v1"
+    assert pyramid_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name == "pyramid.v1.RefereeService"
