@@ -4,17 +4,31 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
+import sys
+import time
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
+from rich.progress import BarColumn, TextColumn
+from rich.progress import Progress as Bar
 
 from referee.faults import FaultPolicy
 from referee.launcher import BotSpec, BotSpecError
+from referee.league import League, LeagueError, load_league
 from referee.match_runner import MatchOutcome, MatchStatus, play_match
+from referee.ratings import Leaderboard, rate
+from referee.reports import FORMATS, eta_text, export_lines, leaderboard_table, replay_text
+from referee.store import Store, StoreError
 from referee.table import open_table
+from referee.tournament import Progress, Tournament, open_store, schedule_of
 from referee.transcript import brief
+
+T = TypeVar("T")
 
 
 def _parse_rules(players: int, options: tuple[str, ...]) -> Rules:
@@ -146,3 +160,158 @@ async def _play(
             time_control=time_control,
             fault_policy=FaultPolicy(max_faults),
         )
+
+
+# -- leagues ----------------------------------------------------------------------------------------------
+
+
+def _league(path: str) -> League:
+    try:
+        return load_league(path)
+    except LeagueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _store(league: League, fresh: bool = False) -> Store:
+    try:
+        return open_store(league, fresh)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _board(league: League, store: Store) -> Leaderboard:
+    board = rate([e.name for e in league.entrants], schedule_of(league), store.matches())
+    store.write_ratings(list(board.history))
+    return board
+
+
+def _run_until_signal(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Runs ``coroutine``; SIGTERM and Ctrl-C cancel it, so every cleanup (bot processes) still runs."""
+
+    async def main() -> T:
+        task = asyncio.ensure_future(coroutine)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        return await task
+
+    return asyncio.run(main())
+
+
+class _Display:
+    """Live progress: a bar on a terminal, one line per match otherwise (logs, CI)."""
+
+    def __init__(self, league: League) -> None:
+        self.league = league
+        self.live = sys.stdout.isatty()
+        self.bar: Any = None
+
+    def __call__(self, progress: Progress) -> None:
+        elapsed = time.monotonic() - progress.started
+        rate_per_s = progress.played / elapsed if elapsed > 0 and progress.played else 0.0
+        left = progress.total - progress.done
+        eta = left / rate_per_s if rate_per_s else float("inf")
+        last = progress.last
+        leader = ""
+        if last is not None:
+            best = min(range(len(last.record.seats)), key=lambda seat: last.record.ranks[seat])
+            leader = f"last: {last.match_id} won by {last.record.seats[best]}"
+        text = f"{progress.done}/{progress.total} matches  {rate_per_s:.2f}/s  ETA {eta_text(eta)}" + (
+            f"  void {progress.void}" if progress.void else ""
+        )
+        if self.live:
+            if self.bar is None:
+                self.bar = Bar(
+                    TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[info]}")
+                )
+                self.bar.start()
+                self.task = self.bar.add_task(self.league.name, total=progress.total, info="")
+            self.bar.update(self.task, completed=progress.done, info=f"{text}  {leader}")
+        elif last is not None:
+            click.echo(f"{text}  {leader}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+@main.command("run")
+@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
+@click.option("--concurrency", type=click.IntRange(1, 64), help="Matches at once (overrides the file).")
+@click.option("--fresh", is_flag=True, help="Forget the stored results of this league and start over.")
+def run_command(league_file: str, concurrency: int | None, fresh: bool) -> None:
+    """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
+
+    Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes.
+    """
+    league = _league(league_file)
+    store = _store(league, fresh)
+    log_dir = league.database.parent / f"{league.database.stem}-logs"
+    tournament = Tournament(league, store, log_dir, concurrency)
+    display = _Display(league)
+    try:
+        progress = _run_until_signal(tournament.run(display))
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        display.close()
+        done = len(store.complete_ids())
+        click.echo(
+            f"interrupted: {done}/{len(tournament.schedule)} matches are stored; run again to resume",
+            err=True,
+        )
+        sys.exit(130)
+    finally:
+        display.close()
+    for name, reason in tournament.disqualified.items():
+        click.echo(f"disqualified: {name}: {reason}", err=True)
+    if progress.void:
+        click.echo(f"{progress.void} match(es) void after retries; run again to retry them", err=True)
+    click.echo(
+        leaderboard_table(_board(league, store), f"{league.name} — {progress.done}/{progress.total} matches")
+    )
+    store.close()
+
+
+@main.command("leaderboard")
+@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="table", show_default=True)
+def leaderboard_command(league_file: str, fmt: str) -> None:
+    """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
+    league = _league(league_file)
+    store = _store(league)
+    board = _board(league, store)
+    click.echo(FORMATS[fmt](board) if fmt != "table" else leaderboard_table(board, league.name), nl=False)
+
+
+@main.command("replay")
+@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
+@click.argument("match_id")
+def replay_command(league_file: str, match_id: str) -> None:
+    """Shows a stored match deal by deal, with every pyramid drawn as on paper.
+
+    MATCH_ID is an id from `referee export` (like r1:alice,bob) or a schedule position from 1.
+    """
+    league = _league(league_file)
+    store = _store(league)
+    stored = store.matches()
+    schedule = schedule_of(league)
+    if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
+        match_id = schedule[int(match_id) - 1].match_id
+    if match_id not in stored:
+        raise click.ClickException(
+            f"no stored match {match_id!r} in {league.database}; `referee export` lists the stored ones"
+        )
+    click.echo(replay_text(stored[match_id]), nl=False)
+
+
+@main.command("export")
+@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
+@click.option(
+    "-o", "--output", type=click.File("w", encoding="utf-8"), default="-", help="File (default stdout)."
+)
+def export_command(league_file: str, fmt: str, output: Any) -> None:
+    """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
+    league = _league(league_file)
+    store = _store(league)
+    for line in export_lines(league, schedule_of(league), store.matches()):
+        output.write(line + "\n")

@@ -31,6 +31,10 @@ ENV_TOKEN: Final = "PYRAMID_TOKEN"
 CONNECT_TIMEOUT: Final = 20.0
 STOP_GRACE: Final = 2.0
 _MODULE_CLASS: Final = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_SETPRIV: Final = shutil.which("setpriv") if sys.platform == "linux" else None
+_DEATH_SIGNAL: Final = (_SETPRIV, "--pdeathsig", "KILL", "--") if _SETPRIV else ()
+"""Even a referee killed with SIGKILL takes its bots along: the kernel sends them SIGKILL when it dies.
+(util-linux's setpriv sets that before it execs the bot; Python's preexec_fn is unsafe with threads.)"""
 
 
 class BotSpecError(ValueError):
@@ -111,6 +115,7 @@ class BotProcess:
         log = open(self.log_path, "ab") if self.log_path else asyncio.subprocess.DEVNULL  # noqa: SIM115
         try:
             self.process = await asyncio.create_subprocess_exec(
+                *_DEATH_SIGNAL,
                 *self.spec.command,
                 cwd=self.spec.cwd,
                 env=env,

@@ -1,4 +1,4 @@
-"""Match records as text for people: one line per deal, then every pyramid as drawn on paper."""
+"""Match records as text for people: one line per deal, every pyramid as drawn on paper, the totals."""
 
 from __future__ import annotations
 
@@ -21,14 +21,18 @@ def pyramids_of(record: MatchRecord) -> list[Pyramid]:
     return pyramids
 
 
-def brief(record: MatchRecord) -> str:
-    """Every deal's declaration and result, every pyramid, then totals and ranks."""
-    lines = [deal_line(deal, record.seats) for deal in record.deals]
+def ending(record: MatchRecord) -> list[str]:
+    """Every pyramid, then the seats by rank with their totals."""
+    lines = []
     for seat, pyramid in enumerate(pyramids_of(record)):
         lines += ["", render_pyramid(pyramid, f"seat {seat}: {record.seats[seat]}")]
     lines.append("")
-    order = sorted(range(len(record.seats)), key=lambda seat: (record.ranks[seat], seat))
-    for seat in order:
+    for seat in sorted(range(len(record.seats)), key=lambda seat: (record.ranks[seat], seat)):
         forfeit = "  (forfeited)" if seat in record.forfeits else ""
         lines.append(f"{record.ranks[seat]}. {record.seats[seat]:<16} {record.totals[seat]:>4}{forfeit}")
-    return "\n".join(lines)
+    return lines
+
+
+def brief(record: MatchRecord) -> str:
+    """Every deal's declaration and result, then :func:`ending`."""
+    return "\n".join([deal_line(deal, record.seats) for deal in record.deals] + ending(record))

@@ -1,0 +1,251 @@
+"""League files: YAML → defaults → validation → a typed, frozen :class:`League`.
+
+ruamel.yaml reads the file because it keeps every key's line (so an error can say ``league.yaml:14``)
+and, for ``referee submit``, writes it back with its comments. pydantic checks shapes and types with
+exact key paths; the few rules pydantic cannot know (does the bot's program exist? enough entrants for a
+table?) are checked after it. Every problem becomes one :class:`LeagueError` line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.rules import Rules, RulesError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from referee.launcher import BotSpec, BotSpecError
+
+
+class LeagueError(ValueError):
+    """A league file that cannot be used. The message is one line: where, which key, what to do."""
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from ``1s``, ``500ms``, ``2m`` or a plain number of seconds.
+
+    >>> parse_duration("500ms"), parse_duration("20s"), parse_duration(1.5)
+    (0.5, 20.0, 1.5)
+    """
+    if isinstance(value, bool):
+        raise ValueError("expected a duration like 1s or 500ms")
+    if isinstance(value, int | float):
+        return float(value)
+    match = _DURATION.match(str(value))
+    if not match:
+        raise ValueError(f"expected a duration like 1s or 500ms, got {value!r}")
+    number, unit = float(match.group(1)), match.group(2) or "s"
+    return number * {"ms": 0.001, "s": 1.0, "m": 60.0}[unit]
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0, le=3600)]
+Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.+-]{0,63}$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class _Schedule(_Strict):
+    format: Literal["round-robin"] = "round-robin"
+    rounds: int = Field(1, ge=1, le=1000)
+    rotate_seats: bool = True
+
+
+class _TimeControl(_Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    per_action: Duration = 1.0
+    bank: Annotated[float, BeforeValidator(parse_duration), Field(ge=0, le=36000)] = 20.0
+
+
+class _Faults(_Strict):
+    max: int = Field(3, ge=1, le=1000)
+
+
+class _Entrant(_Strict):
+    name: Name
+    command: str | None = None
+    module: str | None = None
+    cwd: str = "."
+    build: str | None = None
+
+
+class _League(_Strict):
+    name: str = Field(min_length=1, max_length=200)
+    seed: int = Field(0, ge=0, lt=2**63)
+    players: int = Field(4, ge=2, le=4)
+    schedule: _Schedule = Field(default_factory=_Schedule)
+    rules: dict[str, Any] = {}
+    time_control: _TimeControl = Field(default_factory=_TimeControl)
+    faults: _Faults = Field(default_factory=_Faults)
+    concurrency: int = Field(1, ge=1, le=64)
+    database: str = "results.sqlite"
+    entrants: list[_Entrant] = Field(min_length=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    name: str
+    spec: BotSpec
+    build: str | None = None
+
+    @property
+    def in_process(self) -> bool:
+        return bool(self.spec.module)
+
+
+@dataclass(frozen=True, slots=True)
+class League:
+    """A validated league file; paths are absolute."""
+
+    path: Path
+    name: str
+    seed: int
+    rules: Rules
+    rounds: int
+    rotate_seats: bool
+    time_control: TimeControl
+    max_faults: int
+    concurrency: int
+    database: Path
+    entrants: tuple[Entrant, ...]
+
+    @property
+    def players(self) -> int:
+        return self.rules.players
+
+    def entrant(self, name: str) -> Entrant:
+        return next(entrant for entrant in self.entrants if entrant.name == name)
+
+
+def read_yaml(path: Path) -> Any:
+    """The file's data as ruamel's commented maps (which know each key's line)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LeagueError(f"{path}: cannot read the league file: {exc.strerror or exc}") from None
+    try:
+        return YAML(typ="rt").load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise LeagueError(f"{path}{line}: not valid YAML: {problem}") from None
+
+
+def _line_of(data: Any, location: Sequence[int | str]) -> int | None:
+    """1-based line of the deepest key of ``location`` that the YAML tree knows."""
+    line = None
+    node = data
+    for key in location:
+        lc = getattr(node, "lc", None)
+        try:
+            if lc is not None:
+                line = (lc.key(key) if isinstance(key, str) else lc.item(key))[0] + 1
+            node = node[key]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            break
+    return line
+
+
+def _where(path: Path, data: Any, location: Sequence[int | str]) -> str:
+    line = _line_of(data, location)
+    keys = ".".join(str(part) if isinstance(part, str) else f"[{part}]" for part in location).replace(
+        ".[", "["
+    )
+    return f"{path}{f':{line}' if line else ''}: {keys or 'file'}"
+
+
+def load_league(path: Path | str, check_commands: bool = True) -> League:
+    """Reads and validates a league file; raises :class:`LeagueError` with one line naming the key."""
+    path = Path(path).resolve()
+    data = read_yaml(path)
+    if not isinstance(data, Mapping):
+        raise LeagueError(f"{path}: a league file is a mapping of keys like name:, players:, entrants:")
+    try:
+        raw = _League.model_validate(_plain(data))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        location = [part for part in error["loc"] if not str(part).startswith("function-")]
+        message = _message(error)
+        raise LeagueError(f"{_where(path, data, location)}: {message}") from None
+    base = path.parent
+    try:
+        rules = Rules.from_dict({**raw.rules, "players": raw.players})
+    except RulesError as exc:
+        field = str(exc).split(":", 1)[0]
+        raise LeagueError(f"{_where(path, data, ['rules', field])}: {str(exc).split(': ', 1)[1]}") from None
+    if "players" in raw.rules:
+        raise LeagueError(
+            f"{_where(path, data, ['rules', 'players'])}: set players at the top level, not in rules"
+        )
+    entrants = []
+    seen: set[str] = set()
+    for index, item in enumerate(raw.entrants):
+        where: list[int | str] = ["entrants", index]
+        if item.name in seen:
+            raise LeagueError(f"{_where(path, data, [*where, 'name'])}: duplicate entrant name {item.name!r}")
+        seen.add(item.name)
+        if (item.command is None) == (item.module is None):
+            raise LeagueError(f"{_where(path, data, where)}: give exactly one of command: or module:")
+        cwd = (base / item.cwd).resolve()
+        if not cwd.is_dir():
+            raise LeagueError(f"{_where(path, data, [*where, 'cwd'])}: no folder {cwd}")
+        try:
+            spec = BotSpec.parse(item.command or item.module or "", name=item.name, cwd=cwd)
+            if item.module is not None and not spec.module:
+                raise BotSpecError(f"module {item.module!r} must look like package.module:ClassName")
+            if check_commands and item.build is None:
+                spec.check()
+        except BotSpecError as exc:
+            key = "command" if item.command is not None else "module"
+            raise LeagueError(f"{_where(path, data, [*where, key])}: {exc}") from None
+        entrants.append(Entrant(item.name, spec, item.build))
+    if len(entrants) < raw.players:
+        raise LeagueError(
+            f"{_where(path, data, ['entrants'])}: "
+            f"{len(entrants)} entrants cannot fill a table of {raw.players}"
+        )
+    return League(
+        path=path,
+        name=raw.name,
+        seed=raw.seed,
+        rules=rules,
+        rounds=raw.schedule.rounds,
+        rotate_seats=raw.schedule.rotate_seats,
+        time_control=TimeControl(raw.time_control.per_action, raw.time_control.bank),
+        max_faults=raw.faults.max,
+        concurrency=raw.concurrency,
+        database=(base / raw.database).resolve(),
+        entrants=tuple(entrants),
+    )
+
+
+def _plain(value: Any) -> Any:
+    """ruamel's commented containers as plain dicts and lists, so pydantic's strict mode accepts them."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown key (check its spelling; docs/LEAGUE.md lists every key)"
+    if kind == "missing":
+        return "required key is missing"
+    message = str(error["msg"])
+    if message.startswith("Value error, "):
+        message = message[len("Value error, ") :]
+    return f"{message}, got {error['input']!r}" if kind not in ("value_error",) else message

@@ -1,0 +1,289 @@
+"""Results in SQLite: one file per league, WAL mode, one transaction per finished match.
+
+A match is either stored whole (its row, seats, deals, tricks and faults together) or not at all, so a
+referee killed at any moment leaves a consistent file and the next run plays only what is missing. The
+full match record is kept as JSON beside the tables, so exports and replays are exact; the tables are for
+queries (leaderboards, reports, your own SQL).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from pyramid_sdk.record import MatchRecord
+
+from referee.faults import Fault, FaultKind
+from referee.match_runner import MatchOutcome, MatchStatus
+from referee.schedule import ScheduledMatch
+
+SCHEMA_VERSION: Final = 1
+
+SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entrants (name TEXT PRIMARY KEY, kind TEXT NOT NULL, source TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS matches (
+    match_id TEXT PRIMARY KEY,
+    position INTEGER NOT NULL,
+    round INTEGER NOT NULL,
+    table_number INTEGER NOT NULL,
+    rotation INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('complete', 'void')),
+    void_reason TEXT NOT NULL DEFAULT '',
+    started_at REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    elapsed REAL NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seats (
+    match_id TEXT NOT NULL REFERENCES matches ON DELETE CASCADE,
+    seat INTEGER NOT NULL,
+    entrant TEXT NOT NULL,
+    total INTEGER NOT NULL,
+    rank INTEGER NOT NULL,
+    forfeited INTEGER NOT NULL,
+    decisions INTEGER NOT NULL,
+    think_seconds REAL NOT NULL,
+    PRIMARY KEY (match_id, seat)
+);
+CREATE TABLE IF NOT EXISTS deals (
+    match_id TEXT NOT NULL REFERENCES matches ON DELETE CASCADE,
+    number INTEGER NOT NULL,
+    dealer INTEGER NOT NULL,
+    declarer INTEGER NOT NULL,
+    declared INTEGER NOT NULL,
+    trump TEXT NOT NULL,
+    taken INTEGER NOT NULL,
+    points INTEGER NOT NULL,
+    PRIMARY KEY (match_id, number)
+);
+CREATE TABLE IF NOT EXISTS tricks (
+    match_id TEXT NOT NULL REFERENCES matches ON DELETE CASCADE,
+    deal INTEGER NOT NULL,
+    number INTEGER NOT NULL,
+    leader INTEGER NOT NULL,
+    cards TEXT NOT NULL,
+    winner INTEGER NOT NULL,
+    PRIMARY KEY (match_id, deal, number)
+);
+CREATE TABLE IF NOT EXISTS faults (
+    match_id TEXT NOT NULL REFERENCES matches ON DELETE CASCADE,
+    seat INTEGER NOT NULL,
+    deal INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ratings (
+    position INTEGER NOT NULL,
+    match_id TEXT NOT NULL,
+    entrant TEXT NOT NULL,
+    mu REAL NOT NULL,
+    sigma REAL NOT NULL,
+    PRIMARY KEY (position, entrant)
+);
+"""
+
+
+class StoreError(RuntimeError):
+    """A results file that this league cannot use; the message says why and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMatch:
+    match_id: str
+    round: int
+    table: int
+    rotation: int
+    seed: int
+    status: MatchStatus
+    record: MatchRecord
+    faults: tuple[Fault, ...]
+    decisions: tuple[int, ...]
+    think_seconds: tuple[float, ...]
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            version = self._meta("schema_version")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{path}: not a results database ({exc}); point database: at another file"
+            ) from None
+        if version is not None and int(version) != SCHEMA_VERSION:
+            raise StoreError(
+                f"{path}: results schema version {version}, this referee reads {SCHEMA_VERSION}; "
+                "point database: at another file"
+            )
+        if version is None:
+            self.db.executescript(SCHEMA)
+            with self.transaction():
+                self._set_meta("schema_version", str(SCHEMA_VERSION))
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def _meta(self, key: str) -> str | None:
+        exists = self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+        if not exists:
+            return None
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def bind(self, league_name: str, settings: str, fresh: bool) -> None:
+        """Ties this file to a league's result-changing settings (seed, players, rules, time control,
+        faults). A file made under other settings is refused, or emptied with ``fresh``."""
+        with self.transaction():
+            stored = self._meta("settings")
+            if stored is not None and stored != settings and not fresh:
+                raise StoreError(
+                    f"{self.path} holds results of other league settings (seed, players, rules, time control "
+                    "or faults changed); run with --fresh to start over, or point database: at a new file"
+                )
+            if fresh:
+                for table in ("faults", "tricks", "deals", "seats", "ratings", "matches", "entrants"):
+                    self.db.execute(f"DELETE FROM {table}")
+            self._set_meta("settings", settings)
+            self._set_meta("league", league_name)
+
+    def set_entrants(self, entrants: list[tuple[str, str, str]]) -> None:
+        with self.transaction():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO entrants (name, kind, source) VALUES (?, ?, ?)", entrants
+            )
+
+    def complete_ids(self) -> set[str]:
+        return {row[0] for row in self.db.execute("SELECT match_id FROM matches WHERE status = 'complete'")}
+
+    def save(self, scheduled: ScheduledMatch, outcome: MatchOutcome, started_at: float) -> None:
+        """Stores one finished (or void) match in one transaction, replacing an earlier void attempt."""
+        record = outcome.record
+        with self.transaction() as db:
+            db.execute("DELETE FROM matches WHERE match_id = ?", (scheduled.match_id,))
+            db.execute(
+                "INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    scheduled.match_id,
+                    scheduled.position,
+                    scheduled.round,
+                    scheduled.table,
+                    scheduled.rotation,
+                    scheduled.seed,
+                    str(outcome.status),
+                    outcome.void_reason,
+                    started_at,
+                    time.time(),
+                    outcome.elapsed,
+                    record.to_json(),
+                ),
+            )
+            db.executemany(
+                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        scheduled.match_id,
+                        seat,
+                        name,
+                        record.totals[seat],
+                        record.ranks[seat],
+                        int(seat in record.forfeits),
+                        len(outcome.latencies[seat]) if outcome.latencies else 0,
+                        sum(outcome.latencies[seat]) if outcome.latencies else 0.0,
+                    )
+                    for seat, name in enumerate(scheduled.entrants)
+                ],
+            )
+            db.executemany(
+                "INSERT INTO deals VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        scheduled.match_id,
+                        d.number,
+                        d.dealer,
+                        d.declarer,
+                        d.declaration.tricks,
+                        d.declaration.trump.code,
+                        d.taken,
+                        d.points,
+                    )
+                    for d in record.deals
+                ],
+            )
+            db.executemany(
+                "INSERT INTO tricks VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (scheduled.match_id, d.number, i, t.leader, " ".join(c.code for c in t.cards), t.winner)
+                    for d in record.deals
+                    for i, t in enumerate(d.tricks, start=1)
+                ],
+            )
+            db.executemany(
+                "INSERT INTO faults VALUES (?, ?, ?, ?, ?)",
+                [(scheduled.match_id, f.seat, f.deal, str(f.kind), f.detail) for f in outcome.faults],
+            )
+
+    def matches(self) -> dict[str, StoredMatch]:
+        """Every stored match by id."""
+        faults: dict[str, list[Fault]] = {}
+        for match_id, seat, deal, kind, detail in self.db.execute(
+            "SELECT match_id, seat, deal, kind, detail FROM faults ORDER BY rowid"
+        ):
+            faults.setdefault(match_id, []).append(Fault(seat, deal, FaultKind(kind), detail))
+        seats: dict[str, list[tuple[int, float]]] = {}
+        for match_id, decisions, think in self.db.execute(
+            "SELECT match_id, decisions, think_seconds FROM seats ORDER BY match_id, seat"
+        ):
+            seats.setdefault(match_id, []).append((decisions, think))
+        stored = {}
+        for match_id, round_number, table, rotation, seed, status, record in self.db.execute(
+            "SELECT match_id, round, table_number, rotation, seed, status, record FROM matches"
+        ):
+            per_seat = seats.get(match_id, [])
+            stored[match_id] = StoredMatch(
+                match_id,
+                round_number,
+                table,
+                rotation,
+                seed,
+                MatchStatus(status),
+                MatchRecord.from_json(record),
+                tuple(faults.get(match_id, ())),
+                tuple(d for d, _ in per_seat),
+                tuple(t for _, t in per_seat),
+            )
+        return stored
+
+    def write_ratings(self, history: list[tuple[int, str, str, float, float]]) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM ratings")
+            db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)", history)
+
+
+def settings_fingerprint(data: dict[str, object]) -> str:
+    return json.dumps(data, sort_keys=True)

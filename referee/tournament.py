@@ -1,0 +1,251 @@
+"""Runs a league: builds the entrants, plays every missing match of the schedule, stores each one.
+
+The in-process asyncio executor: up to ``concurrency`` matches at once on one event loop, with bot
+processes pooled per entrant (at most ``concurrency`` each, reused from match to match, replaced when one
+dies). Each finished match is committed before it is counted; an interrupted run loses only the matches
+that were in flight, and the next run plays them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from referee.faults import FaultPolicy
+from referee.launcher import BotProcess, BotSpecError, Launcher
+from referee.league import Entrant, League
+from referee.match_runner import (
+    AbsentSeat,
+    LocalSeat,
+    MatchOutcome,
+    MatchStatus,
+    RemoteSeat,
+    Seat,
+    play_match,
+)
+from referee.schedule import ScheduledMatch, build_schedule
+from referee.server import create_server
+from referee.sessions import SessionRegistry
+from referee.store import Store, settings_fingerprint
+
+BUILD_TIMEOUT: Final = 600.0
+VOID_RETRIES: Final = 2
+LOG_LIMIT: Final = 1024 * 1024
+"""Bytes of stderr kept per entrant log; the file is cut back to this when a process of it starts."""
+
+
+def schedule_of(league: League) -> tuple[ScheduledMatch, ...]:
+    names = tuple(entrant.name for entrant in league.entrants)
+    return build_schedule(league.seed, names, league.players, league.rounds, league.rotate_seats)
+
+
+def league_settings(league: League) -> str:
+    """What makes stored results belong to this league: change any of it and old results are invalid."""
+    return settings_fingerprint(
+        {
+            "seed": league.seed,
+            "rules": league.rules.to_dict(),
+            "rotate_seats": league.rotate_seats,
+            "per_action": league.time_control.per_action,
+            "bank": league.time_control.bank,
+            "max_faults": league.max_faults,
+        }
+    )
+
+
+def open_store(league: League, fresh: bool = False) -> Store:
+    store = Store(league.database)
+    store.bind(league.name, league_settings(league), fresh)
+    store.set_entrants(
+        [
+            (e.name, "module" if e.in_process else "command", e.spec.module or " ".join(e.spec.command))
+            for e in league.entrants
+        ]
+    )
+    return store
+
+
+@dataclass(slots=True)
+class Progress:
+    """What the progress display shows; updated after every stored match."""
+
+    total: int
+    done: int = 0
+    played: int = 0
+    void: int = 0
+    started: float = field(default_factory=time.monotonic)
+    last: MatchOutcome | None = None
+
+
+def run_builds(league: League, log_dir: Path) -> dict[str, str]:
+    """Runs every ``build:`` once; returns the entrants it disqualified, with the reason."""
+    failed = {}
+    for entrant in league.entrants:
+        if entrant.build is None:
+            continue
+        log = log_dir / f"{entrant.name}.build.log"
+        try:
+            with log.open("wb") as out:
+                result = subprocess.run(
+                    entrant.build,
+                    shell=True,
+                    cwd=entrant.spec.cwd,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    timeout=BUILD_TIMEOUT,
+                    check=False,
+                )
+            if result.returncode != 0:
+                failed[entrant.name] = (
+                    f"build {entrant.build!r} failed with code {result.returncode}, see {log}"
+                )
+        except subprocess.TimeoutExpired:
+            failed[entrant.name] = f"build {entrant.build!r} took over {BUILD_TIMEOUT:g}s"
+        if entrant.name not in failed:
+            try:
+                entrant.spec.check()
+            except BotSpecError as exc:
+                failed[entrant.name] = str(exc)
+    return failed
+
+
+class _Pool:
+    """Idle processes of one command entrant."""
+
+    def __init__(self, entrant: Entrant, launcher: Launcher) -> None:
+        self.entrant = entrant
+        self.launcher = launcher
+        self.idle: list[BotProcess] = []
+
+    async def acquire(self) -> BotProcess:
+        while self.idle:
+            process = self.idle.pop()
+            if process.session is not None and not process.session.is_closed:
+                return process
+            await process.stop()
+        _trim(self.launcher.log_dir, self.entrant.name)
+        return await self.launcher.start(self.entrant.spec)
+
+    async def release(self, process: BotProcess) -> None:
+        if process.session is not None and not process.session.is_closed:
+            self.idle.append(process)
+        else:
+            await process.stop()
+
+
+def _trim(log_dir: Path | None, name: str) -> None:
+    if log_dir is None:
+        return
+    log = log_dir / f"{name}.log"
+    with contextlib.suppress(OSError):
+        if log.stat().st_size > LOG_LIMIT:
+            data = log.read_bytes()[-LOG_LIMIT // 2 :]
+            log.write_bytes(b"[earlier output cut]\n" + data)
+
+
+class Tournament:
+    def __init__(self, league: League, store: Store, log_dir: Path, concurrency: int | None = None) -> None:
+        self.league = league
+        self.store = store
+        self.log_dir = log_dir
+        self.concurrency = concurrency or league.concurrency
+        self.schedule = schedule_of(league)
+        self.disqualified: dict[str, str] = {}
+
+    def missing(self) -> list[ScheduledMatch]:
+        done = self.store.complete_ids()
+        return [match for match in self.schedule if match.match_id not in done]
+
+    async def run(self, on_progress: Callable[[Progress], None] = lambda progress: None) -> Progress:
+        missing = self.missing()
+        progress = Progress(total=len(self.schedule), done=len(self.schedule) - len(missing))
+        on_progress(progress)
+        if not missing:
+            return progress
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.disqualified = await asyncio.to_thread(run_builds, self.league, self.log_dir)
+        async with self._pools() as pools:
+            queue: asyncio.Queue[ScheduledMatch] = asyncio.Queue()
+            for match in missing:
+                queue.put_nowait(match)
+
+            async def worker() -> None:
+                while not queue.empty():
+                    scheduled = queue.get_nowait()
+                    outcome = await self._play(scheduled, pools)
+                    progress.played += 1
+                    progress.last = outcome
+                    if outcome.status is MatchStatus.COMPLETE:
+                        progress.done += 1
+                    else:
+                        progress.void += 1
+                    on_progress(progress)
+
+            workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(missing)))]
+            try:
+                await asyncio.gather(*workers)
+            finally:
+                for task in workers:
+                    task.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+        return progress
+
+    @contextlib.asynccontextmanager
+    async def _pools(self) -> AsyncIterator[dict[str, _Pool]]:
+        registry = SessionRegistry()
+        server, port = await create_server(registry)
+        try:
+            async with Launcher(registry, f"127.0.0.1:{port}", self.log_dir) as launcher:
+                yield {e.name: _Pool(e, launcher) for e in self.league.entrants if not e.in_process}
+        finally:
+            await server.stop(grace=1.0)
+
+    async def _play(self, scheduled: ScheduledMatch, pools: dict[str, _Pool]) -> MatchOutcome:
+        for _attempt in range(VOID_RETRIES + 1):
+            started = time.time()
+            held: list[tuple[_Pool, BotProcess]] = []
+            seats: list[Seat] = []
+            try:
+                for name in scheduled.entrants:
+                    seats.append(await self._seat(name, pools, held))
+                outcome = await play_match(
+                    seats,
+                    self.league.rules,
+                    scheduled.seed,
+                    match_id=scheduled.match_id,
+                    time_control=self.league.time_control,
+                    fault_policy=FaultPolicy(self.league.max_faults),
+                )
+            finally:
+                for pool, process in held:
+                    await pool.release(process)
+            self.store.save(scheduled, outcome, started)
+            if outcome.status is MatchStatus.COMPLETE:
+                break
+        return outcome
+
+    async def _seat(self, name: str, pools: dict[str, _Pool], held: list[tuple[_Pool, BotProcess]]) -> Seat:
+        entrant = self.league.entrant(name)
+        if name in self.disqualified:
+            return AbsentSeat(name, f"disqualified: {self.disqualified[name]}")
+        if entrant.in_process:
+            try:
+                return LocalSeat(entrant.spec.load(), name)
+            except BotSpecError as exc:
+                return AbsentSeat(name, str(exc))
+        pool = pools[name]
+        try:
+            process = await pool.acquire()
+        except BotSpecError as exc:
+            self.disqualified[name] = str(exc)  # a bot that cannot start will not start next time either
+            return AbsentSeat(name, str(exc))
+        held.append((pool, process))
+        assert process.session is not None
+        return RemoteSeat(process.session, name)
