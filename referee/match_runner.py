@@ -109,6 +109,7 @@ class RemoteSeat:
         self._tap = tap
         self._match_id = ""
         self._encoder = ObservationEncoder()
+        self._last_deal: pb.Observation | None = None
         self._request_ids = 0
         self._per_action_ms = 0
 
@@ -120,6 +121,7 @@ class RemoteSeat:
     async def start(self, info: MatchInfo) -> str | None:
         self._match_id = info.match_id
         self._encoder = ObservationEncoder()
+        self._last_deal = None
         self._per_action_ms = round(info.time_control.per_action * 1000)
         start = pb.MatchStart(
             match_id=info.match_id,
@@ -144,7 +146,9 @@ class RemoteSeat:
             legal_actions=[action_to_wire(action) for action in obs.legal_actions],
             bank_ms=round(bank * 1000),
             per_action_ms=self._per_action_ms,
+            last_deal=self._last_deal,
         )
+        self._last_deal = None
         if self._tap is not None:
             self._tap(pb.ConnectResponse(action_request=request))
         outcome = await self.session.ask(request, time_limit)
@@ -160,11 +164,7 @@ class RemoteSeat:
             return Decision(fault=FaultKind.MALFORMED, detail=str(exc)[:200])
 
     async def deal_end(self, obs: Observation) -> None:
-        await self._send(
-            pb.ConnectResponse(
-                deal_end=pb.DealEnd(match_id=self._match_id, observation=self._encoder.encode(obs))
-            )
-        )
+        self._last_deal = self._encoder.encode(obs)  # sent with the next request, or with the match end
 
     async def end(self, result: MatchResult, forfeited: bool, faults: Sequence[Fault]) -> None:
         await self._send(
@@ -178,6 +178,7 @@ class RemoteSeat:
                         for f in faults
                     ],
                     forfeited=forfeited,
+                    last_deal=self._last_deal,
                 )
             )
         )

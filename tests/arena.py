@@ -118,32 +118,34 @@ def assert_played_as(record: MatchRecord, seat: int, bot: Bot) -> None:
 
 def assert_no_unknown_cards(record: MatchRecord, seat: int, messages: Sequence[pb.ConnectResponse]) -> int:
     """No message to ``seat`` names a card it may not know: its own cards as dealt, and the cards played in
-    the deal up to that moment (checked against what really was played). Returns the messages checked."""
+    the deal up to that moment (checked against what really was played). Returns the observations checked."""
     checked = 0
     for message in messages:
         kind = message.WhichOneof("kind")
         if kind == "match_start":
             assert message.match_start.seed != record.seed, "a bot must never get the match seed"
-            continue
-        if kind not in ("action_request", "deal_end"):
-            continue
-        obs = getattr(message, kind).observation
-        deal = record.deals[obs.deal_number - 1]
-        played = [trick.cards for trick in deal.tricks]
-        seen: list[str] = []
-        for index, trick in enumerate(obs.tricks):
-            assert list(trick.cards) == [c.code for c in played[index]]
-            seen += trick.cards
-        current = list(obs.current_trick.cards)
-        if current:
-            assert current == [c.code for c in played[len(obs.tricks)]][: len(current)]
-        seen += current
-        own = {card.code for card in deal.hands[seat]}
-        allowed = own | set(seen)
-        named = set(obs.hand) | set(seen)
-        if kind == "action_request":
-            named |= {a.card for a in message.action_request.legal_actions if a.WhichOneof("kind") == "card"}
-        assert named <= allowed, f"seat {seat} was told of {sorted(named - allowed)}"
-        assert set(obs.hand) <= own
-        checked += 1
+        elif kind == "action_request":
+            request = message.action_request
+            legal = {a.card for a in request.legal_actions if a.WhichOneof("kind") == "card"}
+            checked += _check_observation(record, seat, request.observation, legal)
+        if kind in ("action_request", "match_end") and getattr(message, kind).HasField("last_deal"):
+            checked += _check_observation(record, seat, getattr(message, kind).last_deal, set())
     return checked
+
+
+def _check_observation(record: MatchRecord, seat: int, obs: pb.Observation, legal_cards: set[str]) -> int:
+    deal = record.deals[obs.deal_number - 1]
+    played = [trick.cards for trick in deal.tricks]
+    seen: list[str] = []
+    for index, trick in enumerate(obs.tricks):
+        assert list(trick.cards) == [c.code for c in played[index]]
+        seen += trick.cards
+    current = list(obs.current_trick.cards)
+    if current:
+        assert current == [c.code for c in played[len(obs.tricks)]][: len(current)]
+    seen += current
+    own = {card.code for card in deal.hands[seat]}
+    named = set(obs.hand) | set(seen) | legal_cards
+    assert named <= own | set(seen), f"seat {seat} was told of {sorted(named - own - set(seen))}"
+    assert set(obs.hand) <= own
+    return 1

@@ -104,12 +104,9 @@ class _Connection:
                 start.match_id, start.seat, tuple(start.seat_names), rules, time_control, start.seed
             )
             self._hook(self.bot.match_start, info)
-        elif kind == "deal_end":
-            end = message.deal_end
-            obs = self.decoders[end.match_id].decode(end.observation)
-            self._hook(self.bot.deal_end, obs)
         elif kind == "match_end":
             end_message = message.match_end
+            self._deal_end(end_message.match_id, end_message)
             self.decoders.pop(end_message.match_id, None)
             faults = tuple(f"{pb.FaultKind.Name(f.kind)}: {f.detail}" for f in end_message.faults)
             result = MatchResult(
@@ -119,7 +116,12 @@ class _Connection:
         elif kind == "notice":
             print(f"{self.bot.name}: referee says: {message.notice.text}", file=sys.stderr)
 
+    def _deal_end(self, match_id: str, message: pb.ActionRequest | pb.MatchEnd) -> None:
+        if message.HasField("last_deal") and match_id in self.decoders:
+            self._hook(self.bot.deal_end, self.decoders[match_id].decode(message.last_deal))
+
     def _answer(self, request: pb.ActionRequest) -> None:
+        self._deal_end(request.match_id, request)
         reply = pb.ActionReply(request_id=request.request_id)
         try:
             obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions)

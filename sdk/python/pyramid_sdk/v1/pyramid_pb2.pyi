@@ -77,20 +77,18 @@ class ConnectRequest(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ...) -> None: ...
 
 class ConnectResponse(_message.Message):
-    __slots__ = ("welcome", "match_start", "action_request", "deal_end", "match_end", "notice")
+    __slots__ = ("welcome", "match_start", "action_request", "match_end", "notice")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     MATCH_START_FIELD_NUMBER: _ClassVar[int]
     ACTION_REQUEST_FIELD_NUMBER: _ClassVar[int]
-    DEAL_END_FIELD_NUMBER: _ClassVar[int]
     MATCH_END_FIELD_NUMBER: _ClassVar[int]
     NOTICE_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     match_start: MatchStart
     action_request: ActionRequest
-    deal_end: DealEnd
     match_end: MatchEnd
     notice: Notice
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., action_request: _Optional[_Union[ActionRequest, _Mapping]] = ..., deal_end: _Optional[_Union[DealEnd, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ...) -> None: ...
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., action_request: _Optional[_Union[ActionRequest, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("protocol_version", "token", "bot_name", "bot_version")
@@ -137,20 +135,22 @@ class MatchStart(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seat_names: _Optional[_Iterable[str]] = ..., rules: _Optional[_Union[Rules, _Mapping]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class ActionRequest(_message.Message):
-    __slots__ = ("request_id", "match_id", "observation", "legal_actions", "bank_ms", "per_action_ms")
+    __slots__ = ("request_id", "match_id", "observation", "legal_actions", "bank_ms", "per_action_ms", "last_deal")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     PER_ACTION_MS_FIELD_NUMBER: _ClassVar[int]
+    LAST_DEAL_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     match_id: str
     observation: Observation
     legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
     bank_ms: int
     per_action_ms: int
-    def __init__(self, request_id: _Optional[int] = ..., match_id: _Optional[str] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., bank_ms: _Optional[int] = ..., per_action_ms: _Optional[int] = ...) -> None: ...
+    last_deal: Observation
+    def __init__(self, request_id: _Optional[int] = ..., match_id: _Optional[str] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., bank_ms: _Optional[int] = ..., per_action_ms: _Optional[int] = ..., last_deal: _Optional[_Union[Observation, _Mapping]] = ...) -> None: ...
 
 class ActionReply(_message.Message):
     __slots__ = ("request_id", "action", "talk")
@@ -161,14 +161,6 @@ class ActionReply(_message.Message):
     action: Action
     talk: str
     def __init__(self, request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., talk: _Optional[str] = ...) -> None: ...
-
-class DealEnd(_message.Message):
-    __slots__ = ("match_id", "observation")
-    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
-    OBSERVATION_FIELD_NUMBER: _ClassVar[int]
-    match_id: str
-    observation: Observation
-    def __init__(self, match_id: _Optional[str] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ...) -> None: ...
 
 class Fault(_message.Message):
     __slots__ = ("seat", "deal", "kind", "detail")
@@ -183,18 +175,20 @@ class Fault(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., deal: _Optional[int] = ..., kind: _Optional[_Union[FaultKind, str]] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class MatchEnd(_message.Message):
-    __slots__ = ("match_id", "totals", "ranks", "faults", "forfeited")
+    __slots__ = ("match_id", "totals", "ranks", "faults", "forfeited", "last_deal")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     RANKS_FIELD_NUMBER: _ClassVar[int]
     FAULTS_FIELD_NUMBER: _ClassVar[int]
     FORFEITED_FIELD_NUMBER: _ClassVar[int]
+    LAST_DEAL_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     totals: _containers.RepeatedScalarFieldContainer[int]
     ranks: _containers.RepeatedScalarFieldContainer[int]
     faults: _containers.RepeatedCompositeFieldContainer[Fault]
     forfeited: bool
-    def __init__(self, match_id: _Optional[str] = ..., totals: _Optional[_Iterable[int]] = ..., ranks: _Optional[_Iterable[int]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ..., forfeited: _Optional[bool] = ...) -> None: ...
+    last_deal: Observation
+    def __init__(self, match_id: _Optional[str] = ..., totals: _Optional[_Iterable[int]] = ..., ranks: _Optional[_Iterable[int]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ..., forfeited: _Optional[bool] = ..., last_deal: _Optional[_Union[Observation, _Mapping]] = ...) -> None: ...
 
 class Notice(_message.Message):
     __slots__ = ("text",)
