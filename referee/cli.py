@@ -17,9 +17,10 @@ from pyramid_sdk.bot import TimeControl
 from rich.progress import BarColumn, TextColumn
 from rich.progress import Progress as Bar
 
+from referee.check import run_check
 from referee.faults import FaultPolicy
 from referee.launcher import BotSpec, BotSpecError
-from referee.league import League, LeagueError, load_league
+from referee.league import League, LeagueError, add_entrant, load_league
 from referee.match_runner import MatchOutcome, MatchStatus, play_match
 from referee.ratings import Leaderboard, rate
 from referee.reports import FORMATS, eta_text, export_lines, leaderboard_table, replay_text
@@ -315,3 +316,47 @@ def export_command(league_file: str, fmt: str, output: Any) -> None:
     store = _store(league)
     for line in export_lines(league, schedule_of(league), store.matches()):
         output.write(line + "\n")
+
+
+@main.command("check", context_settings={"ignore_unknown_options": True})
+@click.option(
+    "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
+)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def check_command(cwd: Path | None, command: tuple[str, ...]) -> None:
+    """Conformance run of one bot: referee check -- python my_bot.py
+
+    Starts COMMAND as a bot process and plays a 2-, 3- and 4-player match against random opponents on one
+    connection; reports the handshake, decision latency p50/p99 and any fault. Exit code 0 only if clean.
+    """
+    report = run_check(tuple(command), cwd)
+    click.echo("\n".join(report.lines()))
+    sys.exit(0 if report.clean else 1)
+
+
+@main.command("submit", context_settings={"ignore_unknown_options": True})
+@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False, exists=True))
+@click.option("--name", required=True, help="The entrant's name in the league.")
+@click.option(
+    "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
+)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def submit_command(league_file: str, name: str, cwd: Path | None, command: tuple[str, ...]) -> None:
+    """Checks a bot and, if it passes, adds it to LEAGUE: referee submit league.yaml --name me -- ./run.sh
+
+    The league file keeps its comments and layout; the next `referee run` plays the new entrant's matches.
+    """
+    league = _league(league_file)
+    if any(entrant.name == name for entrant in league.entrants):
+        raise click.UsageError(f"{league.path}: an entrant is already named {name!r}; choose another --name")
+    report = run_check(tuple(command), cwd)
+    click.echo("\n".join(report.lines()))
+    if not report.clean:
+        raise click.ClickException(f"not submitted: {name} did not pass the check")
+    try:
+        add_entrant(league.path, name, tuple(command), (cwd or Path.cwd()).resolve())
+    except LeagueError as exc:
+        raise click.ClickException(f"not submitted: {exc}") from None
+    click.echo(
+        f"submitted: {name} is an entrant of {league.name}; `referee run {league_file}` plays its matches"
+    )

@@ -8,7 +8,10 @@ table?) are checked after it. Every problem becomes one :class:`LeagueError` lin
 
 from __future__ import annotations
 
+import io
+import os
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
 from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
 
 from referee.launcher import BotSpec, BotSpecError
@@ -249,3 +253,26 @@ def _message(error: Mapping[str, Any]) -> str:
     if message.startswith("Value error, "):
         message = message[len("Value error, ") :]
     return f"{message}, got {error['input']!r}" if kind not in ("value_error",) else message
+
+
+def add_entrant(path: Path, name: str, command: tuple[str, ...], cwd: Path) -> None:
+    """Appends a command entrant to a league file, keeping its comments and layout, and checks that the
+    result is a valid league; on any problem the file is left as it was."""
+    original = path.read_text(encoding="utf-8")
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)  # the "  - name:" style of our examples and docs
+    data = yaml.load(original)
+    entry = CommentedMap()
+    entry["name"] = name
+    entry["command"] = shlex.join(command)
+    relative = os.path.relpath(cwd, path.parent)
+    entry["cwd"] = relative if not relative.startswith("../../../") else str(cwd)
+    data["entrants"].append(entry)
+    buffer = io.StringIO()
+    yaml.dump(data, buffer)
+    path.write_text(buffer.getvalue(), encoding="utf-8")
+    try:
+        load_league(path)
+    except LeagueError:
+        path.write_text(original, encoding="utf-8")
+        raise

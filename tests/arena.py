@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,7 +23,6 @@ from referee.table import open_table
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 RANDOM = f"{PY} sample_bots/random_bot.py"
-MARKERS = ("sample_bots/", "tests/bots/")
 
 
 def misbehaving(behaviour: str) -> str:
@@ -62,22 +62,26 @@ def play(
     return asyncio.run(main()), sent
 
 
+# Every process started by this test session inherits this mark, so the leak check sees our bots only
+# (other sessions on the machine may run bots too), including bots whose referee was killed.
+RUN_MARK = f"PYRAMID_TEST_RUN={uuid.uuid4().hex}"
+os.environ["PYRAMID_TEST_RUN"] = RUN_MARK.split("=", 1)[1]
+
+
 def bot_processes() -> list[str]:
-    """Command lines of running bot processes (by their script paths)."""
+    """Command lines of live bot processes started by this test session."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
             status = Path(f"/proc/{pid}/status").read_text()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if (
-            any(marker in cmdline for marker in MARKERS)
-            and "pytest" not in cmdline
-            and "\nState:\tZ" not in status
-        ):
+        is_bot = any(item.startswith(b"PYRAMID_TOKEN=") for item in environ)
+        if is_bot and RUN_MARK.encode() in environ and "\nState:\tZ" not in status:
             found.append(f"{pid}: {cmdline}")
     return found
 

@@ -1,0 +1,122 @@
+"""Conformance check of one bot: its process plays a 2-, a 3- and a 4-player match, in that order and on
+one connection, against seeded random opponents; the report says whether it is fit for a league.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyramid_sdk import Card, Declare, Observation, Rules
+from pyramid_sdk.bot import Bot, MatchInfo, TimeControl
+
+from referee.faults import Fault
+from referee.launcher import BotSpec, BotSpecError, Launcher
+from referee.match_runner import LocalSeat, MatchStatus, RemoteSeat, Seat, play_match
+from referee.server import create_server
+from referee.sessions import SessionRegistry
+
+
+class RandomOpponent(Bot):
+    """The check's opponents: legal, seeded, instant, shipped with the referee."""
+
+    name = "random"
+
+    def __init__(self) -> None:
+        self.rng = random.Random(0)
+
+    def match_start(self, info: MatchInfo) -> None:
+        self.rng = random.Random(info.seed)
+
+    def declare(self, obs: Observation) -> Declare:
+        return self.rng.choice(obs.legal_declarations)
+
+    def play(self, obs: Observation) -> Card:
+        return self.rng.choice(obs.legal_cards)
+
+
+@dataclass(slots=True)
+class CheckReport:
+    bot: str
+    handshake: float = 0.0
+    """Seconds from starting the process to its hello being accepted."""
+    matches: list[str] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return not self.error and not self.faults and len(self.matches) == 3
+
+    def lines(self) -> list[str]:
+        lines = [f"bot {self.bot}"]
+        if self.handshake:
+            lines.append(f"  handshake     ok in {self.handshake:.2f}s")
+        lines += [f"  {line}" for line in self.matches]
+        if self.latencies:
+            ordered = sorted(self.latencies)
+            p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+            lines.append(
+                f"  latency       p50 {statistics.median(ordered) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms "
+                f"over {len(ordered)} decisions"
+            )
+        for fault in self.faults:
+            lines.append(f"  fault         deal {fault.deal} {fault.kind}: {fault.detail}")
+        if self.error:
+            lines.append(f"  error         {self.error}")
+        lines.append("PASS: ready for a league" if self.clean else "FAIL: fix the above before submitting")
+        return lines
+
+
+async def check_bot(command: tuple[str, ...], cwd: Path | None = None, seed: int = 1) -> CheckReport:
+    spec = BotSpec(name=Path(command[-1]).stem if command else "bot", command=command, cwd=cwd)
+    report = CheckReport(" ".join(command))
+    try:
+        spec.check()
+    except BotSpecError as exc:
+        report.error = str(exc)
+        return report
+    registry = SessionRegistry()
+    server, port = await create_server(registry)
+    try:
+        async with Launcher(registry, f"127.0.0.1:{port}") as launcher:
+            started = time.monotonic()
+            try:
+                process = await launcher.start(spec)
+            except BotSpecError as exc:
+                report.error = str(exc)
+                return report
+            report.handshake = time.monotonic() - started
+            assert process.session is not None
+            for players in (2, 3, 4):
+                seats: list[Seat] = [RemoteSeat(process.session, spec.name)]
+                seats += [LocalSeat(RandomOpponent(), f"random{i}") for i in range(1, players)]
+                outcome = await play_match(
+                    seats,
+                    Rules(players=players),
+                    seed + players,
+                    match_id=f"check-{players}p",
+                    time_control=TimeControl(),
+                )
+                own = [f for f in outcome.faults if f.seat == 0]
+                report.faults += own
+                report.latencies += outcome.latencies[0]
+                result = f"rank {outcome.record.ranks[0]} of {players}, {outcome.record.totals[0]} points"
+                if outcome.status is MatchStatus.VOID:
+                    report.error = f"{players}-player match void: {outcome.void_reason}"
+                    break
+                report.matches.append(f"{players} players     {result}, {len(own)} faults")
+                if process.session.is_closed:
+                    break
+    finally:
+        await server.stop(grace=1.0)
+    return report
+
+
+def run_check(command: tuple[str, ...], cwd: Path | None = None) -> CheckReport:
+    return asyncio.run(check_bot(command, cwd))

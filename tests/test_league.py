@@ -1,0 +1,199 @@
+"""League files: a valid one loads into a typed config; every broken one is one clear line, exit code 2."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.league import LeagueError, load_league, parse_duration
+from referee.schedule import build_schedule
+
+ROOT = Path(__file__).resolve().parent.parent
+REFEREE = str(Path(sys.executable).parent / "referee")
+
+GOOD = f"""\
+name: Test League
+seed: 7
+players: 3
+schedule: {{format: round-robin, rounds: 2, rotate_seats: true}}
+rules: {{trick_winner: highest-rank, talk: defenders}}
+time_control: {{per_action: 500ms, bank: 10s}}
+faults: {{max: 5}}
+concurrency: 2
+database: out/results.sqlite
+entrants:
+  - name: a
+    command: python sample_bots/random_bot.py
+    cwd: {ROOT}
+  - name: b
+    module: sample_bots.random_bot:RandomBot
+    cwd: {ROOT}
+  - name: c
+    command: python sample_bots/heuristic.py
+    cwd: {ROOT}
+  - name: d
+    module: sample_bots.heuristic:HeuristicBot
+    cwd: {ROOT}
+"""
+
+
+def write(tmp_path, text):
+    path = tmp_path / "league.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_valid_league_loads_with_defaults_and_absolute_paths(tmp_path):
+    league = load_league(write(tmp_path, GOOD))
+    assert league.name == "Test League"
+    assert league.players == 3
+    assert str(league.rules.trick_winner) == "highest-rank"
+    assert league.time_control.per_action == 0.5
+    assert league.time_control.bank == 10.0
+    assert league.max_faults == 5
+    assert league.database == tmp_path / "out/results.sqlite"
+    assert [e.name for e in league.entrants] == ["a", "b", "c", "d"]
+    assert league.entrants[1].in_process
+    assert league.entrants[0].spec.cwd == ROOT
+    minimal = load_league(
+        write(tmp_path, GOOD.split("schedule:", maxsplit=1)[0] + "entrants:" + GOOD.split("entrants:")[1])
+    )
+    assert (minimal.rounds, minimal.rotate_seats, minimal.concurrency) == (1, True, 1)
+    assert minimal.time_control.per_action == 1.0
+
+
+def test_durations():
+    assert parse_duration("1s") == 1.0
+    assert parse_duration("250ms") == 0.25
+    assert parse_duration("2m") == 120.0
+    with pytest.raises(ValueError, match="duration"):
+        parse_duration("soon")
+
+
+def test_schedule_size_and_duplicate_rotations():
+    names = ("a", "b", "c", "d", "e")
+    schedule = build_schedule(7, names, 4, 2, True)
+    assert len(schedule) == 5 * 4 * 2  # C(5,4) tables x 4 rotations x 2 rounds
+    assert len({m.match_id for m in schedule}) == len(schedule)
+    table = schedule[:4]
+    assert len({m.seed for m in table}) == 1  # every rotation deals the same cards
+    for seat in range(4):  # every entrant holds every seat once per table
+        assert {m.entrants[seat] for m in table} == {"a", "b", "c", "d"}
+    assert schedule[0].seed != schedule[20].seed  # a new round, new deals
+    assert build_schedule(7, names, 4, 2, True) == schedule
+    grown = build_schedule(7, (*names, "f"), 4, 2, True)
+    old = {m.match_id: m.seed for m in schedule}
+    assert all(old[m.match_id] == m.seed for m in grown if m.match_id in old)  # adding keeps old matches
+    assert len(build_schedule(7, names, 4, 1, False)) == 5
+
+
+BROKEN = [
+    ("unknown-key", GOOD.replace("concurrency: 2", "concurency: 2"), r":8: concurency: unknown key"),
+    (
+        "wrong-type",
+        GOOD.replace("players: 3", "players: three"),
+        r":3: players: Input should be a valid integer",
+    ),
+    (
+        "out-of-range",
+        GOOD.replace("players: 3", "players: 5"),
+        r":3: players: Input should be less than or equal",
+    ),
+    ("bad-rule", GOOD.replace("talk: defenders", "talk: loud"), r":5: rules.talk: must be one of open"),
+    ("unknown-rule", GOOD.replace("talk: defenders", "tlak: open"), r"rules.tlak: unknown rule"),
+    ("bad-duration", GOOD.replace("500ms", "fast"), r":6: time_control.per_action: expected a duration"),
+    (
+        "few-entrants",
+        GOOD.split("  - name: b", maxsplit=1)[0],
+        r":10: entrants: 1 entrants cannot fill a table of 3",
+    ),
+    (
+        "duplicate-name",
+        GOOD.replace("name: c", "name: a"),
+        r":17: entrants\[2\].name: duplicate entrant name 'a'",
+    ),
+    (
+        "no-program",
+        GOOD.replace("python sample_bots/heuristic.py", "./no_such_bot"),
+        r"entrants\[2\].command: .*no program './no_such_bot'",
+    ),
+    (
+        "not-on-path",
+        GOOD.replace("python sample_bots/heuristic.py", "nosuchcommand --x"),
+        r"entrants\[2\].command: .*'nosuchcommand' not found on PATH",
+    ),
+    (
+        "both-kinds",
+        GOOD.replace(
+            "    module: sample_bots.random_bot:RandomBot",
+            "    module: sample_bots.random_bot:RandomBot\n    command: python x.py",
+        ),
+        r":14: entrants\[1\]: give exactly one of command: or module:",
+    ),
+    (
+        "bad-module",
+        GOOD.replace("sample_bots.random_bot:RandomBot", "sample_bots.nothing:Bot"),
+        r"entrants\[1\].module: .*cannot import sample_bots.nothing",
+    ),
+    (
+        "bad-cwd",
+        GOOD.replace(f"cwd: {ROOT}\n  - name: c", "cwd: /no/such/dir\n  - name: c"),
+        r"entrants\[1\].cwd: no folder /no/such/dir",
+    ),
+    (
+        "bad-format",
+        GOOD.replace("format: round-robin", "format: swiss"),
+        r":4: schedule.format: Input should be 'round-robin'",
+    ),
+    ("not-yaml", GOOD.replace("players: 3", "players: [3"), r"not valid YAML"),
+    ("not-a-mapping", "- just\n- a list\n", r"a league file is a mapping"),
+    ("missing-name", GOOD.replace("name: Test League\n", ""), r"name: required key is missing"),
+    (
+        "bad-entrant-name",
+        GOOD.replace("name: d", "name: 'my bot'"),
+        r"entrants\[3\].name: String should match pattern",
+    ),
+    (
+        "negative-seed",
+        GOOD.replace("seed: 7", "seed: -1"),
+        r":2: seed: Input should be greater than or equal to 0",
+    ),
+    (
+        "players-in-rules",
+        GOOD.replace("talk: defenders", "talk: defenders, players: 2"),
+        r"rules.players: set players at the top level",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "pattern"), [case[1:] for case in BROKEN], ids=[case[0] for case in BROKEN])
+def test_broken_league_files_give_one_clear_line(tmp_path, text, pattern):
+    path = write(tmp_path, text)
+    with pytest.raises(LeagueError, match=pattern) as info:
+        load_league(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(str(path))
+
+
+@pytest.mark.parametrize("case", ["unknown-key", "few-entrants", "no-program"])
+def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp_path, case):
+    text, pattern = next((c[1], c[2]) for c in BROKEN if c[0] == case)
+    path = write(tmp_path, text)
+    result = subprocess.run(
+        [REFEREE, "run", str(path)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert [line for line in result.stderr.splitlines() if line.startswith("Error:")] != []
+    assert not (tmp_path / "out").exists()  # no database, no logs: nothing started
+    result = subprocess.run(
+        [REFEREE, "run", str(tmp_path / "missing.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "cannot read the league file" in result.stderr

@@ -1,0 +1,255 @@
+"""Tournaments end to end through the real CLI, with real bot processes, real SQLite files and gRPC."""
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from arena import bot_processes
+from pyramid_sdk import Match, MatchRecord
+
+from referee.schedule import build_schedule
+
+ROOT = Path(__file__).resolve().parent.parent
+REFEREE = str(Path(sys.executable).parent / "referee")
+
+LEAGUE = f"""\
+# a small test league
+name: Small League
+seed: 11
+players: 2
+schedule: {{format: round-robin, rounds: 1, rotate_seats: true}}
+rules: {{trick_winner: led-suit, talk: open}}
+time_control: {{per_action: 2s, bank: 20s}}
+concurrency: {{concurrency}}
+database: results.sqlite
+entrants:
+  - name: random
+    command: python sample_bots/random_bot.py
+    cwd: {ROOT}
+  - name: heuristic
+    command: python sample_bots/heuristic.py   # kept on submit
+    cwd: {ROOT}
+  - name: random-inproc
+    module: sample_bots.random_bot:RandomBot
+    cwd: {ROOT}
+"""
+
+
+@pytest.fixture(autouse=True)
+def no_bot_left_behind():
+    yield
+    deadline = time.monotonic() + 5
+    while bot_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert bot_processes() == [], "a bot process outlived the referee"
+
+
+def league_at(folder: Path, concurrency: int = 1) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "league.yaml"
+    path.write_text(LEAGUE.replace("{concurrency}", str(concurrency)), encoding="utf-8")
+    return path
+
+
+def referee(*args, check=True, timeout=300):
+    result = subprocess.run(
+        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if check:
+        assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def export(path: Path) -> list[dict]:
+    return [json.loads(line) for line in referee("export", path, "--format", "jsonl").stdout.splitlines()]
+
+
+def complete_matches(database: Path) -> int:
+    if not database.exists():
+        return 0
+    with sqlite3.connect(database) as db:
+        try:
+            return db.execute("SELECT count(*) FROM matches WHERE status = 'complete'").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """One uninterrupted run at concurrency 1: the reference the other tests compare with."""
+    path = league_at(tmp_path_factory.mktemp("reference"))
+    run = referee("run", path)
+    return path, run, export(path)
+
+
+def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished):
+    path, run, lines = finished
+    assert "Small League" in run.stdout
+    for name in ("random", "heuristic", "random-inproc"):
+        assert name in run.stdout
+    assert len(lines) == 6  # C(3,2) tables x 2 rotations
+    fields = {
+        "match_id",
+        "league",
+        "round",
+        "table",
+        "rotation",
+        "seed",
+        "players",
+        "rules",
+        "seats",
+        "status",
+        "deals",
+        "totals",
+        "ranks",
+        "forfeits",
+        "faults",
+    }
+    for line in lines:
+        assert set(line) == fields
+        assert line["status"] == "complete"
+        assert set(line["deals"][0]) == {
+            "number",
+            "dealer",
+            "declarer",
+            "hands",
+            "declared",
+            "trump",
+            "tricks",
+            "taken",
+            "points",
+        }
+        record = MatchRecord.from_dict(
+            {
+                **line,
+                "rules": {**line["rules"], "players": line["players"]},
+                "deals": [{**d, "talk": []} for d in line["deals"]],
+                "complete": True,
+            }
+        )
+        Match.replay(record)  # raises if any deal breaks the rules
+        assert line["faults"] == []
+    by_table = {}
+    for line in lines:
+        by_table.setdefault(line["table"], []).append(line)
+    for pair in by_table.values():  # duplicate: both rotations deal the same hands to the same seats
+        assert pair[0]["seed"] == pair[1]["seed"]
+        assert pair[0]["deals"][0]["hands"] == pair[1]["deals"][0]["hands"]
+        assert pair[0]["seats"] == pair[1]["seats"][::-1]
+    board = json.loads(referee("leaderboard", path, "--format", "json").stdout)
+    assert [row["rank"] for row in board] == [1, 2, 3]
+    assert {"rank", "entrant", "mu", "sigma", "conservative", "matches"} <= set(board[0])
+    assert board[0]["entrant"] == "heuristic"
+    assert all(row["matches"] == 4 for row in board)
+    conservative = [row["conservative"] for row in board]
+    assert conservative == sorted(conservative, reverse=True)
+    assert "| # |" in referee("leaderboard", path, "--format", "markdown").stdout
+    assert referee("leaderboard", path, "--format", "csv").stdout.startswith("rank,entrant,mu,sigma")
+
+
+def test_replay_draws_the_match_and_its_pyramids(finished):
+    path, _, lines = finished
+    text = referee("replay", path, lines[0]["match_id"]).stdout
+    assert "deal 32" in text
+    assert text.count("trick 6:") == 32
+    assert "taken  declared   points" in text
+    assert referee("replay", path, "1").stdout == text
+    missing = referee("replay", path, "r9:nobody", check=False)
+    assert missing.returncode == 1
+    assert "no stored match 'r9:nobody'" in missing.stderr
+
+
+def test_concurrency_two_gives_identical_results(finished, tmp_path):
+    reference_path, _, reference = finished
+    path = league_at(tmp_path, concurrency=2)
+    referee("run", path)
+    assert export(path) == [{**line, "league": line["league"]} for line in reference]
+    assert (
+        referee("leaderboard", path, "--format", "json").stdout
+        == referee("leaderboard", reference_path, "--format", "json").stdout
+    )
+
+
+def test_running_again_plays_nothing_more(finished):
+    path, _, lines = finished
+    again = referee("run", path)
+    assert "6/6 matches" in again.stdout
+    assert export(path) == lines
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_an_interrupted_run_resumes_to_the_same_results(finished, tmp_path, how):
+    _, _, reference = finished
+    path = league_at(tmp_path, concurrency=2)
+    process = subprocess.Popen(
+        [REFEREE, "run", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while complete_matches(tmp_path / "results.sqlite") < 2 and time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    process.send_signal(how)
+    _, err = process.communicate(timeout=60)
+    if how == signal.SIGTERM:
+        assert process.returncode == 130
+        assert "run again to resume" in err
+    stored = complete_matches(tmp_path / "results.sqlite")
+    assert 2 <= stored < 6 or how == signal.SIGTERM
+    deadline = time.monotonic() + 5
+    while bot_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert bot_processes() == [], "bots outlived the interrupted referee"
+    referee("run", path)
+    assert export(path) == reference
+
+
+def test_an_edit_that_changes_results_needs_fresh(finished, tmp_path):
+    path = league_at(tmp_path)
+    referee("run", path)
+    path.write_text(path.read_text().replace("seed: 11", "seed: 12"))
+    refused = referee("run", path, check=False)
+    assert refused.returncode == 1
+    assert "--fresh" in refused.stderr
+    referee("run", path, "--fresh")
+    assert export(path)[0]["seed"] != export(finished[0])[0]["seed"]
+
+
+def test_adding_an_entrant_only_adds_matches(finished, tmp_path):
+    path = league_at(tmp_path)
+    referee("run", path)
+    before = {line["match_id"]: line for line in export(path)}
+    result = referee(
+        "submit", path, "--name", "newcomer", "--cwd", ROOT, "--", "python", "sample_bots/random_bot.py"
+    )
+    assert "PASS" in result.stdout
+    text = path.read_text()
+    assert "# a small test league" in text and "# kept on submit" in text
+    assert "  - name: newcomer\n    command: python sample_bots/random_bot.py\n" in text
+    referee("run", path)
+    after = {line["match_id"]: line for line in export(path)}
+    names = ("random", "heuristic", "random-inproc", "newcomer")
+    assert set(after) == {m.match_id for m in build_schedule(11, names, 2, 1, True)}
+    assert all(after[match_id] == line for match_id, line in before.items())
+    refused = referee(
+        "submit", path, "--name", "newcomer", "--", "python", "sample_bots/random_bot.py", check=False
+    )
+    assert refused.returncode == 2
+
+
+def test_check_passes_a_good_bot_and_fails_a_bad_one():
+    good = referee("check", "--cwd", ROOT, "--", "python", "sample_bots/random_bot.py")
+    assert "PASS" in good.stdout
+    assert "latency" in good.stdout and "p99" in good.stdout
+    for players in (2, 3, 4):
+        assert f"{players} players" in good.stdout
+    bad = referee("check", "--cwd", ROOT, "--", "python", "tests/bots/misbehaving.py", "illegal", check=False)
+    assert bad.returncode == 1
+    assert "illegal_action" in bad.stdout
+    missing = referee("check", "--", "./no_such_bot", check=False)
+    assert missing.returncode == 1
+    assert "no program './no_such_bot'" in missing.stdout
