@@ -179,7 +179,7 @@ def test_broken_league_files_give_one_clear_line(tmp_path, text, pattern):
 
 @pytest.mark.parametrize("case", ["unknown-key", "few-entrants", "no-program"])
 def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp_path, case):
-    text, pattern = next((c[1], c[2]) for c in BROKEN if c[0] == case)
+    text = next(c[1] for c in BROKEN if c[0] == case)
     path = write(tmp_path, text)
     result = subprocess.run(
         [REFEREE, "run", str(path)], capture_output=True, text=True, timeout=60, check=False

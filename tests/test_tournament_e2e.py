@@ -228,7 +228,8 @@ def test_adding_an_entrant_only_adds_matches(finished, tmp_path):
     )
     assert "PASS" in result.stdout
     text = path.read_text()
-    assert "# a small test league" in text and "# kept on submit" in text
+    assert "# a small test league" in text
+    assert "# kept on submit" in text
     assert "  - name: newcomer\n    command: python sample_bots/random_bot.py\n" in text
     referee("run", path)
     after = {line["match_id"]: line for line in export(path)}
@@ -244,7 +245,8 @@ def test_adding_an_entrant_only_adds_matches(finished, tmp_path):
 def test_check_passes_a_good_bot_and_fails_a_bad_one():
     good = referee("check", "--cwd", ROOT, "--", "python", "sample_bots/random_bot.py")
     assert "PASS" in good.stdout
-    assert "latency" in good.stdout and "p99" in good.stdout
+    assert "latency" in good.stdout
+    assert "p99" in good.stdout
     for players in (2, 3, 4):
         assert f"{players} players" in good.stdout
     bad = referee("check", "--cwd", ROOT, "--", "python", "tests/bots/misbehaving.py", "illegal", check=False)
