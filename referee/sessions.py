@@ -201,9 +201,6 @@ class SessionRegistry:
         if session is not None:
             session.close("the referee released this bot")
 
-    def knows(self, token: str) -> bool:
-        return any(hmac.compare_digest(token, known) for known in self._waiting)
-
     def attach(self, token: str, hello: pb.Hello, context: Context) -> Session | None:
         """The session for a connection that presented ``token``, or ``None`` if it is not expected."""
         for known, future in self._waiting.items():

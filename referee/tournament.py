@@ -158,6 +158,7 @@ class Tournament:
         self.concurrency = concurrency or league.concurrency
         self.schedule = schedule_of(league)
         self.disqualified: dict[str, str] = {}
+        self.processes_started = 0
 
     def missing(self) -> list[ScheduledMatch]:
         done = self.store.complete_ids()
@@ -203,7 +204,10 @@ class Tournament:
         server, port = await create_server(registry)
         try:
             async with Launcher(registry, f"127.0.0.1:{port}", self.log_dir) as launcher:
-                yield {e.name: _Pool(e, launcher) for e in self.league.entrants if not e.in_process}
+                try:
+                    yield {e.name: _Pool(e, launcher) for e in self.league.entrants if not e.in_process}
+                finally:
+                    self.processes_started = len(launcher.processes)
         finally:
             await server.stop(grace=1.0)
 

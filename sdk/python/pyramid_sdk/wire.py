@@ -164,10 +164,6 @@ class ObservationEncoder:
         return message
 
 
-def observation_to_wire(obs: Observation) -> pb.Observation:
-    return ObservationEncoder().encode(obs)
-
-
 def _cards(codes: object) -> tuple[Card, ...]:
     return tuple(Card.parse(code) for code in codes)  # type: ignore[attr-defined]
 
@@ -229,9 +225,3 @@ class ObservationDecoder:
             )
         except (KeyError, IndexError, CardError) as exc:
             raise WireError(f"observation: {type(exc).__name__}: {exc}") from None
-
-
-def observation_from_wire(
-    message: pb.Observation, rules: Rules, legal: Sequence[pb.Action] = ()
-) -> Observation:
-    return ObservationDecoder(rules).decode(message, legal)
