@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 from pyramid_sdk import Rules
-
 from referee.faults import FaultKind
 from referee.launcher import BotSpec
 from referee.match_runner import play_match

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from pyramid_sdk import Card, Declare, Observation, Rules
 from pyramid_sdk.bot import Bot, MatchInfo, TimeControl
-
 from referee.faults import Fault
 from referee.launcher import BotSpec, BotSpecError, Launcher
 from referee.match_runner import LocalSeat, MatchStatus, RemoteSeat, Seat, play_match

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from pyramid_sdk import Match, Phase, Rules, RulesError
-from pyramid_sdk.bot import TimeControl
 from rich.progress import BarColumn, TextColumn
 from rich.progress import Progress as Bar
 
+from pyramid_sdk import Match, Phase, Rules, RulesError
+from pyramid_sdk.bot import TimeControl
 from referee.check import run_check
 from referee.faults import FaultPolicy
 from referee.launcher import BotSpec, BotSpecError
@@ -212,11 +212,10 @@ class _Display:
         rate_per_s = progress.played / elapsed if elapsed > 0 and progress.played else 0.0
         left = progress.total - progress.done
         eta = left / rate_per_s if rate_per_s else float("inf")
-        last = progress.last
         leader = ""
-        if last is not None:
-            best = min(range(len(last.record.seats)), key=lambda seat: last.record.ranks[seat])
-            leader = f"last: {last.match_id} won by {last.record.seats[best]}"
+        if progress.leader is not None:
+            name, mean = progress.leader
+            leader = f"leader: {name} ({mean:.1f} points/match)"
         text = f"{progress.done}/{progress.total} matches  {rate_per_s:.2f}/s  ETA {eta_text(eta)}" + (
             f"  void {progress.void}" if progress.void else ""
         )
@@ -228,7 +227,7 @@ class _Display:
                 self.bar.start()
                 self.task = self.bar.add_task(self.league.name, total=progress.total, info="")
             self.bar.update(self.task, completed=progress.done, info=f"{text}  {leader}")
-        elif last is not None:
+        elif progress.played:
             click.echo(f"{text}  {leader}")
 
     def close(self) -> None:

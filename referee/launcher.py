@@ -23,7 +23,6 @@ from types import TracebackType
 from typing import Any, Final
 
 from pyramid_sdk.bot import Bot
-
 from referee.sessions import Session, SessionRegistry
 
 ENV_ADDRESS: Final = "PYRAMID_ADDRESS"

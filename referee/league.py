@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
-from pyramid_sdk.bot import TimeControl
-from pyramid_sdk.rules import Rules, RulesError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
 
+from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.rules import Rules, RulesError
 from referee.launcher import BotSpec, BotSpecError
 
 

@@ -29,7 +29,6 @@ from pyramid_sdk.wire import (
     action_to_wire,
     rules_to_wire,
 )
-
 from referee.faults import Fault, FaultKind, FaultPolicy
 from referee.sessions import Closed, Session, Stray, Timeout
 

@@ -8,11 +8,11 @@ import json
 import math
 from collections.abc import Iterator, Sequence
 
-from pyramid_sdk.cards import format_cards
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from pyramid_sdk.cards import format_cards
 from referee.league import League
 from referee.ratings import Leaderboard, Standing
 from referee.schedule import ScheduledMatch

@@ -11,10 +11,10 @@ from typing import Final
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
-
 from referee.sessions import Context, SessionRegistry
 
 MAX_TRANSPORT_BYTES: Final = 1024 * 1024

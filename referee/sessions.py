@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import grpc
+
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 
 Context = grpc.aio.ServicerContext[pb.ConnectRequest, pb.ConnectResponse]

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Final
 
 from pyramid_sdk.record import MatchRecord
-
 from referee.faults import Fault, FaultKind
 from referee.match_runner import MatchOutcome, MatchStatus
 from referee.schedule import ScheduledMatch

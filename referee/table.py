@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 from pyramid_sdk.v1 import pyramid_pb2 as pb
-
 from referee.launcher import CONNECT_TIMEOUT, BotSpec, BotSpecError, Launcher
 from referee.match_runner import AbsentSeat, LocalSeat, RemoteSeat, Seat
 from referee.server import HELLO_TIMEOUT, create_server

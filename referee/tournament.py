@@ -81,6 +81,21 @@ class Progress:
     void: int = 0
     started: float = field(default_factory=time.monotonic)
     last: MatchOutcome | None = None
+    points: dict[str, list[int]] = field(default_factory=dict)
+    """Each entrant's totals in the complete matches so far, stored ones included."""
+
+    def count(self, entrants: tuple[str, ...], totals: tuple[int, ...]) -> None:
+        for name, total in zip(entrants, totals, strict=True):
+            self.points.setdefault(name, []).append(total)
+
+    @property
+    def leader(self) -> tuple[str, float] | None:
+        """The entrant with the best mean points per match so far (ratings come at the end)."""
+        if not self.points:
+            return None
+        means = {name: sum(points) / len(points) for name, points in self.points.items()}
+        name = max(sorted(means), key=means.__getitem__)
+        return name, means[name]
 
 
 def run_builds(league: League, log_dir: Path) -> dict[str, str]:
@@ -167,6 +182,11 @@ class Tournament:
     async def run(self, on_progress: Callable[[Progress], None] = lambda progress: None) -> Progress:
         missing = self.missing()
         progress = Progress(total=len(self.schedule), done=len(self.schedule) - len(missing))
+        stored = self.store.matches()
+        for planned in self.schedule:
+            earlier = stored.get(planned.match_id)
+            if earlier is not None and earlier.status is MatchStatus.COMPLETE:
+                progress.count(planned.entrants, earlier.record.totals)
         on_progress(progress)
         if not missing:
             return progress
@@ -185,6 +205,7 @@ class Tournament:
                     progress.last = outcome
                     if outcome.status is MatchStatus.COMPLETE:
                         progress.done += 1
+                        progress.count(scheduled.entrants, outcome.record.totals)
                     else:
                         progress.void += 1
                     on_progress(progress)

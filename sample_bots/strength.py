@@ -26,7 +26,6 @@ from pyramid_sdk.engine import Match
 from pyramid_sdk.observation import Phase
 from pyramid_sdk.rules import Rules, TrickWinner
 from pyramid_sdk.seeds import derive_seed
-
 from sample_bots.heuristic import HeuristicBot
 from sample_bots.montecarlo import MonteCarloBot, play_out
 from sample_bots.random_bot import RandomBot

@@ -3,6 +3,7 @@ import pickle
 import random
 
 import pytest
+
 from pyramid_sdk import DECK, Card, CardError, Rank, Suit, format_cards
 
 

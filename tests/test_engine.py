@@ -3,6 +3,7 @@
 import itertools
 
 import pytest
+
 from pyramid_sdk import (
     DECK,
     Card,

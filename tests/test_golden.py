@@ -8,6 +8,7 @@ import json
 
 import pytest
 from playthrough import golden_lines, golden_path, golden_record
+
 from pyramid_sdk import Match, MatchRecord
 
 

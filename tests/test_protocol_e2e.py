@@ -2,9 +2,9 @@
 
 import pytest
 from arena import RANDOM, assert_no_unknown_cards, assert_played_as, bot_processes, misbehaving, play
+
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.bot import TimeControl
-
 from referee.faults import FaultKind
 from referee.match_runner import MatchStatus
 from sample_bots.random_bot import RandomBot

@@ -1,4 +1,5 @@
 import pytest
+
 from pyramid_sdk import (
     QUOTAS,
     Card,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from arena import bot_processes
-from pyramid_sdk import Match, MatchRecord
 
+from pyramid_sdk import Match, MatchRecord
 from referee.schedule import build_schedule
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import grpc
+
 from pyramid_sdk.actions import Declare, Play
 from pyramid_sdk.bot import Bot, MatchInfo
 from pyramid_sdk.cards import DECK, Card
