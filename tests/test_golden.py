@@ -7,8 +7,8 @@ After an intended change to the rules or the record format, regenerate them with
 import json
 
 import pytest
-from playthrough import golden_lines, golden_path, golden_record
 
+from playthrough import golden_lines, golden_path, golden_record
 from pyramid_sdk import Match, MatchRecord
 
 

@@ -5,8 +5,8 @@ from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from playthrough import cards_in, play_random
 
+from playthrough import cards_in, play_random
 from pyramid_sdk import Match, MatchRecord, Phase, Rules, Talk, TrickWinner, score
 
 rules_strategy = st.builds(

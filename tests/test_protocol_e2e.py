@@ -1,12 +1,20 @@
 """Matches between real bot processes over real gRPC on loopback, well-behaved and not."""
 
-import pytest
-from arena import RANDOM, assert_no_unknown_cards, assert_played_as, bot_processes, misbehaving, play
+import asyncio
 
+import grpc
+import pytest
+
+from arena import RANDOM, assert_no_unknown_cards, assert_played_as, bot_processes, misbehaving, play
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.v1 import pyramid_pb2 as pb
+from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
+from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee.faults import FaultKind
-from referee.match_runner import MatchStatus
+from referee.match_runner import LocalSeat, MatchStatus, play_match
+from referee.server import create_server
+from referee.sessions import SessionRegistry
 from sample_bots.random_bot import RandomBot
 
 
@@ -107,3 +115,47 @@ def test_rules_variants_travel_to_the_bots():
     assert start.seat == 1
     assert list(start.seat_names) == ["seat0", "seat1"]
     assert_played_as(outcome.record, 1, RandomBot())
+
+
+def test_handshake_refusals_carry_the_right_status():
+    async def attempt(hello: pb.Hello) -> grpc.StatusCode:
+        registry = SessionRegistry()
+        registry.expect("good-token")
+        server, port = await create_server(registry, hello_timeout=1.0)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                call = pb_grpc.RefereeServiceStub(channel).Connect()
+                await call.write(pb.ConnectRequest(hello=hello))
+                try:
+                    await call.read()
+                    await call.read()
+                except grpc.aio.AioRpcError as exc:
+                    return exc.code()
+                return grpc.StatusCode.OK
+        finally:
+            await server.stop(None)
+
+    def hello(**fields):
+        return pb.Hello(**{"protocol_version": PROTOCOL_VERSION, "token": "good-token", **fields})
+
+    assert asyncio.run(attempt(hello(protocol_version=2))) is grpc.StatusCode.FAILED_PRECONDITION
+    assert asyncio.run(attempt(hello(token="bad"))) is grpc.StatusCode.UNAUTHENTICATED
+    assert asyncio.run(attempt(hello(token=""))) is grpc.StatusCode.UNAUTHENTICATED
+
+
+class _BrokenSeat(LocalSeat):
+    """A seat whose referee-side code fails mid-match: the match is void, not the bot's fault."""
+
+    async def deal_end(self, obs):
+        if obs.deal_number == 3:
+            raise RuntimeError("disk full")
+
+
+def test_a_referee_side_failure_makes_the_match_void():
+    seats = [_BrokenSeat(RandomBot(), "a"), LocalSeat(RandomBot(), "b")]
+    outcome = asyncio.run(play_match(seats, Rules(players=2), 1))
+    assert outcome.status is MatchStatus.VOID
+    assert "RuntimeError: disk full" in outcome.void_reason
+    assert outcome.faults == ()
+    assert not outcome.record.complete
+    assert len(outcome.record.deals) == 3

@@ -16,12 +16,12 @@ def run(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_is_clean():
-    result = run("ruff", "check", ".")
+    result = run("ruff", "check", "--no-cache", ".")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_ruff_format_is_clean():
-    result = run("ruff", "format", "--check", ".")
+    result = run("ruff", "format", "--no-cache", "--check", ".")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from arena import bot_processes
 
+from arena import bot_processes
 from pyramid_sdk import Match, MatchRecord
 from referee.schedule import build_schedule
 
@@ -255,3 +255,24 @@ def test_check_passes_a_good_bot_and_fails_a_bad_one():
     missing = referee("check", "--", "./no_such_bot", check=False)
     assert missing.returncode == 1
     assert "no program './no_such_bot'" in missing.stdout
+
+
+def test_a_failed_build_disqualifies_the_entrant_and_the_league_goes_on(tmp_path):
+    path = league_at(tmp_path)
+    text = path.read_text().replace(
+        "  - name: random-inproc\n",
+        "  - name: broken\n    command: ./bot.sh\n    build: exit 3\n    cwd: .\n  - name: random-inproc\n",
+    )
+    path.write_text(text)
+    result = referee("run", path)
+    assert "disqualified: broken: build 'exit 3' failed with code 3" in result.stderr
+    lines = export(path)
+    assert len(lines) == 12  # C(4,2) tables x 2 rotations
+    for line in lines:
+        if "broken" in line["seats"]:
+            seat = line["seats"].index("broken")
+            assert line["forfeits"] == [seat]
+            assert line["faults"][0]["kind"] == "disconnect"
+        else:
+            assert line["forfeits"] == []
+    assert (tmp_path / "results-logs" / "broken.build.log").exists()

@@ -1,8 +1,8 @@
 """Observations and actions survive the protocol messages exactly; garbage becomes WireError."""
 
 import pytest
-from playthrough import play_random
 
+from playthrough import play_random
 from pyramid_sdk import Declare, Play, Rules, Suit
 from pyramid_sdk.cards import Card
 from pyramid_sdk.v1 import pyramid_pb2 as pb
