@@ -1,0 +1,277 @@
+"use strict";
+/**
+ * Pyramid Arena bot SDK for Node.js.
+ *
+ * Subclass `Bot`, write `declare(obs)` and `play(obs)` (plain values or Promises), call `run(bot)`.
+ * The protocol is loaded from proto/pyramid/v1/pyramid.proto at run time, so nothing is generated or
+ * committed; see docs/PROTOCOL.md for the messages and docs/WRITING_A_BOT.md for a walk-through.
+ */
+const path = require("node:path");
+const grpc = require("@grpc/grpc-js");
+const protoLoader = require("@grpc/proto-loader");
+
+const PROTOCOL_VERSION = 1;
+const PROTO_ROOT = process.env.PYRAMID_PROTO_ROOT || path.join(__dirname, "..", "..", "proto");
+const RANKS = "9TJQKA";
+const SUITS = "SHDC";
+const SUIT_NAMES = { S: "SUIT_SPADES", H: "SUIT_HEARTS", D: "SUIT_DIAMONDS", C: "SUIT_CLUBS" };
+const SUIT_LETTERS = Object.fromEntries(Object.entries(SUIT_NAMES).map(([letter, name]) => [name, letter]));
+const PHASES = {
+  PHASE_DECLARE: "declare",
+  PHASE_PLAY: "play",
+  PHASE_DEAL_OVER: "deal-over",
+  PHASE_MATCH_OVER: "match-over",
+};
+
+/** Rank strength of a card code, 0 (nine) to 5 (ace): `rank("QS") === 3`. */
+function rank(card) {
+  return RANKS.indexOf(card[0]);
+}
+
+/** Suit letter of a card code: `suit("QS") === "S"`. */
+function suit(card) {
+  return card[1];
+}
+
+let cachedPackage = null;
+
+/** The `pyramid.v1` package, loaded once from the .proto file. */
+function protocol() {
+  if (cachedPackage === null) {
+    const definition = protoLoader.loadSync("pyramid/v1/pyramid.proto", {
+      includeDirs: [PROTO_ROOT],
+      keepCase: true,
+      longs: String,
+      enums: String,
+      defaults: true,
+      oneofs: true,
+    });
+    cachedPackage = grpc.loadPackageDefinition(definition).pyramid.v1;
+  }
+  return cachedPackage;
+}
+
+function actionFromWire(action) {
+  if (action.kind === "declare") {
+    return { declare: { tricks: action.declare.tricks, trump: SUIT_LETTERS[action.declare.trump] } };
+  }
+  return { card: action.card };
+}
+
+function trickFromWire(trick) {
+  return { leader: trick.leader, cards: trick.cards, winner: trick.winner === undefined ? null : trick.winner };
+}
+
+/**
+ * The seat's view as a plain object with card codes ("QS") and suit letters ("H").
+ * Fields follow the protocol's Observation in camelCase, plus helpers: `legalCards`,
+ * `legalDeclarations`, `trump`, `declared`, `isDeclarer`, `myTurn`, `unseenCards`.
+ */
+function observationFromWire(message, rules, legalActions = []) {
+  const declaration = message.declaration
+    ? { tricks: message.declaration.tricks, trump: SUIT_LETTERS[message.declaration.trump] }
+    : null;
+  const legal = legalActions.map(actionFromWire);
+  const tricks = message.tricks.map(trickFromWire);
+  const currentTrick = trickFromWire(message.current_trick || { leader: message.declarer, cards: [] });
+  const obs = {
+    seat: message.seat,
+    rules,
+    phase: PHASES[message.phase],
+    dealNumber: message.deal_number,
+    dealer: message.dealer,
+    declarer: message.declarer,
+    toAct: message.to_act === undefined ? null : message.to_act,
+    hand: message.hand,
+    declaration,
+    currentTrick,
+    tricks,
+    taken: message.taken,
+    pyramids: message.pyramids.map((p) => ({
+      entries: p.entries.map((e) => ({ declared: e.declared, taken: e.taken, points: e.points })),
+      remaining: p.remaining,
+      total: p.total,
+    })),
+    talk: message.talk.map((m) => ({ seat: m.seat, trick: m.trick, text: m.text })),
+    forfeited: message.forfeited,
+    legalActions: legal,
+    legalCards: legal.filter((a) => a.card).map((a) => a.card),
+    legalDeclarations: legal.filter((a) => a.declare).map((a) => a.declare),
+    trump: declaration ? declaration.trump : null,
+    declared: declaration ? declaration.tricks : null,
+    isDeclarer: message.declarer === message.seat,
+    myTurn: message.to_act === message.seat,
+  };
+  const played = new Set([...tricks.flatMap((t) => t.cards), ...currentTrick.cards]);
+  const held = new Set(obs.hand);
+  obs.unseenCards = [...SUITS].flatMap((s) => [...RANKS].map((r) => r + s)).filter((c) => !played.has(c) && !held.has(c));
+  return obs;
+}
+
+function rulesFromWire(rules) {
+  return {
+    players: rules.players,
+    trickWinner: rules.trick_winner === "TRICK_WINNER_HIGHEST_RANK" ? "highest-rank" : "led-suit",
+    talk: { TALK_MODE_OPEN: "open", TALK_MODE_DEFENDERS: "defenders", TALK_MODE_OFF: "off" }[rules.talk],
+    talkMaxLength: rules.talk_max_length,
+    talkMaxPerTrick: rules.talk_max_per_trick,
+  };
+}
+
+/** Base class of a bot: override `declare` and `play`; the other hooks are optional. */
+class Bot {
+  constructor() {
+    this.name = "node-bot";
+    this.version = "0";
+  }
+
+  /** A match begins: `info.seed` seeds this bot's randomness, `info.seat` is its seat. */
+  matchStart(info) {} // eslint-disable-line no-unused-vars
+
+  /** Return `{tricks, trump}`, one of `obs.legalDeclarations` (trump as a letter S H D C). */
+  declare(obs) {
+    throw new Error(`${this.constructor.name} must implement declare()`, { cause: obs });
+  }
+
+  /** Return a card code from `obs.legalCards`, or `{card, talk}` to talk as a defender. */
+  play(obs) {
+    throw new Error(`${this.constructor.name} must implement play()`, { cause: obs });
+  }
+
+  /** A deal is over: `obs` shows all six tricks and the updated pyramids. */
+  dealEnd(obs) {} // eslint-disable-line no-unused-vars
+
+  /** The match is over: `result` has `totals`, `ranks` and this bot's `faults`. */
+  matchEnd(result) {} // eslint-disable-line no-unused-vars
+}
+
+/** The ActionReply for what a bot's method returned. */
+function replyFor(requestId, choice) {
+  const reply = { request_id: requestId };
+  if (typeof choice === "string") {
+    reply.action = { card: choice };
+  } else if (choice && typeof choice.card === "string") {
+    reply.action = { card: choice.card };
+    if (choice.talk) reply.talk = String(choice.talk);
+  } else if (choice && Number.isInteger(choice.tricks) && SUIT_NAMES[choice.trump]) {
+    reply.action = { declare: { tricks: choice.tricks, trump: SUIT_NAMES[choice.trump] } };
+  } else {
+    throw new Error(`not an action: ${JSON.stringify(choice)}: return a card code or {tricks, trump}`);
+  }
+  return reply;
+}
+
+/**
+ * Plays every match the referee asks for; resolves when the referee ends the stream.
+ * Address and token default to PYRAMID_ADDRESS and PYRAMID_TOKEN, which the referee's launcher sets.
+ * A refusal (wrong token, protocol version) rejects with the referee's status and message.
+ */
+function run(bot, { address = process.env.PYRAMID_ADDRESS, token = process.env.PYRAMID_TOKEN || "" } = {}) {
+  if (!address) {
+    return Promise.reject(new Error(`${bot.name}: no referee address: set PYRAMID_ADDRESS`));
+  }
+  const { RefereeService } = protocol();
+  const client = new RefereeService(address, grpc.credentials.createInsecure());
+  const call = client.Connect();
+  const matches = new Map();
+  let queue = Promise.resolve();
+
+  const hook = async (fn, arg) => {
+    try {
+      await fn.call(bot, arg);
+    } catch (error) {
+      console.error(error);
+    }
+  };
+
+  const deliverDealEnd = async (matchId, message) => {
+    if (message.last_deal && matches.has(matchId)) {
+      await hook(bot.dealEnd, observationFromWire(message.last_deal, matches.get(matchId)));
+    }
+  };
+
+  const handle = async (message) => {
+    switch (message.kind) {
+      case "match_start": {
+        const start = message.match_start;
+        const rules = rulesFromWire(start.rules);
+        matches.set(start.match_id, rules);
+        await hook(bot.matchStart, {
+          matchId: start.match_id,
+          seat: start.seat,
+          seatNames: start.seat_names,
+          rules,
+          timeControl: { perActionMs: start.time_control.per_action_ms, bankMs: start.time_control.bank_ms },
+          seed: start.seed,
+        });
+        break;
+      }
+      case "action_request": {
+        const request = message.action_request;
+        await deliverDealEnd(request.match_id, request);
+        let reply = { request_id: request.request_id };
+        try {
+          const obs = observationFromWire(request.observation, matches.get(request.match_id), request.legal_actions);
+          const choice = await (obs.phase === "declare" ? bot.declare(obs) : bot.play(obs));
+          reply = replyFor(request.request_id, choice);
+        } catch (error) {
+          // A bug in the bot: an action-less reply is a fault at once, where silence would cost the time limit.
+          console.error(error);
+        }
+        call.write({ action: reply });
+        break;
+      }
+      case "match_end": {
+        const end = message.match_end;
+        await deliverDealEnd(end.match_id, end);
+        matches.delete(end.match_id);
+        await hook(bot.matchEnd, {
+          matchId: end.match_id,
+          totals: end.totals,
+          ranks: end.ranks,
+          faults: end.faults.map((f) => `${f.kind}: ${f.detail}`),
+          forfeited: end.forfeited,
+        });
+        break;
+      }
+      case "notice":
+        console.error(`${bot.name}: referee says: ${message.notice.text}`);
+        break;
+      default:
+        break;
+    }
+  };
+
+  return new Promise((resolve, reject) => {
+    call.on("data", (message) => {
+      queue = queue.then(() => handle(message));
+    });
+    call.on("end", () => {
+      queue.then(() => {
+        client.close();
+        resolve();
+      });
+    });
+    call.on("error", (error) => {
+      client.close();
+      if (error.code === grpc.status.CANCELLED) resolve();
+      else reject(new Error(`${bot.name}: ${grpc.status[error.code] || error.code}: ${error.details || error.message}`));
+    });
+    call.write({
+      hello: { protocol_version: PROTOCOL_VERSION, token, bot_name: bot.name, bot_version: bot.version },
+    });
+  });
+}
+
+/** `run(bot)` for a bot's main module: exits with a one-line message if the referee refuses it. */
+function main(bot) {
+  run(bot).then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error.message);
+      process.exit(1);
+    },
+  );
+}
+
+module.exports = { Bot, run, main, rank, suit, RANKS, SUITS, observationFromWire, replyFor, protocol, PROTOCOL_VERSION };

@@ -1,0 +1,168 @@
+"use strict";
+// The SDK against a stand-in referee on loopback: real grpc-js on both ends, the real .proto file.
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const grpc = require("@grpc/grpc-js");
+const { Bot, run, rank, suit, protocol, replyFor, observationFromWire } = require("..");
+
+const OBSERVATION = {
+  seat: 1,
+  phase: "PHASE_PLAY",
+  deal_number: 3,
+  dealer: 3,
+  declarer: 0,
+  to_act: 1,
+  hand: ["9S", "KH", "AD"],
+  declaration: { tricks: 2, trump: "SUIT_HEARTS" },
+  current_trick: { leader: 0, cards: ["QS"] },
+  tricks: [
+    { leader: 0, cards: ["AS", "TS"], winner: 0 },
+    { leader: 0, cards: ["JS", "AH"], winner: 1 },
+  ],
+  taken: [1, 1],
+  pyramids: [{ entries: [{ declared: 3, taken: 3, points: 10 }], remaining: [1, 2, 3, 3, 3, 2, 1], total: 10 }],
+  talk: [{ seat: 1, trick: 1, text: "hi" }],
+  forfeited: [false, false],
+};
+const LEGAL = ["9S", "KH", "AD"].map((card) => ({ card }));
+
+/** A one-connection referee that sends `script` after the hello and collects what the bot answers. */
+async function referee(script) {
+  const server = new grpc.Server();
+  const received = [];
+  server.addService(protocol().RefereeService.service, {
+    Connect(call) {
+      call.on("data", (message) => {
+        received.push(message);
+        if (message.hello) {
+          for (const item of script) call.write(item);
+        } else if (received.length === script.filter((m) => m.action_request).length + 1) {
+          call.end();
+        }
+      });
+    },
+  });
+  const port = await new Promise((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return { address: `127.0.0.1:${port}`, received, stop: () => server.forceShutdown() };
+}
+
+const START = {
+  match_start: {
+    match_id: "m1",
+    seat: 1,
+    seat_names: ["a", "b"],
+    rules: { players: 2, trick_winner: "TRICK_WINNER_LED_SUIT", talk: "TALK_MODE_OPEN", talk_max_length: 80, talk_max_per_trick: 2 },
+    time_control: { per_action_ms: 1000, bank_ms: 20000 },
+    seed: "42",
+  },
+};
+const request = (id, extra = {}) => ({
+  action_request: { request_id: String(id), match_id: "m1", observation: OBSERVATION, legal_actions: LEGAL, ...extra },
+});
+
+test("card helpers", () => {
+  assert.equal(rank("9S"), 0);
+  assert.equal(rank("AH"), 5);
+  assert.equal(suit("QD"), "D");
+});
+
+test("observations are friendly: codes, letters, helpers", () => {
+  const obs = observationFromWire(OBSERVATION, { players: 2, trickWinner: "led-suit" }, LEGAL);
+  assert.equal(obs.phase, "play");
+  assert.deepEqual(obs.legalCards, ["9S", "KH", "AD"]);
+  assert.equal(obs.trump, "H");
+  assert.equal(obs.declared, 2);
+  assert.equal(obs.myTurn, true);
+  assert.equal(obs.isDeclarer, false);
+  assert.deepEqual(obs.currentTrick, { leader: 0, cards: ["QS"], winner: null });
+  assert.equal(obs.tricks[1].winner, 1);
+  assert.equal(obs.unseenCards.length, 24 - 3 - 5);
+  assert.ok(!obs.unseenCards.includes("QS"));
+});
+
+test("replies: a card, a card with talk, a declaration; anything else throws", () => {
+  assert.deepEqual(replyFor("7", "QS"), { request_id: "7", action: { card: "QS" } });
+  assert.deepEqual(replyFor("7", { card: "QS", talk: "low" }), { request_id: "7", action: { card: "QS" }, talk: "low" });
+  assert.deepEqual(replyFor("7", { tricks: 3, trump: "C" }), {
+    request_id: "7",
+    action: { declare: { tricks: 3, trump: "SUIT_CLUBS" } },
+  });
+  assert.throws(() => replyFor("7", 42), /not an action/);
+});
+
+test("a bot plays through a stand-in referee, sync and async answers alike", async () => {
+  const ref = await referee([START, request(1), request(2, { last_deal: OBSERVATION }), { match_end: { match_id: "m1", totals: [1, 2], ranks: [2, 1], faults: [] } }]);
+  const events = [];
+  class Slow extends Bot {
+    matchStart(info) {
+      events.push(`start seed=${info.seed} seat=${info.seat}`);
+    }
+    play(obs) {
+      return obs.dealNumber === 3 && events.length === 1
+        ? "KH"
+        : new Promise((resolve) => setTimeout(() => resolve({ card: "AD", talk: "mine" }), 20));
+    }
+    dealEnd(obs) {
+      events.push(`deal ${obs.dealNumber} over`);
+    }
+    matchEnd(result) {
+      events.push(`end ranks=${result.ranks}`);
+    }
+  }
+  const bot = new Slow();
+  bot.name = "slow";
+  await run(bot, { address: ref.address, token: "t" });
+  ref.stop();
+  assert.equal(ref.received[0].hello.token, "t");
+  assert.equal(ref.received[0].hello.protocol_version, 1);
+  assert.equal(ref.received[0].hello.bot_name, "slow");
+  assert.equal(ref.received[1].action.action.card, "KH");
+  assert.equal(ref.received[2].action.action.card, "AD");
+  assert.equal(ref.received[2].action.talk, "mine");
+  assert.equal(ref.received[2].action.request_id, "2");
+  assert.deepEqual(events, ["start seed=42 seat=1", "deal 3 over", "end ranks=2,1"]);
+});
+
+test("a bot that throws answers at once with no action, and keeps playing", async () => {
+  const ref = await referee([START, request(1), request(2)]);
+  class Flaky extends Bot {
+    constructor() {
+      super();
+      this.calls = 0;
+    }
+    play() {
+      this.calls += 1;
+      if (this.calls === 1) throw new Error("bug in play");
+      return "9S";
+    }
+  }
+  const errors = [];
+  const original = console.error;
+  console.error = (error) => errors.push(String(error));
+  try {
+    await run(new Flaky(), { address: ref.address, token: "t" });
+  } finally {
+    console.error = original;
+    ref.stop();
+  }
+  assert.equal(ref.received[1].action.action, null);
+  assert.equal(ref.received[2].action.action.card, "9S");
+  assert.match(errors.join("\n"), /bug in play/);
+});
+
+test("a refusal rejects with the status and the referee's message", async () => {
+  const server = new grpc.Server();
+  server.addService(protocol().RefereeService.service, {
+    Connect(call) {
+      call.on("data", () => call.emit("error", { code: grpc.status.UNAUTHENTICATED, details: "unknown token" }));
+    },
+  });
+  const port = await new Promise((resolve) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (_, p) => resolve(p)),
+  );
+  await assert.rejects(run(new Bot(), { address: `127.0.0.1:${port}`, token: "x" }), /UNAUTHENTICATED: unknown token/);
+  server.forceShutdown();
+  await assert.rejects(run(new Bot(), { address: "" }), /no referee address/);
+});

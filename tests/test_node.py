@@ -1,0 +1,98 @@
+"""Bots in another language: the Node.js SDK's own tests, and Node bots against Python bots over gRPC."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena import RANDOM, assert_no_unknown_cards, assert_played_as, bot_processes, play
+from pyramid_sdk import Match
+from referee.faults import FaultKind
+from referee.match_runner import MatchStatus
+from sample_bots.random_bot import RandomBot
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_SDK = ROOT / "sdk/node"
+NODE_BOT = "node sample_bots/node/heuristic.js"
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("CI") and (shutil.which("node") is None or not (NODE_SDK / "node_modules").is_dir()),
+    reason="Node.js or sdk/node/node_modules missing: run `npm ci --prefix sdk/node` (the README does)",
+)
+
+
+@pytest.fixture(autouse=True)
+def no_bot_left_behind():
+    yield
+    deadline = time.monotonic() + 5
+    while bot_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert bot_processes() == []
+
+
+def test_the_node_sdk_tests_pass():
+    result = subprocess.run(
+        ["node", "--test", "test/"], cwd=NODE_SDK, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "# fail 0" in result.stdout
+
+
+def test_a_four_player_match_of_python_and_node_bots(tmp_path):
+    outcome, sent = play(
+        [NODE_BOT, RANDOM, NODE_BOT, RANDOM], seed=31, record_messages=True, log_dir=tmp_path
+    )
+    assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
+    assert outcome.faults == ()
+    record = outcome.record
+    assert Match.replay(record).record() == record
+    assert len(record.deals) == 64
+    for seat in (1, 3):
+        assert_played_as(record, seat, RandomBot())
+    for seat in range(4):
+        assert_no_unknown_cards(record, seat, sent[seat])
+    node_points = record.totals[0] + record.totals[2]
+    python_points = record.totals[1] + record.totals[3]
+    assert node_points > python_points  # the Node heuristic beats random play
+
+
+def test_a_node_bot_that_throws_faults_instead_of_hanging(tmp_path):
+    started = time.monotonic()
+    outcome, _ = play(["node tests/bots/throwing.js", RANDOM], seed=3, log_dir=tmp_path)
+    assert outcome.status is MatchStatus.COMPLETE
+    faults = [f for f in outcome.faults if f.seat == 0]
+    assert [f.kind for f in faults] == [FaultKind.MALFORMED] * 3
+    assert "neither a declaration nor a card" in faults[0].detail
+    assert outcome.record.forfeits == (0,)
+    assert time.monotonic() - started < 20  # answered at once: no time limit was spent
+    assert "this bot has a bug" in (tmp_path / "seat0.log").read_text()
+
+
+def test_referee_check_passes_the_node_sample_bot():
+    referee = str(Path(sys.executable).parent / "referee")
+    result = subprocess.run(
+        [referee, "check", "--cwd", str(ROOT), "--", "node", "sample_bots/node/heuristic.js"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PASS" in result.stdout
+
+
+def test_the_writing_a_bot_node_example_plays_a_match(tmp_path):
+    text = (ROOT / "docs/WRITING_A_BOT.md").read_text(encoding="utf-8")
+    code = re.search(r"```js bot\n(.*?)```", text, re.DOTALL).group(1)
+    assert len(code.strip().splitlines()) <= 25
+    (tmp_path / "my_bot.js").write_text(code, encoding="utf-8")
+    (tmp_path / "sdk").symlink_to(ROOT / "sdk")  # the example sits beside the repository's sdk/ folder
+    outcome, _ = play([f"node {tmp_path / 'my_bot.js'}", RANDOM], seed=8, log_dir=tmp_path)
+    assert outcome.status is MatchStatus.COMPLETE
+    assert outcome.faults == ()
+    assert outcome.record.seats == ("seat0", "seat1")
