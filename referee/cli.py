@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import http.server
 import random
 import signal
 import sys
@@ -23,6 +26,7 @@ from referee.launcher import BotSpec, BotSpecError
 from referee.league import League, LeagueError, add_entrant, load_league
 from referee.match_runner import MatchOutcome, MatchStatus, play_match
 from referee.ratings import Leaderboard, rate
+from referee.report import write_report
 from referee.reports import FORMATS, eta_text, export_lines, leaderboard_table, replay_text
 from referee.store import Store, StoreError
 from referee.table import open_table
@@ -235,11 +239,22 @@ class _Display:
             self.bar.stop()
 
 
+def _write_report(league: League, store: Store, folder: Path, live: bool = False) -> Path:
+    board = rate([e.name for e in league.entrants], schedule_of(league), store.matches())
+    return write_report(league, list(schedule_of(league)), store.matches(), board, folder, live)
+
+
 @main.command("run")
 @click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
 @click.option("--concurrency", type=click.IntRange(1, 64), help="Matches at once (overrides the file).")
 @click.option("--fresh", is_flag=True, help="Forget the stored results of this league and start over.")
-def run_command(league_file: str, concurrency: int | None, fresh: bool) -> None:
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep an HTML report in this folder, rewritten after every match.",
+)
+def run_command(league_file: str, concurrency: int | None, fresh: bool, report_dir: Path | None) -> None:
     """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
 
     Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes.
@@ -249,8 +264,14 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool) -> None:
     log_dir = league.database.parent / f"{league.database.stem}-logs"
     tournament = Tournament(league, store, log_dir, concurrency)
     display = _Display(league)
+
+    def on_progress(progress: Progress) -> None:
+        display(progress)
+        if report_dir is not None:
+            _write_report(league, store, report_dir, live=True)
+
     try:
-        progress = _run_until_signal(tournament.run(display))
+        progress = _run_until_signal(tournament.run(on_progress))
     except (asyncio.CancelledError, KeyboardInterrupt):
         display.close()
         done = len(store.complete_ids())
@@ -268,6 +289,8 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool) -> None:
     click.echo(
         leaderboard_table(_board(league, store), f"{league.name} — {progress.done}/{progress.total} matches")
     )
+    if report_dir is not None:
+        click.echo(f"report: {_write_report(league, store, report_dir)}")
     store.close()
 
 
@@ -359,3 +382,24 @@ def submit_command(league_file: str, name: str, cwd: Path | None, command: tuple
     click.echo(
         f"submitted: {name} is an entrant of {league.name}; `referee run {league_file}` plays its matches"
     )
+
+
+@main.command("report")
+@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
+@click.option(
+    "-o", "--output", type=click.Path(file_okay=False, path_type=Path), default="report", show_default=True
+)
+@click.option("--serve", is_flag=True, help="Then serve it at http://127.0.0.1:PORT until Ctrl-C.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+def report_command(league_file: str, output: Path, serve: bool, port: int) -> None:
+    """Writes LEAGUE's results as a static HTML site (opens from disk, no network needed)."""
+    league = _league(league_file)
+    store = _store(league)
+    index = _write_report(league, store, output)
+    click.echo(f"report: {index}")
+    if serve:
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))
+        with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+            click.echo(f"serving at http://127.0.0.1:{server.server_address[1]}/  (Ctrl-C stops)")
+            with contextlib.suppress(KeyboardInterrupt):
+                server.serve_forever()

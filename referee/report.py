@@ -1,0 +1,243 @@
+"""The HTML report: a static site that opens from disk with no network.
+
+Leaderboard (sortable), rating history, head-to-head, a page per entrant and a replay page per match.
+Charts are inline SVG; the one script sorts tables and is not needed to read anything. Jinja2 renders
+the pages because everything shown comes from untrusted bots (names, talk) and must be escaped; every
+page is written to a temporary file and renamed into place, so a reader never sees half a page.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from pyramid_sdk.cards import Suit
+from pyramid_sdk.rules import QUOTAS
+from referee.league import League
+from referee.match_runner import MatchStatus
+from referee.ratings import Leaderboard
+from referee.schedule import ScheduledMatch
+from referee.store import StoredMatch
+from referee.transcript import pyramids_of
+
+PALETTE: Final = ("#1f5fbf", "#c0392b", "#1e8449", "#8e44ad", "#b9770e", "#117a8b", "#5d6d7e", "#a93226")
+"""Line colours, each with at least 4.5:1 contrast on white."""
+
+_ENVIRONMENT: Final = Environment(
+    loader=PackageLoader("referee", "templates"), autoescape=select_autoescape(["html"]), trim_blocks=True
+)
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Writes ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryChart:
+    width: int
+    height: int
+    lines: list[dict[str, Any]]
+    y_ticks: list[tuple[float, float]]
+    x_label: str
+
+
+def history_chart(board: Leaderboard, width: int = 760, height: int = 320) -> HistoryChart:
+    """Each entrant's μ after each of its rated matches (x: schedule order), with a ±3σ band."""
+    per_entrant: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
+    positions = sorted({position for position, *_ in board.history})
+    index = {position: i + 1 for i, position in enumerate(positions)}
+    for position, _match, name, mu, sigma in board.history:
+        per_entrant[name].append((index[position], mu, sigma))
+    low = min([mu - 3 * sigma for points in per_entrant.values() for _, mu, sigma in points] + [0.0])
+    high = max([mu + 3 * sigma for points in per_entrant.values() for _, mu, sigma in points] + [50.0])
+    count = max(len(positions), 1)
+    left, right, top, bottom = 44, 10, 10, 28
+
+    def x(i: float) -> float:
+        return left + (width - left - right) * i / count
+
+    def y(value: float) -> float:
+        return top + (height - top - bottom) * (high - value) / (high - low)
+
+    lines = []
+    for number, standing in enumerate(board.standings):
+        points = [(0, 25.0, 25.0 / 3), *per_entrant.get(standing.entrant, [])]
+        upper = [f"{x(i):.1f},{y(mu + 3 * s):.1f}" for i, mu, s in points]
+        lower = [f"{x(i):.1f},{y(mu - 3 * s):.1f}" for i, mu, s in reversed(points)]
+        lines.append(
+            {
+                "name": standing.entrant,
+                "colour": PALETTE[number % len(PALETTE)],
+                "line": " ".join(f"{x(i):.1f},{y(mu):.1f}" for i, mu, _ in points),
+                "band": " ".join(upper + lower),
+                "last_mu": points[-1][1],
+            }
+        )
+    step = 10.0 if high - low > 40 else 5.0
+    first = step * (low // step + 1)
+    ticks = []
+    value = first
+    while value < high:
+        ticks.append((value, y(value)))
+        value += step
+    return HistoryChart(width, height, lines, ticks, f"{len(positions)} rated matches, in schedule order")
+
+
+def head_to_head(
+    names: list[str], schedule: list[ScheduledMatch], stored: dict[str, StoredMatch]
+) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """For each ordered pair that shared tables: (times a finished ahead of b, behind, level)."""
+    table: dict[tuple[str, str], list[int]] = {}
+    for scheduled in schedule:
+        match = stored.get(scheduled.match_id)
+        if match is None or match.status is not MatchStatus.COMPLETE:
+            continue
+        ranks = match.record.ranks
+        for a, name_a in enumerate(scheduled.entrants):
+            for b, name_b in enumerate(scheduled.entrants):
+                if a != b:
+                    cell = table.setdefault((name_a, name_b), [0, 0, 0])
+                    cell[0 if ranks[a] < ranks[b] else 1 if ranks[a] > ranks[b] else 2] += 1
+    return {pair: (w, lost, level) for pair, (w, lost, level) in table.items()}
+
+
+def entrant_stats(
+    name: str, schedule: list[ScheduledMatch], stored: dict[str, StoredMatch]
+) -> dict[str, Any]:
+    """Pyramid accuracy per declared number, points per trump, faults: for one entrant's page."""
+    numbers: list[dict[str, Any]] = [
+        {"number": n, "quota": q, "declared": 0, "exact": 0, "off": 0, "points": 0}
+        for n, q in enumerate(QUOTAS)
+    ]
+    trumps: dict[Suit, dict[str, Any]] = {suit: {"suit": suit, "deals": 0, "points": 0} for suit in Suit}
+    faults = []
+    matches = []
+    for scheduled in schedule:
+        match = stored.get(scheduled.match_id)
+        if match is None or name not in scheduled.entrants:
+            continue
+        seat = scheduled.entrants.index(name)
+        matches.append((scheduled, match, seat))
+        for deal in match.record.deals:
+            if deal.declarer != seat:
+                continue
+            row = numbers[deal.declaration.tricks]
+            row["declared"] += 1
+            row["exact"] += deal.taken == deal.declaration.tricks
+            row["off"] += abs(deal.taken - deal.declaration.tricks)
+            row["points"] += deal.points
+            trumps[deal.declaration.trump]["deals"] += 1
+            trumps[deal.declaration.trump]["points"] += deal.points
+        faults += [(scheduled, fault) for fault in match.faults if fault.seat == seat]
+    for row in numbers:
+        count = row["declared"] or 1
+        row["exact_rate"] = row["exact"] / count if row["declared"] else None
+        row["mean_off"] = row["off"] / count
+        row["mean_points"] = row["points"] / count
+        row["heat"] = _heat(row["exact_rate"])
+    return {"numbers": numbers, "trumps": list(trumps.values()), "faults": faults, "matches": matches}
+
+
+def _heat(rate: float | None) -> str:
+    """A background from pale red (never exact) to pale green (always): dark text stays readable."""
+    if rate is None:
+        return "#f2f2f2"
+    red, green = round(250 - 80 * rate), round(205 + 40 * rate)
+    return f"rgb({red},{green},{round(205 - 20 * rate)})"
+
+
+def match_view(scheduled: ScheduledMatch, match: StoredMatch) -> dict[str, Any]:
+    record = match.record
+    players = len(record.seats)
+    deals = []
+    for deal in record.deals:
+        tricks = [
+            {
+                "number": number,
+                "leader": record.seats[trick.leader],
+                "plays": [
+                    (record.seats[trick.seat_of(i, players)], card) for i, card in enumerate(trick.cards)
+                ],
+                "winner": record.seats[trick.winner] if trick.winner is not None else "",
+            }
+            for number, trick in enumerate(deal.tricks, start=1)
+        ]
+        deals.append({"deal": deal, "tricks": tricks})
+    pyramids = []
+    for seat, pyramid in enumerate(pyramids_of(record)):
+        rows = []
+        filled: list[list[tuple[int, int]]] = [[] for _ in QUOTAS]
+        for entry in pyramid.entries:
+            filled[entry.declared].append((entry.taken, entry.points))
+        for number, quota in enumerate(QUOTAS):
+            cells: list[tuple[int | None, int | None]] = [*filled[number]]
+            cells += [(None, None)] * (quota - len(filled[number]))
+            rows.append({"number": number, "cells": cells})
+        pyramids.append(
+            {"name": record.seats[seat], "total": pyramid.total, "rank": record.ranks[seat], "rows": rows}
+        )
+    return {"scheduled": scheduled, "match": match, "record": record, "deals": deals, "pyramids": pyramids}
+
+
+def write_report(
+    league: League,
+    schedule: list[ScheduledMatch],
+    stored: dict[str, StoredMatch],
+    board: Leaderboard,
+    folder: Path,
+    live: bool = False,
+) -> Path:
+    """Writes (or rewrites) the whole site into ``folder``; returns the index page."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = [standing.entrant for standing in board.standings]
+    pages = {name: f"entrant-{slug(name)}.html" for name in names}
+    played = [(s, stored[s.match_id]) for s in schedule if s.match_id in stored]
+    match_pages = {s.match_id: f"match-{s.position + 1:04d}.html" for s, _ in played}
+    common = {"league": league, "entrant_pages": pages, "match_pages": match_pages, "live": False}
+    render = _ENVIRONMENT.get_template
+    write_atomic(folder / "style.css", render("style.css").render())
+    write_atomic(folder / "sort.js", render("sort.js").render())
+    for scheduled, match in played:
+        view = match_view(scheduled, match)
+        write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
+    for name in names:
+        stats = entrant_stats(name, schedule, stored)
+        standing = next(s for s in board.standings if s.entrant == name)
+        write_atomic(
+            folder / pages[name], render("entrant.html").render(**common, standing=standing, **stats)
+        )
+    write_atomic(folder / "matches.html", render("matches.html").render(**common, played=played))
+    index = folder / "index.html"
+    write_atomic(
+        index,
+        render("index.html").render(
+            **{**common, "live": live},
+            board=board,
+            chart=history_chart(board),
+            names=names,
+            h2h=head_to_head(names, schedule, stored),
+            done=sum(1 for _, m in played if m.status is MatchStatus.COMPLETE),
+            total=len(schedule),
+        ),
+    )
+    return index

@@ -1,0 +1,149 @@
+"""The HTML report of a real small league, rendered in a real headless Chromium and checked in its DOM."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+from referee.league import load_league
+from referee.ratings import rate
+from referee.report import write_report
+from referee.store import Store
+from referee.tournament import schedule_of
+
+ROOT = Path(__file__).resolve().parent.parent
+REFEREE = str(Path(sys.executable).parent / "referee")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("CI") and (CHROMIUM is None or DRIVER is None),
+    reason="chromium and chromedriver not installed (apt-get install chromium chromium-driver; CI does)",
+)
+
+LEAGUE = f"""\
+name: Browser <League> & Co
+seed: 5
+players: 3
+rules: {{talk: open}}
+database: results.sqlite
+entrants:
+  - name: random
+    command: python sample_bots/random_bot.py
+    cwd: {ROOT}
+  - name: heuristic
+    module: sample_bots.heuristic:HeuristicBot
+    cwd: {ROOT}
+  - name: random-inproc
+    module: sample_bots.random_bot:RandomBot
+    cwd: {ROOT}
+  - name: tricky
+    module: sample_bots.heuristic:HeuristicBot
+    cwd: {ROOT}
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("league")
+    (folder / "league.yaml").write_text(LEAGUE, encoding="utf-8")
+    result = subprocess.run(
+        [REFEREE, "run", str(folder / "league.yaml"), "--report", str(folder / "site")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return folder / "site"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1280,1600",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def test_a_live_report_refreshes_itself_and_a_final_one_does_not(site, tmp_path):
+    assert 'http-equiv="refresh"' not in (site / "index.html").read_text()
+    league = load_league(site.parent / "league.yaml")
+    stored = Store(league.database).matches()
+    board = rate([e.name for e in league.entrants], schedule_of(league), stored)
+    index = write_report(league, list(schedule_of(league)), stored, board, tmp_path / "live", live=True)
+    assert 'http-equiv="refresh"' in index.read_text()
+
+
+def test_the_site_is_self_contained(site):
+    for page in site.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "http://" not in text
+        assert "https://" not in text
+    assert "Browser &lt;League&gt; &amp; Co" in (site / "index.html").read_text()  # names are escaped
+    assert not list(site.glob(".*.tmp"))
+
+
+def test_leaderboard_lists_every_entrant_and_sorts_by_a_header(site, browser, tmp_path):
+    browser.get((site / "index.html").as_uri())
+    browser.save_screenshot(str(tmp_path / "index.png"))
+
+    def entrants():
+        return [
+            row.find_element(By.CSS_SELECTOR, "th").text
+            for row in browser.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+        ]
+
+    before = entrants()
+    assert sorted(before) == ["heuristic", "random", "random-inproc", "tricky"]
+    header = browser.find_element(By.XPATH, "//table[@id='leaderboard']//th[normalize-space()='entrant']")
+    header.click()
+    ascending = entrants()
+    assert ascending == sorted(before)
+    assert header.get_attribute("aria-sort") == "ascending"
+    header.click()
+    descending = entrants()
+    assert descending == sorted(before, reverse=True)
+    assert ascending != before  # the rating order is not the alphabetical one: the click changed it
+    browser.save_screenshot(str(tmp_path / "index-sorted.png"))
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.chart polyline")
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".h2h tbody tr")) == 4
+
+
+def test_a_replay_page_shows_six_tricks_per_deal_and_the_pyramids(site, browser, tmp_path):
+    browser.get((site / "match-0001.html").as_uri())
+    browser.save_screenshot(str(tmp_path / "match.png"))
+    deals = browser.find_elements(By.CSS_SELECTOR, "article.deal")
+    assert len(deals) == 48
+    for deal in deals:
+        assert len(deal.find_elements(By.CSS_SELECTOR, "tr.trick")) == 6
+    pyramids = browser.find_elements(By.CSS_SELECTOR, "table.pyramid")
+    assert len(pyramids) == 3
+    for pyramid in pyramids:
+        assert len(pyramid.find_elements(By.CSS_SELECTOR, "tbody tr")) == 7  # 0 to 6
+        assert len(pyramid.find_elements(By.CSS_SELECTOR, "td.centre .slot")) == 16
+
+
+def test_an_entrant_page_has_the_pyramid_heat_map(site, browser, tmp_path):
+    browser.get((site / "entrant-heuristic.html").as_uri())
+    browser.save_screenshot(str(tmp_path / "entrant.png"))
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#accuracy .heat-row")) == 7
+    assert "declared" in browser.find_element(By.ID, "accuracy").text
