@@ -12,6 +12,7 @@ import pytest
 
 from arena import RANDOM, assert_no_unknown_cards, assert_played_as, bot_processes, play
 from pyramid_sdk import Match
+from pyramid_sdk.bot import TimeControl
 from referee.faults import FaultKind
 from referee.match_runner import MatchStatus
 from sample_bots.random_bot import RandomBot
@@ -96,3 +97,33 @@ def test_the_writing_a_bot_node_example_plays_a_match(tmp_path):
     assert outcome.status is MatchStatus.COMPLETE
     assert outcome.faults == ()
     assert outcome.record.seats == ("seat0", "seat1")
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "kind", "detail"),
+    [
+        ("throw", FaultKind.MALFORMED, "neither a declaration nor a card"),
+        ("sleep", FaultKind.TIMEOUT, "no answer within"),
+        ("crash", FaultKind.DISCONNECT, "closed its stream"),
+        ("illegal", FaultKind.ILLEGAL_ACTION, "not in the seat's hand"),
+        ("wrong-token", FaultKind.DISCONNECT, "before connecting"),
+    ],
+)
+def test_misbehaving_node_bots_fault_and_the_match_completes(behaviour, kind, detail, tmp_path):
+    outcome, _ = play(
+        [f"node tests/bots/misbehaving.js {behaviour}", RANDOM],
+        seed=4,
+        time_control=TimeControl(per_action=0.25, bank=0.25),
+        absent_ok=True,
+        log_dir=tmp_path,
+    )
+    assert outcome.status is MatchStatus.COMPLETE
+    faults = [f for f in outcome.faults if f.seat == 0]
+    assert faults
+    assert {f.kind for f in faults} == {kind}
+    assert detail in faults[0].detail
+    assert outcome.record.forfeits == (0,)
+    assert not [f for f in outcome.faults if f.seat == 1]
+    assert_played_as(outcome.record, 1, RandomBot())
+    if behaviour == "wrong-token":
+        assert "UNAUTHENTICATED" in (tmp_path / "seat0.log").read_text()
