@@ -1,41 +1,24 @@
 """Conformance check of one bot: its process plays a 2-, a 3- and a 4-player match, in that order and on
-one connection, against seeded random opponents; the report says whether it is fit for a league.
+one connection, against seeded random opponents (the sample random bot, in-process); the report says
+whether it is fit for a league.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyramid_sdk import Card, Declare, Observation, Rules
-from pyramid_sdk.bot import Bot, MatchInfo, TimeControl
+from pyramid_sdk import Rules
+from pyramid_sdk.bot import TimeControl
 from referee.faults import Fault
 from referee.launcher import BotSpec, BotSpecError, Launcher
 from referee.match_runner import LocalSeat, MatchStatus, RemoteSeat, Seat, play_match
 from referee.server import create_server
 from referee.sessions import SessionRegistry
-
-
-class RandomOpponent(Bot):
-    """The check's opponents: legal, seeded, instant, shipped with the referee."""
-
-    name = "random"
-
-    def __init__(self) -> None:
-        self.rng = random.Random(0)
-
-    def match_start(self, info: MatchInfo) -> None:
-        self.rng = random.Random(info.seed)
-
-    def declare(self, obs: Observation) -> Declare:
-        return self.rng.choice(obs.legal_declarations)
-
-    def play(self, obs: Observation) -> Card:
-        return self.rng.choice(obs.legal_cards)
+from sample_bots.random_bot import RandomBot
 
 
 @dataclass(slots=True)
@@ -94,7 +77,7 @@ async def check_bot(command: tuple[str, ...], cwd: Path | None = None, seed: int
             assert process.session is not None
             for players in (2, 3, 4):
                 seats: list[Seat] = [RemoteSeat(process.session, spec.name)]
-                seats += [LocalSeat(RandomOpponent(), f"random{i}") for i in range(1, players)]
+                seats += [LocalSeat(RandomBot(), f"random{i}") for i in range(1, players)]
                 outcome = await play_match(
                     seats,
                     Rules(players=players),

@@ -113,20 +113,7 @@ def export_lines(
                 "seats": list(record.seats),
                 "status": str(match.status),
                 "deals": [
-                    {
-                        "number": deal.number,
-                        "dealer": deal.dealer,
-                        "declarer": deal.declarer,
-                        "hands": [[card.code for card in hand] for hand in deal.hands],
-                        "declared": deal.declaration.tricks,
-                        "trump": deal.declaration.trump.code,
-                        "tricks": [
-                            {"leader": t.leader, "cards": [c.code for c in t.cards], "winner": t.winner}
-                            for t in deal.tricks
-                        ],
-                        "taken": deal.taken,
-                        "points": deal.points,
-                    }
+                    {key: value for key, value in deal.to_dict().items() if key != "talk"}
                     for deal in record.deals
                 ],
                 "totals": list(record.totals),

@@ -40,15 +40,6 @@ entrants:
 """
 
 
-@pytest.fixture(autouse=True)
-def no_bot_left_behind():
-    yield
-    deadline = time.monotonic() + 5
-    while bot_processes() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert bot_processes() == [], "a bot process outlived the referee"
-
-
 def league_at(folder: Path, concurrency: int = 1) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "league.yaml"

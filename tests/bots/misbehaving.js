@@ -22,7 +22,7 @@ class Misbehaving extends Bot {
       case "throw":
         throw new Error("this bot has a bug");
       case "sleep": // a Promise that resolves far too late, three times
-        return this.cards <= 3 ? new Promise((resolve) => setTimeout(() => resolve(obs.legalCards[0]), 600)) : obs.legalCards[0];
+        return this.cards <= 3 ? new Promise((resolve) => setTimeout(() => resolve(obs.legalCards[0]), 2000)) : obs.legalCards[0];
       case "crash":
         if (obs.dealNumber >= 3) process.exit(3);
         return obs.legalCards[0];

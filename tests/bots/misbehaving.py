@@ -50,7 +50,7 @@ class Sleeper(Seeded):
 
     def play(self, obs: Observation) -> Card | Play:
         if self.decisions < 4:
-            time.sleep(0.5)
+            time.sleep(2.0)
         return super().play(obs)
 
 
