@@ -29,6 +29,8 @@ ENV_ADDRESS: Final = "PYRAMID_ADDRESS"
 ENV_TOKEN: Final = "PYRAMID_TOKEN"
 CONNECT_TIMEOUT: Final = 20.0
 STOP_GRACE: Final = 2.0
+LOG_LIMIT: Final = 1024 * 1024
+"""Bytes of output kept per bot log file (one older file of the same size is kept beside it)."""
 _MODULE_CLASS: Final = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _SETPRIV: Final = shutil.which("setpriv") if sys.platform == "linux" else None
 _DEATH_SIGNAL: Final = (_SETPRIV, "--pdeathsig", "KILL", "--") if _SETPRIV else ()
@@ -104,6 +106,7 @@ class BotProcess:
         self.log_path = log_path
         self.process: asyncio.subprocess.Process | None = None
         self.session: Session | None = None
+        self._logger: asyncio.Task[None] | None = None
 
     async def start(
         self, registry: SessionRegistry, address: str, timeout: float = CONNECT_TIMEOUT
@@ -111,7 +114,7 @@ class BotProcess:
         """Starts the process and waits until it has connected and said hello."""
         waiting = registry.expect(self.token)
         env = _environment(address, self.token)
-        log = open(self.log_path, "ab") if self.log_path else asyncio.subprocess.DEVNULL  # noqa: SIM115
+        output = asyncio.subprocess.PIPE if self.log_path else asyncio.subprocess.DEVNULL
         try:
             self.process = await asyncio.create_subprocess_exec(
                 *_DEATH_SIGNAL,
@@ -119,8 +122,8 @@ class BotProcess:
                 cwd=self.spec.cwd,
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
+                stdout=output,
+                stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
             )
         except OSError as exc:
@@ -128,9 +131,8 @@ class BotProcess:
             raise BotSpecError(
                 f"bot {self.spec.name!r}: cannot start {shlex.join(self.spec.command)}: {exc}"
             ) from None
-        finally:
-            if not isinstance(log, int):
-                log.close()
+        if self.log_path is not None and self.process.stdout is not None:
+            self._logger = asyncio.create_task(_keep_log(self.process.stdout, self.log_path))
         exited = asyncio.create_task(self.process.wait())
         either: set[asyncio.Future[Any]] = {waiting, exited}
         try:
@@ -152,15 +154,33 @@ class BotProcess:
         if self.session is not None:
             self.session.close("the referee stopped this bot")
         process = self.process
-        if process is None or process.returncode is not None:
+        if process is None:
             return
-        _signal_group(process.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), grace)
-        except TimeoutError:
-            _signal_group(process.pid, signal.SIGKILL)
-            await process.wait()
+        if process.returncode is None:
+            _signal_group(process.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), grace)
+            except TimeoutError:
+                _signal_group(process.pid, signal.SIGKILL)
+                await process.wait()
         _signal_group(process.pid, signal.SIGKILL)  # anything the bot left behind in its group
+        if self._logger is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._logger), grace)
+            self._logger.cancel()
+
+
+async def _keep_log(stream: asyncio.StreamReader, path: Path, limit: int = LOG_LIMIT) -> None:
+    """Copies a bot's output to its log. A log that reaches ``limit`` bytes becomes ``NAME.log.1`` (the
+    older one is dropped) and a new one starts: a chatty bot costs at most twice the limit of disk, and
+    the latest output, where crashes are, is always kept. The pipe is always drained, so a bot never
+    blocks on a full pipe."""
+    while chunk := await stream.read(65536):
+        with contextlib.suppress(OSError):
+            if path.exists() and path.stat().st_size >= limit:
+                os.replace(path, path.with_name(path.name + ".1"))
+            with path.open("ab") as log:
+                log.write(chunk)
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

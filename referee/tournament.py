@@ -36,8 +36,6 @@ from referee.store import Store, settings_fingerprint
 
 BUILD_TIMEOUT: Final = 600.0
 VOID_RETRIES: Final = 2
-LOG_LIMIT: Final = 1024 * 1024
-"""Bytes of stderr kept per entrant log; the file is cut back to this when a process of it starts."""
 
 
 def schedule_of(league: League) -> tuple[ScheduledMatch, ...]:
@@ -145,7 +143,6 @@ class _Pool:
             if process.session is not None and not process.session.is_closed:
                 return process
             await process.stop()
-        _trim(self.launcher.log_dir, self.entrant.name)
         return await self.launcher.start(self.entrant.spec)
 
     async def release(self, process: BotProcess) -> None:
@@ -153,16 +150,6 @@ class _Pool:
             self.idle.append(process)
         else:
             await process.stop()
-
-
-def _trim(log_dir: Path | None, name: str) -> None:
-    if log_dir is None:
-        return
-    log = log_dir / f"{name}.log"
-    with contextlib.suppress(OSError):
-        if log.stat().st_size > LOG_LIMIT:
-            data = log.read_bytes()[-LOG_LIMIT // 2 :]
-            log.write_bytes(b"[earlier output cut]\n" + data)
 
 
 class Tournament:
