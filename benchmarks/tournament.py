@@ -30,7 +30,8 @@ def main() -> None:
         folder = Path(tempfile.mkdtemp(prefix="pyramid-bench-"))
         try:
             fresh = replace(league, database=folder / "results.sqlite")
-            tournament = Tournament(fresh, open_store(fresh), folder / "logs", concurrency)
+            store, fresh = open_store(fresh)
+            tournament = Tournament(fresh, store, folder / "logs", concurrency)
             started = time.perf_counter()
             progress = asyncio.run(tournament.run())
             elapsed = time.perf_counter() - started

@@ -177,7 +177,7 @@ def _league(path: str) -> League:
         raise click.UsageError(str(exc)) from None
 
 
-def _store(league: League, fresh: bool = False) -> Store:
+def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
     try:
         return open_store(league, fresh)
     except StoreError as exc:
@@ -239,9 +239,22 @@ class _Display:
             self.bar.stop()
 
 
+REPORT_EVERY = 2.0
+"""Seconds between rewrites of a live report (each one reads every stored match)."""
+
+
+def _report_in_thread(league: League, folder: Path) -> Path:
+    store = Store(league.database, write=False)
+    try:
+        return _write_report(league, store, folder, live=True)
+    finally:
+        store.close()
+
+
 def _write_report(league: League, store: Store, folder: Path, live: bool = False) -> Path:
-    board = rate([e.name for e in league.entrants], schedule_of(league), store.matches())
-    return write_report(league, list(schedule_of(league)), store.matches(), board, folder, live)
+    schedule, stored = list(schedule_of(league)), store.matches()
+    board = rate([e.name for e in league.entrants], schedule, stored)
+    return write_report(league, schedule, stored, board, folder, live)
 
 
 @main.command("run")
@@ -260,15 +273,22 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
     Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes.
     """
     league = _league(league_file)
-    store = _store(league, fresh)
+    store, league = _store(league, fresh)
     log_dir = league.database.parent / f"{league.database.stem}-logs"
     tournament = Tournament(league, store, log_dir, concurrency)
     display = _Display(league)
 
+    pending: list[asyncio.Future[Path]] = []
+    last_report = [0.0]
+
     def on_progress(progress: Progress) -> None:
         display(progress)
-        if report_dir is not None:
-            _write_report(league, store, report_dir, live=True)
+        if report_dir is None or (pending and not pending[-1].done()):
+            return
+        if time.monotonic() - last_report[0] >= REPORT_EVERY or progress.done == progress.total:
+            # In a thread with its own connection: rendering must never stall the bots' clocks.
+            last_report[0] = time.monotonic()
+            pending.append(asyncio.ensure_future(asyncio.to_thread(_report_in_thread, league, report_dir)))
 
     try:
         progress = _run_until_signal(tournament.run(on_progress))
@@ -300,7 +320,7 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
 def leaderboard_command(league_file: str, fmt: str) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
     league = _league(league_file)
-    store = _store(league)
+    store, league = _store(league)
     board = _board(league, store)
     click.echo(FORMATS[fmt](board) if fmt != "table" else leaderboard_table(board, league.name), nl=False)
 
@@ -314,7 +334,7 @@ def replay_command(league_file: str, match_id: str) -> None:
     MATCH_ID is an id from `referee export` (like r1:alice,bob) or a schedule position from 1.
     """
     league = _league(league_file)
-    store = _store(league)
+    store, league = _store(league)
     stored = store.matches()
     schedule = schedule_of(league)
     if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
@@ -335,7 +355,7 @@ def replay_command(league_file: str, match_id: str) -> None:
 def export_command(league_file: str, fmt: str, output: Any) -> None:
     """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
     league = _league(league_file)
-    store = _store(league)
+    store, league = _store(league)
     for line in export_lines(league, schedule_of(league), store.matches()):
         output.write(line + "\n")
 
@@ -394,7 +414,7 @@ def submit_command(league_file: str, name: str, cwd: Path | None, command: tuple
 def report_command(league_file: str, output: Path, serve: bool, port: int) -> None:
     """Writes LEAGUE's results as a static HTML site (opens from disk, no network needed)."""
     league = _league(league_file)
-    store = _store(league)
+    store, league = _store(league)
     index = _write_report(league, store, output)
     click.echo(f"report: {index}")
     if serve:

@@ -153,7 +153,7 @@ class BotProcess:
         """Stops the process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
         if self.session is not None:
             self.session.close("the referee stopped this bot")
-        process = self.process
+        process, self.process = self.process, None  # stopped once: a reaped pid may be reused later
         if process is None:
             return
         if process.returncode is None:

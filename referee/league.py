@@ -85,7 +85,7 @@ class _Entrant(_Strict):
 
 class _League(_Strict):
     name: str = Field(min_length=1, max_length=200)
-    seed: int = Field(0, ge=0, lt=2**63)
+    seed: int | None = Field(None, ge=0, lt=2**63)
     players: int = Field(4, ge=2, le=4)
     schedule: _Schedule = Field(default_factory=_Schedule)
     rules: dict[str, Any] = {}
@@ -113,7 +113,8 @@ class League:
 
     path: Path
     name: str
-    seed: int
+    seed: int | None
+    """``None``: a secret seed, drawn and kept by the results database (``tournament.open_store``)."""
     rules: Rules
     rounds: int
     rotate_seats: bool

@@ -8,6 +8,7 @@ the match void instead, so it is retried and never rated.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import time
 from collections.abc import Callable, Sequence
@@ -79,7 +80,7 @@ class LocalSeat:
         started = time.monotonic()
         try:
             action = self.bot.act(obs)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a trusted bot still must not stop the referee
             return Decision(
                 fault=FaultKind.ILLEGAL_ACTION, detail=f"the bot raised {type(exc).__name__}: {exc}"[:200]
             )
@@ -88,10 +89,12 @@ class LocalSeat:
         return Decision(action=action)
 
     async def deal_end(self, obs: Observation) -> None:
-        self.bot.deal_end(obs)
+        with contextlib.suppress(Exception):  # a hook's failure is the bot's business, not the match's
+            self.bot.deal_end(obs)
 
     async def end(self, result: MatchResult, forfeited: bool, faults: Sequence[Fault]) -> None:
-        self.bot.match_end(result)
+        with contextlib.suppress(Exception):
+            self.bot.match_end(result)
 
     def violations(self) -> list[str]:
         return []
@@ -109,7 +112,6 @@ class RemoteSeat:
         self._match_id = ""
         self._encoder = ObservationEncoder()
         self._last_deal: pb.Observation | None = None
-        self._request_ids = 0
         self._per_action_ms = 0
 
     async def _send(self, message: pb.ConnectResponse) -> bool:
@@ -118,6 +120,7 @@ class RemoteSeat:
         return await self.session.send(message)
 
     async def start(self, info: MatchInfo) -> str | None:
+        self.session.start_match()
         self._match_id = info.match_id
         self._encoder = ObservationEncoder()
         self._last_deal = None
@@ -137,9 +140,8 @@ class RemoteSeat:
         return self.session.close_reason
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
-        self._request_ids += 1
         request = pb.ActionRequest(
-            request_id=self._request_ids,
+            request_id=self.session.next_request_id(),
             match_id=self._match_id,
             observation=self._encoder.encode(obs),
             legal_actions=[action_to_wire(action) for action in obs.legal_actions],

@@ -25,6 +25,9 @@ MAX_MESSAGE_BYTES: Final = 8 * 1024
 malformed message (the transport itself cuts the stream past ``server.MAX_TRANSPORT_BYTES``)."""
 
 MAX_VIOLATIONS: Final = 200
+
+WRITE_TIMEOUT: Final = 10.0
+"""Seconds a message may wait for the bot to read earlier ones before the session is given up."""
 """A session that keeps sending what nobody asked for is closed after this many stray messages."""
 
 
@@ -62,6 +65,7 @@ class Session:
         self._pending: tuple[int, asyncio.Future[Outcome]] | None = None
         self._expired: set[int] = set()
         self._violations: list[str] = []
+        self._request_ids = 0
         self._violation_count = 0
         self._closed = asyncio.Event()
         self.close_reason = ""
@@ -86,8 +90,25 @@ class Session:
         violations, self._violations = self._violations, []
         return violations
 
-    async def send(self, message: pb.ConnectResponse) -> bool:
-        """Writes one message; ``False`` (and the session closed) if the stream is gone.
+    @property
+    def busy(self) -> bool:
+        """A request timed out and its answer has not come yet: the bot may still be thinking about it."""
+        return bool(self._expired)
+
+    def next_request_id(self) -> int:
+        """Request ids are unique for the session's life, so a late reply from an earlier match can never
+        pass for the answer to a request of a later one."""
+        self._request_ids += 1
+        return self._request_ids
+
+    def start_match(self) -> None:
+        """Forgets stray messages of earlier matches: they were charged there, or came after the end."""
+        self._violations = []
+
+    async def send(self, message: pb.ConnectResponse, timeout: float = WRITE_TIMEOUT) -> bool:
+        """Writes one message; ``False`` (and the session closed) if the stream is gone or the bot has not
+        read its earlier messages within ``timeout`` seconds (a bot that stops reading fills the
+        transport's window, and an unbounded write would wait forever).
 
         gRPC allows one write in flight per stream; the lock keeps the handshake's welcome and the first
         match's messages from overlapping.
@@ -95,22 +116,27 @@ class Session:
         if self.is_closed:
             return False
         try:
-            async with self._write_lock:
+            async with asyncio.timeout(timeout), self._write_lock:
                 await self._context.write(message)
+        except TimeoutError:
+            self.close(f"the bot read nothing for {timeout:g}s")
+            return False
         except Exception as exc:  # the stream can fail in many ways; all mean the same here
             self.close(f"stream write failed: {type(exc).__name__}")
             return False
         return True
 
     async def ask(self, request: pb.ActionRequest, timeout: float) -> Outcome:
-        """Sends an action request and waits at most ``timeout`` seconds for its reply."""
+        """Sends an action request and waits at most ``timeout`` seconds, the write included, for its
+        reply."""
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._pending = (request.request_id, future)
+        deadline = asyncio.get_running_loop().time() + timeout
         try:
-            if not await self.send(pb.ConnectResponse(action_request=request)):
+            if not await self.send(pb.ConnectResponse(action_request=request), timeout=max(timeout, 1.0)):
                 return Closed(self.close_reason)
             try:
-                async with asyncio.timeout(timeout):
+                async with asyncio.timeout_at(deadline):
                     return await future
             except TimeoutError:
                 self._expired.add(request.request_id)
@@ -153,7 +179,8 @@ class Session:
                 pending[1].set_result(reply)
                 return
             if reply.request_id in self._expired:
-                return  # a late answer to a request that already timed out: that fault is recorded
+                self._expired.discard(reply.request_id)
+                return  # the late answer to a request that timed out: that fault is recorded
             detail = f"reply to request {reply.request_id}, which is not the one pending"
         elif kind == "hello":
             detail = "a second hello"
@@ -205,7 +232,7 @@ class SessionRegistry:
     def attach(self, token: str, hello: pb.Hello, context: Context) -> Session | None:
         """The session for a connection that presented ``token``, or ``None`` if it is not expected."""
         for known, future in self._waiting.items():
-            if hmac.compare_digest(token, known) and not future.done():
+            if hmac.compare_digest(token.encode(), known.encode()) and not future.done():
                 session = Session(f"s{next(self._ids)}", hello, context)
                 self._active[known] = session
                 future.set_result(session)

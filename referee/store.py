@@ -9,6 +9,7 @@ queries (leaderboards, reports, your own SQL).
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -109,7 +110,7 @@ class StoredMatch:
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, write: bool = True) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -127,7 +128,7 @@ class Store:
                 f"{path}: results schema version {version}, this referee reads {SCHEMA_VERSION}; "
                 "point database: at another file"
             )
-        if version is None:
+        if version is None and write:
             self.db.executescript(SCHEMA)
             with self.transaction():
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
@@ -170,6 +171,15 @@ class Store:
                     self.db.execute(f"DELETE FROM {table}")
             self._set_meta("settings", settings)
             self._set_meta("league", league_name)
+
+    def secret_seed(self, renew: bool = False) -> int:
+        """The league's secret seed, drawn on first use (or when ``renew``) and kept in ``meta``."""
+        with self.transaction():
+            stored = self._meta("secret_seed")
+            if stored is None or renew:
+                stored = str(secrets.randbits(63))
+                self._set_meta("secret_seed", stored)
+        return int(stored)
 
     def set_entrants(self, entrants: list[tuple[str, str, str]]) -> None:
         with self.transaction():

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import subprocess
+import os
+import signal
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
@@ -39,6 +40,8 @@ VOID_RETRIES: Final = 2
 
 
 def schedule_of(league: League) -> tuple[ScheduledMatch, ...]:
+    if league.seed is None:
+        raise ValueError("the league's secret seed is unknown until its results database is opened")
     names = tuple(entrant.name for entrant in league.entrants)
     return build_schedule(league.seed, names, league.players, league.rounds, league.rotate_seats)
 
@@ -57,8 +60,12 @@ def league_settings(league: League) -> str:
     )
 
 
-def open_store(league: League, fresh: bool = False) -> Store:
+def open_store(league: League, fresh: bool = False) -> tuple[Store, League]:
+    """The league's results database, and the league with its seed settled: a league file without
+    ``seed:`` gets a secret random one, drawn once and kept in the database (``--fresh`` draws anew)."""
     store = Store(league.database)
+    if league.seed is None:
+        league = replace(league, seed=store.secret_seed(renew=fresh))
     store.bind(league.name, league_settings(league), fresh)
     store.set_entrants(
         [
@@ -66,7 +73,7 @@ def open_store(league: League, fresh: bool = False) -> Store:
             for e in league.entrants
         ]
     )
-    return store
+    return store, league
 
 
 @dataclass(slots=True)
@@ -96,36 +103,42 @@ class Progress:
         return name, means[name]
 
 
-def run_builds(league: League, log_dir: Path) -> dict[str, str]:
-    """Runs every ``build:`` once; returns the entrants it disqualified, with the reason."""
+async def run_builds(league: League, log_dir: Path) -> dict[str, str]:
+    """Runs every ``build:`` once; returns the entrants it disqualified, with the reason.
+
+    Each build runs in its own process group, killed whole on a timeout or when the run is interrupted.
+    """
     failed = {}
     for entrant in league.entrants:
         if entrant.build is None:
             continue
         log = log_dir / f"{entrant.name}.build.log"
-        try:
-            with log.open("wb") as out:
-                result = subprocess.run(
-                    entrant.build,
-                    shell=True,
-                    cwd=entrant.spec.cwd,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    timeout=BUILD_TIMEOUT,
-                    check=False,
-                )
-            if result.returncode != 0:
-                failed[entrant.name] = (
-                    f"build {entrant.build!r} failed with code {result.returncode}, see {log}"
-                )
-        except subprocess.TimeoutExpired:
-            failed[entrant.name] = f"build {entrant.build!r} took over {BUILD_TIMEOUT:g}s"
-        if entrant.name not in failed:
+        with log.open("wb") as out:
+            process = await asyncio.create_subprocess_shell(
+                entrant.build,
+                cwd=entrant.spec.cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
             try:
-                entrant.spec.check()
-            except BotSpecError as exc:
-                failed[entrant.name] = str(exc)
+                code = await asyncio.wait_for(process.wait(), BUILD_TIMEOUT)
+            except TimeoutError:
+                failed[entrant.name] = f"build {entrant.build!r} took over {BUILD_TIMEOUT:g}s"
+                continue
+            finally:
+                if process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, signal.SIGKILL)
+                    await process.wait()
+        if code != 0:
+            failed[entrant.name] = f"build {entrant.build!r} failed with code {code}, see {log}"
+            continue
+        try:
+            entrant.spec.check()
+        except BotSpecError as exc:
+            failed[entrant.name] = str(exc)
     return failed
 
 
@@ -146,7 +159,8 @@ class _Pool:
         return await self.launcher.start(self.entrant.spec)
 
     async def release(self, process: BotProcess) -> None:
-        if process.session is not None and not process.session.is_closed:
+        session = process.session
+        if session is not None and not session.is_closed and not session.busy:
             self.idle.append(process)
         else:
             await process.stop()
@@ -178,7 +192,7 @@ class Tournament:
         if not missing:
             return progress
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.disqualified = await asyncio.to_thread(run_builds, self.league, self.log_dir)
+        self.disqualified = await run_builds(self.league, self.log_dir)
         async with self._pools() as pools:
             queue: asyncio.Queue[ScheduledMatch] = asyncio.Queue()
             for match in missing:
@@ -254,9 +268,12 @@ class Tournament:
                 return AbsentSeat(name, str(exc))
         pool = pools[name]
         try:
-            process = await pool.acquire()
+            try:
+                process = await pool.acquire()
+            except BotSpecError:
+                process = await pool.acquire()  # once more: a busy machine can make a start miss its window
         except BotSpecError as exc:
-            self.disqualified[name] = str(exc)  # a bot that cannot start will not start next time either
+            self.disqualified[name] = str(exc)  # twice in a row: it will not start next time either
             return AbsentSeat(name, str(exc))
         held.append((pool, process))
         assert process.session is not None

@@ -267,3 +267,17 @@ def test_a_failed_build_disqualifies_the_entrant_and_the_league_goes_on(tmp_path
         else:
             assert line["forfeits"] == []
     assert (tmp_path / "results-logs" / "broken.build.log").exists()
+
+
+def test_a_league_without_a_seed_gets_a_secret_one_kept_in_its_database(tmp_path):
+    path = league_at(tmp_path)
+    path.write_text(path.read_text().replace("seed: 11\n", "").replace("concurrency: 1", "concurrency: 2"))
+    referee("run", path)
+    first = export(path)
+    with sqlite3.connect(tmp_path / "results.sqlite") as db:
+        secret = int(db.execute("SELECT value FROM meta WHERE key = 'secret_seed'").fetchone()[0])
+    assert secret.bit_length() > 40  # nothing a bot could search through
+    assert "6/6 matches" in referee("run", path).stdout  # the same secret: nothing to replay
+    assert export(path) == first
+    referee("run", path, "--fresh")
+    assert {line["seed"] for line in export(path)}.isdisjoint({line["seed"] for line in first})
