@@ -5,16 +5,18 @@ import asyncio
 import grpc
 import pytest
 
-from arena import RANDOM, assert_no_unknown_cards, assert_played_as, misbehaving, play
+from arena import RANDOM, ROOT, assert_no_unknown_cards, assert_played_as, misbehaving, play
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee.faults import FaultKind
+from referee.launcher import BotSpec
 from referee.match_runner import LocalSeat, MatchStatus, play_match
 from referee.server import create_server
 from referee.sessions import SessionRegistry
+from referee.table import open_table
 from sample_bots.random_bot import RandomBot
 
 
@@ -154,3 +156,25 @@ def test_a_referee_side_failure_makes_the_match_void():
     assert outcome.faults == ()
     assert not outcome.record.complete
     assert len(outcome.record.deals) == 3
+
+
+def test_late_replies_from_one_match_never_answer_the_next_on_the_same_connection():
+    specs = [
+        BotSpec.parse(command, name=f"seat{i}", cwd=ROOT)
+        for i, command in enumerate([misbehaving("sleep"), RANDOM])
+    ]
+
+    async def two_matches():
+        async with open_table(specs) as seats:
+            first = await play_match(seats, Rules(players=2), 1, time_control=FAST)
+            second = await play_match(
+                seats, Rules(players=2), 2, time_control=FAST
+            )  # the bot is still asleep
+            return first, second
+
+    first, second = asyncio.run(two_matches())
+    assert first.record.forfeits == (0,)
+    # Whatever the sleeper answers late in the second match was asked in the first: never applied there.
+    assert {f.kind for f in second.faults if f.seat == 0} <= {FaultKind.TIMEOUT}
+    assert second.status is MatchStatus.COMPLETE
+    assert_played_as(second.record, 1, RandomBot())
