@@ -58,13 +58,6 @@ class Pyramid:
             (*self.entries, PyramidEntry(declared, taken, points)), tuple(remaining), self.total + points
         )
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "entries": [[e.declared, e.taken, e.points] for e in self.entries],
-            "remaining": list(self.remaining),
-            "total": self.total,
-        }
-
 
 def _open_numbers(remaining: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(n for n, left in enumerate(remaining) if left)

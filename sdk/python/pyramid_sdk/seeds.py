@@ -8,7 +8,6 @@ reveals nothing about another (the deck's).
 from __future__ import annotations
 
 import hashlib
-import random
 
 SEED_BITS = 63
 
@@ -22,8 +21,3 @@ def derive_seed(*parts: int | str) -> int:
     text = "/".join(str(part) for part in ("pyramid-arena", *parts))
     digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
-
-
-def rng(*parts: int | str) -> random.Random:
-    """A private generator seeded with :func:`derive_seed` of the parts."""
-    return random.Random(derive_seed(*parts))
