@@ -27,7 +27,7 @@ from pyramid_sdk.wire import (
     ObservationEncoder,
     WireError,
     action_from_wire,
-    action_to_wire,
+    legal_actions_field,
     rules_to_wire,
 )
 from referee.faults import Fault, FaultKind, FaultPolicy
@@ -111,7 +111,7 @@ class RemoteSeat:
         self._tap = tap
         self._match_id = ""
         self._encoder = ObservationEncoder()
-        self._last_deal: pb.Observation | None = None
+        self._last_deal: bytes | None = None
         self._per_action_ms = 0
 
     async def _send(self, message: pb.ConnectResponse) -> bool:
@@ -140,19 +140,20 @@ class RemoteSeat:
         return self.session.close_reason
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
-        request = pb.ActionRequest(
-            request_id=self.session.next_request_id(),
-            match_id=self._match_id,
-            observation=self._encoder.encode(obs),
-            legal_actions=[action_to_wire(action) for action in obs.legal_actions],
-            bank_ms=round(bank * 1000),
-            per_action_ms=self._per_action_ms,
-            last_deal=self._last_deal,
-        )
-        self._last_deal = None
+        message = pb.ConnectResponse()
+        request = message.action_request  # filled in place: a message passed to a constructor is copied
+        request.request_id = self.session.next_request_id()
+        request.match_id = self._match_id
+        request.bank_ms = round(bank * 1000)
+        request.per_action_ms = self._per_action_ms
+        request.observation.MergeFromString(self._encoder.serialize(obs))
+        request.MergeFromString(legal_actions_field(obs.legal_actions))
+        if self._last_deal is not None:
+            request.last_deal.MergeFromString(self._last_deal)
+            self._last_deal = None
         if self._tap is not None:
-            self._tap(pb.ConnectResponse(action_request=request))
-        outcome = await self.session.ask(request, time_limit)
+            self._tap(message)
+        outcome = await self.session.ask(message, time_limit)
         if isinstance(outcome, Timeout):
             return Decision(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
         if isinstance(outcome, Closed):
@@ -165,24 +166,22 @@ class RemoteSeat:
             return Decision(fault=FaultKind.MALFORMED, detail=str(exc)[:200])
 
     async def deal_end(self, obs: Observation) -> None:
-        self._last_deal = self._encoder.encode(obs)  # sent with the next request, or with the match end
+        self._last_deal = self._encoder.serialize(obs)  # sent with the next request, or with the match end
 
     async def end(self, result: MatchResult, forfeited: bool, faults: Sequence[Fault]) -> None:
-        await self._send(
-            pb.ConnectResponse(
-                match_end=pb.MatchEnd(
-                    match_id=result.match_id,
-                    totals=result.totals,
-                    ranks=result.ranks,
-                    faults=[
-                        pb.Fault(seat=f.seat, deal=f.deal, kind=_FAULT_KIND_TO_WIRE[f.kind], detail=f.detail)
-                        for f in faults
-                    ],
-                    forfeited=forfeited,
-                    last_deal=self._last_deal,
-                )
-            )
+        end = pb.MatchEnd(
+            match_id=result.match_id,
+            totals=result.totals,
+            ranks=result.ranks,
+            faults=[
+                pb.Fault(seat=f.seat, deal=f.deal, kind=_FAULT_KIND_TO_WIRE[f.kind], detail=f.detail)
+                for f in faults
+            ],
+            forfeited=forfeited,
         )
+        if self._last_deal is not None:
+            end.last_deal.MergeFromString(self._last_deal)
+        await self._send(pb.ConnectResponse(match_end=end))
 
     def violations(self) -> list[str]:
         return self.session.take_violations()

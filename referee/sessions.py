@@ -126,20 +126,22 @@ class Session:
             return False
         return True
 
-    async def ask(self, request: pb.ActionRequest, timeout: float) -> Outcome:
+    async def ask(self, message: pb.ConnectResponse, timeout: float) -> Outcome:
         """Sends an action request and waits at most ``timeout`` seconds, the write included, for its
         reply."""
-        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        self._pending = (request.request_id, future)
-        deadline = asyncio.get_running_loop().time() + timeout
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Outcome] = loop.create_future()
+        request_id = message.action_request.request_id
+        self._pending = (request_id, future)
+        deadline = loop.time() + timeout
         try:
-            if not await self.send(pb.ConnectResponse(action_request=request), timeout=max(timeout, 1.0)):
+            if not await self.send(message, timeout=max(timeout, 1.0)):
                 return Closed(self.close_reason)
             try:
                 async with asyncio.timeout_at(deadline):
                     return await future
             except TimeoutError:
-                self._expired.add(request.request_id)
+                self._expired.add(request_id)
                 return Timeout()
         finally:
             self._pending = None

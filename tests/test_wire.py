@@ -12,6 +12,7 @@ from pyramid_sdk.wire import (
     WireError,
     action_from_wire,
     action_to_wire,
+    legal_actions_field,
     rules_from_wire,
     rules_to_wire,
 )
@@ -64,3 +65,13 @@ def test_garbage_rules_and_observations_are_wire_errors():
         rules_from_wire(pb.Rules(players=9))
     with pytest.raises(WireError, match="observation"):
         ObservationDecoder(Rules()).decode(pb.Observation(hand=["XX"]))
+
+
+def test_legal_actions_field_merges_into_a_request_as_the_actions_in_order():
+    declarations = (Declare(0, Suit.SPADES), Declare(6, Suit.CLUBS))
+    plays = (Play(Card.parse("AH")), Play(Card.parse("9S")), Play(Card.parse("TD")))
+    for actions in ((), declarations, plays):
+        request = pb.ActionRequest(request_id=7)
+        request.MergeFromString(legal_actions_field(actions))
+        assert [action_from_wire(action) for action in request.legal_actions] == list(actions)
+        assert request.request_id == 7

@@ -15,6 +15,9 @@ import os
 import sys
 import traceback
 
+from pyramid_sdk import transport as _transport  # noqa: F401  (sets gRPC up before it is imported)
+
+# isort: split
 import grpc
 
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl

@@ -7,11 +7,11 @@ message becomes a clear fault, never an exception deep in the engine.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from pyramid_sdk.actions import DECLARATIONS, PLAYS, Action, Declare, Play
-from pyramid_sdk.cards import Card, CardError, Suit
+from pyramid_sdk.cards import DECK, Card, CardError, Suit
 from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick
 from pyramid_sdk.pyramid import Pyramid, PyramidEntry
 from pyramid_sdk.rules import Rules, RulesError, Talk, TrickWinner
@@ -128,20 +128,33 @@ def _pyramid_to_wire(pyramid: Pyramid) -> pb.Pyramid:
 
 
 class ObservationEncoder:
-    """Builds observation messages for one seat of one match.
+    """Serialises observations for one seat of one match.
 
-    Pyramids are most of an observation and change once per deal, so their messages are built once per
-    deal and reused (the engine hands out the same tuple until a deal is scored).
+    Most of an observation changes rarely: the pyramids once per deal, the finished tricks once per trick.
+    Their encodings are kept while the engine hands out the same tuple, and joined to the part that
+    changes with every decision: protobuf parses concatenated encodings of a message as one message with
+    all their fields. Building nested messages from Python costs several times as much as parsing bytes,
+    so this keeps the referee's side of a decision short.
     """
 
     def __init__(self) -> None:
         self._pyramids_source: tuple[Pyramid, ...] | None = None
-        self._pyramids: list[pb.Pyramid] = []
+        self._pyramids = b""
+        self._tricks_source: tuple[Trick, ...] | None = None
+        self._tricks = b""
 
-    def encode(self, obs: Observation) -> pb.Observation:
+    def serialize(self, obs: Observation) -> bytes:
+        """The encoded ``pyramid.v1.Observation`` message."""
         if obs.pyramids is not self._pyramids_source:
             self._pyramids_source = obs.pyramids
-            self._pyramids = [_pyramid_to_wire(pyramid) for pyramid in obs.pyramids]
+            self._pyramids = pb.Observation(
+                pyramids=[_pyramid_to_wire(pyramid) for pyramid in obs.pyramids]
+            ).SerializeToString()
+        if obs.tricks is not self._tricks_source:
+            self._tricks_source = obs.tricks
+            self._tricks = pb.Observation(
+                tricks=[_trick_to_wire(trick) for trick in obs.tricks]
+            ).SerializeToString()
         message = pb.Observation(
             seat=obs.seat,
             phase=_PHASE_TO_WIRE[obs.phase],
@@ -150,9 +163,7 @@ class ObservationEncoder:
             declarer=obs.declarer,
             hand=_codes(obs.hand),
             current_trick=_trick_to_wire(obs.current_trick),
-            tricks=[_trick_to_wire(trick) for trick in obs.tricks],
             taken=obs.taken,
-            pyramids=self._pyramids,
             talk=[pb.TalkMessage(seat=m.seat, trick=m.trick, text=m.text) for m in obs.talk],
             forfeited=obs.forfeited,
         )
@@ -161,11 +172,31 @@ class ObservationEncoder:
         if obs.declaration is not None:
             message.declaration.tricks = obs.declaration.tricks
             message.declaration.trump = _SUIT_TO_WIRE[obs.declaration.trump]
-        return message
+        return message.SerializeToString() + self._tricks + self._pyramids
+
+    def encode(self, obs: Observation) -> pb.Observation:
+        return pb.Observation.FromString(self.serialize(obs))
 
 
-def _cards(codes: object) -> tuple[Card, ...]:
-    return tuple(Card.parse(code) for code in codes)  # type: ignore[attr-defined]
+_ALL_ACTIONS: Final[tuple[Action, ...]] = (*PLAYS, *(d for row in DECLARATIONS for d in row))
+_LEGAL_ACTION_FIELDS: Final[dict[Action, bytes]] = {
+    action: pb.ActionRequest(legal_actions=[action_to_wire(action)]).SerializeToString()
+    for action in _ALL_ACTIONS
+}
+
+
+def legal_actions_field(actions: Sequence[Action]) -> bytes:
+    """The encoded ``legal_actions`` field of an ``ActionRequest``: merge it into a request with
+    ``MergeFromString``. Every legal action is one of 52 interned values, each encoded once."""
+    return b"".join([_LEGAL_ACTION_FIELDS[action] for action in actions])
+
+
+_CARD_BY_CODE: Final[dict[str, Card]] = {card.code: card for card in DECK}
+
+
+def _cards(codes: Iterable[str]) -> tuple[Card, ...]:
+    """Cards from their codes; a code the engine never writes raises ``KeyError``."""
+    return tuple(map(_CARD_BY_CODE.__getitem__, codes))
 
 
 def _trick_from_wire(message: pb.Trick) -> Trick:
@@ -178,13 +209,16 @@ class ObservationDecoder:
     """Rebuilds the engine's :class:`Observation` from messages for one match, so Python bots see one
     type in-process and over the wire.
 
-    A pyramid only ever grows, so a seat's pyramid with as many entries as last time is the same
-    pyramid: it is decoded once per deal, not once per decision.
+    What the referee has said once stays true, so it is decoded once: a pyramid with as many entries as
+    last time is the same pyramid (decoded once per deal), and a finished trick of this deal is the same
+    trick (decoded once per trick, not once per decision).
     """
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self._pyramids: dict[int, tuple[int, Pyramid]] = {}
+        self._deal = 0
+        self._tricks: tuple[Trick, ...] = ()
 
     def _pyramid(self, seat: int, message: pb.Pyramid) -> Pyramid:
         cached = self._pyramids.get(seat)
@@ -198,6 +232,13 @@ class ObservationDecoder:
         self._pyramids[seat] = (len(message.entries), pyramid)
         return pyramid
 
+    def _finished_tricks(self, deal: int, messages: Sequence[pb.Trick]) -> tuple[Trick, ...]:
+        if deal != self._deal or len(messages) < len(self._tricks):
+            self._deal, self._tricks = deal, ()
+        if len(messages) > len(self._tricks):
+            self._tricks += tuple(_trick_from_wire(trick) for trick in messages[len(self._tricks) :])
+        return self._tricks
+
     def decode(self, message: pb.Observation, legal: Sequence[pb.Action] = ()) -> Observation:
         try:
             declaration = None
@@ -205,18 +246,19 @@ class ObservationDecoder:
                 declaration = DECLARATIONS[message.declaration.tricks][
                     _SUIT_FROM_WIRE[message.declaration.trump]
                 ]
+            deal_number = message.deal_number
             return Observation(
                 seat=message.seat,
                 rules=self.rules,
                 phase=_PHASE_FROM_WIRE[message.phase],
-                deal_number=message.deal_number,
+                deal_number=deal_number,
                 dealer=message.dealer,
                 declarer=message.declarer,
                 to_act=message.to_act if message.HasField("to_act") else None,
                 hand=_cards(message.hand),
                 declaration=declaration,
                 current_trick=_trick_from_wire(message.current_trick),
-                tricks=tuple(_trick_from_wire(trick) for trick in message.tricks),
+                tricks=self._finished_tricks(deal_number, message.tricks),
                 taken=tuple(message.taken),
                 pyramids=tuple(self._pyramid(seat, p) for seat, p in enumerate(message.pyramids)),
                 talk=tuple(TalkMessage(m.seat, m.trick, m.text) for m in message.talk),

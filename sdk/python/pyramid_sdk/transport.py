@@ -1,0 +1,57 @@
+"""gRPC settings for this process, applied when this module is imported, which must be before ``grpc`` is.
+
+Since grpcio 1.80, Python's gRPC moves every message through the threads of its new I/O engine
+(EventEngine). A referee and its bots pass each decision between five processes on as few as two cores,
+and there those extra thread hand-offs cost more than all the rest of a round trip: four bots answering in
+turn took 773-797 µs a round trip with them and 362-499 µs with gRPC's older I/O manager, measured in
+the same run (``benchmarks/README.md``). So the referee and the Python SDK switch the new engine off
+for their own process through ``GRPC_EXPERIMENTS``, which gRPC reads once, while it loads.
+
+The setting is skipped, and gRPC's defaults stand, when:
+
+- ``GRPC_EXPERIMENTS`` is already set: the user chose; set it to any value, even empty, to opt out;
+- ``grpc`` was imported before this module: it is too late;
+- the installed grpcio is outside the versions checked to have those switches (an unknown name would
+  make gRPC log an error line in every process).
+
+The variable is removed again once gRPC has read it, so processes this one starts (bots) inherit the
+environment it was given.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib import metadata
+from typing import Final
+
+EXPERIMENTS_VARIABLE: Final = "GRPC_EXPERIMENTS"
+OLDER_IO_MANAGER: Final = "-event_engine_client,-event_engine_listener"
+CHECKED_VERSIONS: Final = ((1, 80), (1, 85))
+"""The first and last grpcio ``(major, minor)`` known to have both switches."""
+
+
+def _grpcio_version() -> tuple[int, int] | None:
+    try:
+        major, minor = metadata.version("grpcio").split(".")[:2]
+        return int(major), int(minor)
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+
+
+def _configure() -> bool:
+    if "grpc" in sys.modules or EXPERIMENTS_VARIABLE in os.environ:
+        return False
+    version = _grpcio_version()
+    if version is None or not CHECKED_VERSIONS[0] <= version <= CHECKED_VERSIONS[1]:
+        return False
+    os.environ[EXPERIMENTS_VARIABLE] = OLDER_IO_MANAGER
+    try:
+        import grpc  # noqa: F401, PLC0415  (the import is the point: gRPC reads the variable now)
+    finally:
+        del os.environ[EXPERIMENTS_VARIABLE]
+    return True
+
+
+TUNED: Final = _configure()
+"""Whether this process runs gRPC with the older I/O manager."""
