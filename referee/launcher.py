@@ -29,6 +29,8 @@ ENV_ADDRESS: Final = "PYRAMID_ADDRESS"
 ENV_TOKEN: Final = "PYRAMID_TOKEN"
 CONNECT_TIMEOUT: Final = 20.0
 STOP_GRACE: Final = 2.0
+EXIT_GRACE: Final = 1.0
+"""Seconds a bot whose stream was closed cleanly gets to finish its match-end work and exit by itself."""
 LOG_LIMIT: Final = 1024 * 1024
 """Bytes of output kept per bot log file (one older file of the same size is kept beside it)."""
 _MODULE_CLASS: Final = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -150,12 +152,19 @@ class BotProcess:
         raise BotSpecError(f"bot {self.spec.name!r} did not connect within {timeout:g}s")
 
     async def stop(self, grace: float = STOP_GRACE) -> None:
-        """Stops the process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
-        if self.session is not None:
-            self.session.close("the referee stopped this bot")
+        """Stops the process group. A bot in good standing sees its stream end and gets ``EXIT_GRACE``
+        seconds to exit by itself (the SDKs return from ``run`` then), so the work of its ``match_end``
+        hook is not cut short; then SIGTERM, and SIGKILL after ``grace`` seconds."""
+        session = self.session
+        polite = session is not None and not session.is_closed and not session.busy
+        if session is not None:
+            session.close("the referee stopped this bot")
         process, self.process = self.process, None  # stopped once: a reaped pid may be reused later
         if process is None:
             return
+        if polite and process.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), EXIT_GRACE)
         if process.returncode is None:
             _signal_group(process.pid, signal.SIGTERM)
             try:

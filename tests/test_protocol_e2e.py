@@ -1,6 +1,8 @@
 """Matches between real bot processes over real gRPC on loopback, well-behaved and not."""
 
 import asyncio
+import json
+import sys
 
 import grpc
 import pytest
@@ -42,6 +44,20 @@ def test_full_match_of_random_bot_processes(players):
         and getattr(m, m.WhichOneof("kind")).HasField("last_deal")
     ]
     assert len(reported) == 16 * players  # every deal's end reaches the bot, the last one with the match end
+
+
+def test_a_python_bots_hooks_see_every_deal_end_and_the_match_end(tmp_path):
+    log = tmp_path / "hooks.jsonl"
+    outcome, _ = play([f"{sys.executable} tests/bots/hooks.py {log}", RANDOM], seed=7)
+    assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
+    seen = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [entry["hook"] for entry in seen] == ["match_start"] + ["deal_end"] * 32 + ["match_end"]
+    deals = outcome.record.deals
+    for entry, deal in zip(seen[1:-1], deals, strict=True):
+        played = [[card.code for card in trick.cards] for trick in deal.tricks]
+        assert (entry["deal"], entry["tricks"]) == (deal.number, played)
+    assert seen[-2]["phase"] == "match-over"
+    assert seen[-2]["totals"] == seen[-1]["totals"] == list(outcome.record.totals)
 
 
 FAST = TimeControl(per_action=0.5, bank=1.0)  # roomy for the good bots on a busy machine

@@ -46,3 +46,37 @@ def test_a_users_own_grpc_experiments_are_left_alone():
 
 def test_too_late_once_grpc_is_loaded():
     assert probe("pyramid_sdk.client", before="import grpc")["tuned"] is False
+
+
+TRAFFIC = """
+import asyncio
+import referee.server
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from referee.sessions import SessionRegistry
+
+async def main():
+    server, port = await referee.server.create_server(SessionRegistry())
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+    await server.stop(None)
+
+asyncio.run(main())
+"""
+
+
+def endpoint_writes(**env: str) -> int:
+    """Writes gRPC's EventEngine endpoints traced while a referee server answers one health check."""
+    environment = {k: v for k, v in os.environ.items() if k != EXPERIMENTS_VARIABLE}
+    environment |= {"GRPC_VERBOSITY": "debug", "GRPC_TRACE": "event_engine_endpoint", **env}
+    result = subprocess.run(
+        [sys.executable, "-c", TRAFFIC], env=environment, capture_output=True, text=True, check=True
+    )
+    return sum("Endpoint[" in line and "Write" in line for line in result.stderr.splitlines())
+
+
+def test_the_referees_connections_bypass_eventengine():
+    if not probe("referee.cli")["tuned"]:
+        pytest.skip("this grpcio is outside the versions the setting was checked with")
+    assert endpoint_writes(**{EXPERIMENTS_VARIABLE: ""}) > 0  # gRPC's default: EventEngine endpoints
+    assert endpoint_writes() == 0

@@ -26,8 +26,9 @@ from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import (
     PROTOCOL_VERSION,
     ObservationDecoder,
-    action_to_wire,
+    WireError,
     rules_from_wire,
+    set_action,
 )
 
 ENV_ADDRESS = "PYRAMID_ADDRESS"
@@ -61,6 +62,11 @@ class _Connection:
         self.token = token
         self.decoders: dict[str, ObservationDecoder] = {}
         self.replies: list[pb.ConnectRequest] = []
+        # A deal's final observation is decoded only for a bot that overrides the hook: it is a whole
+        # observation, and most bots do not look at it.
+        self.wants_deal_end = getattr(type(bot), "deal_end", None) is not Bot.deal_end or (
+            "deal_end" in getattr(bot, "__dict__", {})
+        )
 
     def serve(self) -> None:
         asyncio.run(self._serve())
@@ -120,24 +126,36 @@ class _Connection:
             print(f"{self.bot.name}: referee says: {message.notice.text}", file=sys.stderr)
 
     def _deal_end(self, match_id: str, message: pb.ActionRequest | pb.MatchEnd) -> None:
-        if message.HasField("last_deal") and match_id in self.decoders:
-            self._hook(self.bot.deal_end, self.decoders[match_id].decode(message.last_deal))
+        if self.wants_deal_end and message.HasField("last_deal") and match_id in self.decoders:
+            try:
+                obs = self.decoders[match_id].decode(message.last_deal)
+            except WireError:
+                traceback.print_exc()  # the hook misses one deal; the match goes on
+                return
+            self._hook(self.bot.deal_end, obs)
 
     def _answer(self, request: pb.ActionRequest) -> None:
         self._deal_end(request.match_id, request)
-        reply = pb.ActionReply(request_id=request.request_id)
+        message = pb.ConnectRequest()
+        reply = message.action  # filled in place: a message passed to a constructor is copied
+        reply.request_id = request.request_id
         try:
             obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions)
             action = self.bot.act(obs)
-            reply.action.CopyFrom(action_to_wire(action))
-            talk = getattr(action, "talk", None)
-            if talk:
-                reply.talk = talk
+            set_action(reply.action, action)
         except Exception:
             # A bug in the bot or a request it cannot read: an action-less reply reports it at once as a
             # fault, where silence would cost the whole time limit.
             traceback.print_exc()
-        self.replies.append(pb.ConnectRequest(action=reply))
+            reply.ClearField("action")
+        else:
+            talk = getattr(action, "talk", None)
+            if talk:
+                try:
+                    reply.talk = talk
+                except (TypeError, ValueError):
+                    traceback.print_exc()  # talk that is not text: the card is still played
+        self.replies.append(message)
 
     def _hook(self, hook: object, argument: object) -> None:
         try:

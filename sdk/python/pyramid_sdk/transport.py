@@ -2,9 +2,9 @@
 
 Since grpcio 1.80, Python's gRPC moves every message through the threads of its new I/O engine
 (EventEngine). A referee and its bots pass each decision between five processes on as few as two cores,
-and there those extra thread hand-offs cost more than all the rest of a round trip: four bots answering in
-turn took 773-797 µs a round trip with them and 362-499 µs with gRPC's older I/O manager, measured in
-the same run (``benchmarks/README.md``). So the referee and the Python SDK switch the new engine off
+and there its extra thread hand-offs about double a round trip: four bots answering in
+turn took 637-797 µs a round trip with them and 296-499 µs with gRPC's older I/O manager, measured in
+the same runs (``benchmarks/README.md``). So the referee and the Python SDK switch the new engine off
 for their own process through ``GRPC_EXPERIMENTS``, which gRPC reads once, while it loads.
 
 The setting is skipped, and gRPC's defaults stand, when:

@@ -80,10 +80,19 @@ def rules_from_wire(message: pb.Rules) -> Rules:
 # -- actions -----------------------------------------------------------------------------------------------
 
 
-def action_to_wire(action: Action) -> pb.Action:
+def set_action(message: pb.Action, action: Action) -> None:
+    """Writes ``action`` into ``message`` in place (cheaper than building one and copying it)."""
     if isinstance(action, Declare):
-        return pb.Action(declare=pb.Declaration(tricks=action.tricks, trump=_SUIT_TO_WIRE[action.trump]))
-    return pb.Action(card=action.card.code)
+        message.declare.tricks = action.tricks
+        message.declare.trump = _SUIT_TO_WIRE[action.trump]
+    else:
+        message.card = action.card.code
+
+
+def action_to_wire(action: Action) -> pb.Action:
+    message = pb.Action()
+    set_action(message, action)
+    return message
 
 
 def action_from_wire(message: pb.Action, talk: str = "") -> Action:
@@ -130,9 +139,9 @@ def _pyramid_to_wire(pyramid: Pyramid) -> pb.Pyramid:
 class ObservationEncoder:
     """Serialises observations for one seat of one match.
 
-    Most of an observation changes rarely: the pyramids once per deal, the finished tricks once per trick.
-    Their encodings are kept while the engine hands out the same tuple, and joined to the part that
-    changes with every decision: protobuf parses concatenated encodings of a message as one message with
+    Most of an observation changes rarely: the pyramids once per deal, the finished tricks by one trick at
+    a time. Their encodings are kept (a trick's is made once, when it is finished) and joined to the part
+    that changes with every decision: protobuf parses concatenated encodings of a message as one message with
     all their fields. Building nested messages from Python costs several times as much as parsing bytes,
     so this keeps the referee's side of a decision short.
     """
@@ -151,10 +160,16 @@ class ObservationEncoder:
                 pyramids=[_pyramid_to_wire(pyramid) for pyramid in obs.pyramids]
             ).SerializeToString()
         if obs.tricks is not self._tricks_source:
+            known = self._tricks_source or ()
+            if obs.tricks[: len(known)] != known:  # a new deal: the engine only ever appends a trick
+                known, self._tricks = (), b""
+            self._tricks += b"".join(
+                [
+                    pb.Observation(tricks=[_trick_to_wire(trick)]).SerializeToString()
+                    for trick in obs.tricks[len(known) :]
+                ]
+            )
             self._tricks_source = obs.tricks
-            self._tricks = pb.Observation(
-                tricks=[_trick_to_wire(trick) for trick in obs.tricks]
-            ).SerializeToString()
         message = pb.Observation(
             seat=obs.seat,
             phase=_PHASE_TO_WIRE[obs.phase],
@@ -219,6 +234,8 @@ class ObservationDecoder:
         self._pyramids: dict[int, tuple[int, Pyramid]] = {}
         self._deal = 0
         self._tricks: tuple[Trick, ...] = ()
+        self._pyramids_key: tuple[int, int] = (0, 0)
+        self._pyramid_tuple: tuple[Pyramid, ...] = ()
 
     def _pyramid(self, seat: int, message: pb.Pyramid) -> Pyramid:
         cached = self._pyramids.get(seat)
@@ -239,6 +256,13 @@ class ObservationDecoder:
             self._tricks += tuple(_trick_from_wire(trick) for trick in messages[len(self._tricks) :])
         return self._tricks
 
+    def _all_pyramids(self, deal: int, phase: int, messages: Sequence[pb.Pyramid]) -> tuple[Pyramid, ...]:
+        # Pyramids change only when a deal is scored, which is a change of phase.
+        if (deal, phase) != self._pyramids_key:
+            self._pyramid_tuple = tuple(self._pyramid(seat, p) for seat, p in enumerate(messages))
+            self._pyramids_key = (deal, phase)
+        return self._pyramid_tuple
+
     def decode(self, message: pb.Observation, legal: Sequence[pb.Action] = ()) -> Observation:
         try:
             declaration = None
@@ -246,11 +270,11 @@ class ObservationDecoder:
                 declaration = DECLARATIONS[message.declaration.tricks][
                     _SUIT_FROM_WIRE[message.declaration.trump]
                 ]
-            deal_number = message.deal_number
+            deal_number, phase = message.deal_number, message.phase
             return Observation(
                 seat=message.seat,
                 rules=self.rules,
-                phase=_PHASE_FROM_WIRE[message.phase],
+                phase=_PHASE_FROM_WIRE[phase],
                 deal_number=deal_number,
                 dealer=message.dealer,
                 declarer=message.declarer,
@@ -260,9 +284,11 @@ class ObservationDecoder:
                 current_trick=_trick_from_wire(message.current_trick),
                 tricks=self._finished_tricks(deal_number, message.tricks),
                 taken=tuple(message.taken),
-                pyramids=tuple(self._pyramid(seat, p) for seat, p in enumerate(message.pyramids)),
-                talk=tuple(TalkMessage(m.seat, m.trick, m.text) for m in message.talk),
-                legal_actions=tuple(action_from_wire(action) for action in legal),
+                pyramids=self._all_pyramids(deal_number, phase, message.pyramids),
+                talk=tuple(TalkMessage(m.seat, m.trick, m.text) for m in message.talk)
+                if message.talk
+                else (),
+                legal_actions=tuple(map(action_from_wire, legal)),
                 forfeited=tuple(message.forfeited),
             )
         except (KeyError, IndexError, CardError) as exc:

@@ -1,0 +1,43 @@
+"""A random bot that writes down what its hooks saw, one JSON line each, to the file named by argv[1]."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from pyramid_sdk.bot import MatchInfo, MatchResult
+from pyramid_sdk.client import run
+from pyramid_sdk.observation import Observation
+from sample_bots.random_bot import RandomBot
+
+
+class Recorder(RandomBot):
+    name = "hooks"
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def _write(self, **entry: object) -> None:
+        with open(self.path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(entry) + "\n")
+
+    def match_start(self, info: MatchInfo) -> None:
+        super().match_start(info)
+        self._write(hook="match_start", seat=info.seat)
+
+    def deal_end(self, obs: Observation) -> None:
+        self._write(
+            hook="deal_end",
+            deal=obs.deal_number,
+            phase=str(obs.phase),
+            tricks=[[card.code for card in trick.cards] for trick in obs.tricks],
+            totals=list(obs.totals),
+        )
+
+    def match_end(self, result: MatchResult) -> None:
+        self._write(hook="match_end", totals=list(result.totals))
+
+
+if __name__ == "__main__":
+    run(Recorder(sys.argv[1]))
