@@ -44,7 +44,13 @@ def _parse_rules(players: int, options: tuple[str, ...]) -> Rules:
             raise click.BadParameter(
                 f"{option!r}: expected KEY=VALUE, e.g. trick_winner=highest-rank", param_hint="--rule"
             )
-        values[key.strip().replace("-", "_")] = int(value) if value.strip().isdigit() else value.strip()
+        key = key.strip().replace("-", "_")
+        if key == "players":
+            raise click.BadParameter(
+                f"{option!r}: not a rule option; the table has {players} seats (one per bot, or --players)",
+                param_hint="--rule",
+            )
+        values[key] = int(value) if value.strip().isdigit() else value.strip()
     try:
         return Rules.from_dict(values)
     except RulesError as exc:
@@ -59,10 +65,11 @@ def main() -> None:
 
 rule_option = click.option(
     "--rule",
+    "--rules",
     "rules",
     multiple=True,
     metavar="KEY=VALUE",
-    help="A rule option, e.g. trick_winner=highest-rank.",
+    help="A rule option, e.g. trick_winner=highest-rank or talk=open; repeat it for several.",
 )
 seed_option = click.option(
     "--seed", type=click.IntRange(min=0), default=2026, show_default=True, help="Match seed."

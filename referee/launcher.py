@@ -17,6 +17,7 @@ import shlex
 import shutil
 import signal
 import sys
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -33,6 +34,10 @@ EXIT_GRACE: Final = 1.0
 """Seconds a bot whose stream was closed cleanly gets to finish its match-end work and exit by itself."""
 LOG_LIMIT: Final = 1024 * 1024
 """Bytes of output kept per bot log file (one older file of the same size is kept beside it)."""
+TAIL_LINES: Final = 4
+TAIL_BYTES: Final = 2048
+"""The last chunks of a bot's output kept in memory, logged or not, to say why it failed to connect."""
+MAX_WORDS: Final = 200
 _MODULE_CLASS: Final = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _SETPRIV: Final = shutil.which("setpriv") if sys.platform == "linux" else None
 _DEATH_SIGNAL: Final = (_SETPRIV, "--pdeathsig", "KILL", "--") if _SETPRIV else ()
@@ -64,8 +69,7 @@ class BotSpec:
             argv = tuple(shlex.split(text))
         except ValueError as exc:
             raise BotSpecError(f"bot command {text!r}: {exc}") from None
-        default = Path(argv[-1]).stem if len(argv) > 1 else Path(argv[0]).name
-        return cls(name or default, command=argv, cwd=cwd)
+        return cls(name or _default_name(argv), command=argv, cwd=cwd)
 
     def check(self) -> None:
         """Raises :class:`BotSpecError` if the command's program or the module's class cannot be found."""
@@ -91,12 +95,40 @@ class BotSpec:
             sys.path.insert(0, where)
         try:
             module = importlib.import_module(module_name)
-        except Exception as exc:
-            raise BotSpecError(f"bot {self.name!r}: cannot import {module_name}: {exc}") from None
+        except (Exception, SystemExit) as exc:  # a module that runs a bot when imported exits
+            raise BotSpecError(f"bot {self.name!r}: cannot import {module_name}: {_describe(exc)}") from None
         cls = getattr(module, class_name, None)
         if not (isinstance(cls, type) and issubclass(cls, Bot)):
             raise BotSpecError(f"bot {self.name!r}: {module_name} has no Bot subclass {class_name}")
-        return cls()
+        try:
+            return cls()
+        except (Exception, SystemExit) as exc:
+            raise BotSpecError(
+                f"bot {self.name!r}: {class_name}() failed: {_describe(exc)} "
+                "(an in-process bot is made with no arguments)"
+            ) from None
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+_SCRIPT_SUFFIXES: Final = frozenset(
+    {".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".jar", ".exe"}
+)
+
+
+def _default_name(argv: tuple[str, ...]) -> str:
+    """A bot's name from its command: the script it runs (``python bots/alpha.py --level 3`` is
+    ``alpha``), the module (``python -m bots.alpha``), or else the program (``./alpha``)."""
+    args = argv[1:]
+    if "-m" in args[:-1]:
+        return args[args.index("-m") + 1].rsplit(".", 1)[-1]
+    for arg in args:
+        if not arg.startswith("-") and " " not in arg and Path(arg).suffix in _SCRIPT_SUFFIXES:
+            return Path(arg).stem
+    return Path(argv[0]).name
 
 
 class BotProcess:
@@ -109,6 +141,7 @@ class BotProcess:
         self.process: asyncio.subprocess.Process | None = None
         self.session: Session | None = None
         self._logger: asyncio.Task[None] | None = None
+        self._tail: deque[bytes] = deque(maxlen=TAIL_LINES)
 
     async def start(
         self, registry: SessionRegistry, address: str, timeout: float = CONNECT_TIMEOUT
@@ -116,7 +149,6 @@ class BotProcess:
         """Starts the process and waits until it has connected and said hello."""
         waiting = registry.expect(self.token)
         env = _environment(address, self.token)
-        output = asyncio.subprocess.PIPE if self.log_path else asyncio.subprocess.DEVNULL
         try:
             self.process = await asyncio.create_subprocess_exec(
                 *_DEATH_SIGNAL,
@@ -124,7 +156,7 @@ class BotProcess:
                 cwd=self.spec.cwd,
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=output,
+                stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
             )
@@ -133,8 +165,8 @@ class BotProcess:
             raise BotSpecError(
                 f"bot {self.spec.name!r}: cannot start {shlex.join(self.spec.command)}: {exc}"
             ) from None
-        if self.log_path is not None and self.process.stdout is not None:
-            self._logger = asyncio.create_task(_keep_log(self.process.stdout, self.log_path))
+        if self.process.stdout is not None:
+            self._logger = asyncio.create_task(_keep_log(self.process.stdout, self.log_path, self._tail))
         exited = asyncio.create_task(self.process.wait())
         either: set[asyncio.Future[Any]] = {waiting, exited}
         try:
@@ -148,8 +180,18 @@ class BotProcess:
         registry.forget(self.token)
         await self.stop()
         if exited in done:
-            raise BotSpecError(f"bot {self.spec.name!r} exited with code {exited.result()} before connecting")
-        raise BotSpecError(f"bot {self.spec.name!r} did not connect within {timeout:g}s")
+            problem = f"exited with code {exited.result()} before connecting"
+        else:
+            problem = f"did not connect within {timeout:g}s"
+        raise BotSpecError(f"bot {self.spec.name!r} {problem}{self.last_words()}")
+
+    def last_words(self) -> str:
+        """The last line the bot printed, quoted for an error message (where a crash says why), or ``""``."""
+        lines = [line for chunk in self._tail for line in chunk.decode("utf-8", "replace").splitlines()]
+        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        if not last:
+            return ""
+        return f"; its last output: {last[:MAX_WORDS] + ('…' if len(last) > MAX_WORDS else '')!r}"
 
     async def stop(self, grace: float = STOP_GRACE) -> None:
         """Stops the process group. A bot in good standing sees its stream end and gets ``EXIT_GRACE``
@@ -179,12 +221,17 @@ class BotProcess:
             self._logger.cancel()
 
 
-async def _keep_log(stream: asyncio.StreamReader, path: Path, limit: int = LOG_LIMIT) -> None:
-    """Copies a bot's output to its log. A log that reaches ``limit`` bytes becomes ``NAME.log.1`` (the
-    older one is dropped) and a new one starts: a chatty bot costs at most twice the limit of disk, and
-    the latest output, where crashes are, is always kept. The pipe is always drained, so a bot never
-    blocks on a full pipe."""
+async def _keep_log(
+    stream: asyncio.StreamReader, path: Path | None, tail: deque[bytes], limit: int = LOG_LIMIT
+) -> None:
+    """Copies a bot's output to its log, if it has one, and keeps the last few chunks in ``tail``. A log
+    that reaches ``limit`` bytes becomes ``NAME.log.1`` (the older one is dropped) and a new one starts:
+    a chatty bot costs at most twice the limit of disk, and the latest output, where crashes are, is
+    always kept. The pipe is always drained, so a bot never blocks on a full pipe."""
     while chunk := await stream.read(65536):
+        tail.append(chunk[-TAIL_BYTES:])
+        if path is None:
+            continue
         with contextlib.suppress(OSError):
             if path.exists() and path.stat().st_size >= limit:
                 os.replace(path, path.with_name(path.name + ".1"))

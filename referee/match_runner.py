@@ -60,6 +60,9 @@ class Seat(Protocol):
     def violations(self) -> list[str]:
         """Protocol violations noticed outside a request (stray messages), as one-line details."""
 
+    def notify(self, text: str) -> None:
+        """Tells the seat about its own fault or forfeit, before its next message."""
+
 
 class LocalSeat:
     """A trusted :class:`Bot` object called directly: no gRPC, no process. For experiments and fast leagues;
@@ -99,6 +102,9 @@ class LocalSeat:
     def violations(self) -> list[str]:
         return []
 
+    def notify(self, text: str) -> None:
+        pass  # its faults reach it in match_end's result
+
 
 class RemoteSeat:
     """A bot process behind a :class:`Session`. ``tap`` sees every message sent to it (for tests)."""
@@ -113,6 +119,7 @@ class RemoteSeat:
         self._encoder = ObservationEncoder()
         self._last_deal: bytes | None = None
         self._per_action_ms = 0
+        self._notices: list[str] = []
 
     async def _send(self, message: pb.ConnectResponse) -> bool:
         if self._tap is not None:
@@ -124,6 +131,7 @@ class RemoteSeat:
         self._match_id = info.match_id
         self._encoder = ObservationEncoder()
         self._last_deal = None
+        self._notices = []
         self._per_action_ms = round(info.time_control.per_action * 1000)
         start = pb.MatchStart(
             match_id=info.match_id,
@@ -139,7 +147,17 @@ class RemoteSeat:
             return None
         return self.session.close_reason
 
+    def notify(self, text: str) -> None:
+        self._notices.append(text)
+
+    async def _send_notices(self) -> None:
+        notices, self._notices = self._notices, []
+        for text in notices:
+            await self._send(pb.ConnectResponse(notice=pb.Notice(text=text)))
+
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
+        if self._notices:
+            await self._send_notices()
         message = pb.ConnectResponse()
         request = message.action_request  # filled in place: a message passed to a constructor is copied
         request.request_id = self.session.next_request_id()
@@ -181,6 +199,7 @@ class RemoteSeat:
         )
         if self._last_deal is not None:
             end.last_deal.MergeFromString(self._last_deal)
+        await self._send_notices()
         await self._send(pb.ConnectResponse(match_end=end))
 
     def violations(self) -> list[str]:
@@ -217,6 +236,9 @@ class AbsentSeat:
 
     def violations(self) -> list[str]:
         return []
+
+    def notify(self, text: str) -> None:
+        pass
 
 
 class MatchStatus(enum.StrEnum):
@@ -347,12 +369,17 @@ class _Runner:
         for seat in self._present():
             for detail in self.seats[seat].violations():
                 self._fault(seat, FaultKind.MALFORMED, detail)
+                if self.match.forfeited[seat]:
+                    break  # a flood of stray messages costs the seat the match, not the record its size
 
     def _fault(self, seat: int, kind: FaultKind, detail: str) -> None:
         self.faults.append(Fault(seat, self.match.deal_number, kind, detail))
         self.fault_counts[seat] += 1
+        note = f"fault {self.fault_counts[seat]} of {self.policy.max_faults} ({kind}): {detail}"
         if kind is FaultKind.DISCONNECT or self.fault_counts[seat] >= self.policy.max_faults:
             self.match.forfeit(seat)
+            note += "; this seat forfeits the match, and the referee plays it from now on"
+        self.seats[seat].notify(note)
 
     async def _finish(self) -> None:
         match = self.match

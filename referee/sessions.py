@@ -25,10 +25,10 @@ MAX_MESSAGE_BYTES: Final = 8 * 1024
 malformed message (the transport itself cuts the stream past ``server.MAX_TRANSPORT_BYTES``)."""
 
 MAX_VIOLATIONS: Final = 200
+"""A session that keeps sending what nobody asked for is closed after this many stray messages."""
 
 WRITE_TIMEOUT: Final = 10.0
 """Seconds a message may wait for the bot to read earlier ones before the session is given up."""
-"""A session that keeps sending what nobody asked for is closed after this many stray messages."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,13 @@
 """Bot specs and bot logs."""
 
 import asyncio
+import sys
+from collections import deque
 
 import pytest
 
 from referee.launcher import BotSpec, BotSpecError, _keep_log
+from referee.table import open_table
 
 
 def test_bot_specs_parse_commands_and_modules(tmp_path):
@@ -27,10 +30,11 @@ def test_bot_specs_parse_commands_and_modules(tmp_path):
 
 def test_a_chatty_bot_log_rotates_and_keeps_the_latest_output(tmp_path):
     log = tmp_path / "bot.log"
+    tail: deque[bytes] = deque(maxlen=4)
 
     async def feed() -> None:
         stream = asyncio.StreamReader()
-        copying = asyncio.create_task(_keep_log(stream, log, limit=10_000))
+        copying = asyncio.create_task(_keep_log(stream, log, tail, limit=10_000))
         for number in range(300):
             stream.feed_data(f"line {number:04d} ".encode() + b"x" * 90 + b"\n")
             await asyncio.sleep(0)  # the bot writes line by line
@@ -43,3 +47,40 @@ def test_a_chatty_bot_log_rotates_and_keeps_the_latest_output(tmp_path):
     assert log.stat().st_size <= 10_000 + 65536
     assert older.stat().st_size <= 10_000 + 65536
     assert b"line 0299" in log.read_bytes()  # the newest output is always kept
+    assert tail[-1].endswith(b"x\n")  # and its end is in memory, to explain a failed start
+    assert b"".join(tail).count(b"\n") <= 4 * 2048 // 100 + 4
+
+
+def test_a_bot_is_named_after_its_script_module_or_program():
+    assert BotSpec.parse("python bots/alpha.py --level 3").name == "alpha"
+    assert BotSpec.parse("python -m bots.alpha").name == "alpha"
+    assert BotSpec.parse("./alpha").name == "alpha"
+    assert BotSpec.parse("node sample_bots/node/heuristic.js").name == "heuristic"
+    assert BotSpec.parse("java -jar build/bot.jar --fast").name == "bot"
+    assert BotSpec.parse("sleep 100").name == "sleep"
+
+
+def test_an_in_process_bot_that_cannot_be_made_is_a_one_line_error(tmp_path):
+    (tmp_path / "needs_level.py").write_text(
+        "from pyramid_sdk import Bot\n\nclass B(Bot):\n    def __init__(self, level):\n        pass\n"
+    )
+    (tmp_path / "runs_itself.py").write_text("raise SystemExit('no referee address')\n")
+    with pytest.raises(BotSpecError, match=r"B\(\) failed: TypeError: .*'level'"):
+        BotSpec.parse("needs_level:B", cwd=tmp_path).load()
+    with pytest.raises(BotSpecError, match="cannot import runs_itself: SystemExit: no referee address"):
+        BotSpec.parse("runs_itself:C", cwd=tmp_path).load()
+
+
+def test_a_bot_that_dies_before_connecting_is_reported_with_its_last_words(tmp_path):
+    script = tmp_path / "dies.py"
+    script.write_text("print('loading weights')\nraise SystemExit('weights.bin: no such file')\n")
+
+    async def start() -> None:
+        async with open_table([BotSpec.parse(f"{sys.executable} {script}")]):
+            pass
+
+    with pytest.raises(BotSpecError) as error:
+        asyncio.run(start())
+    assert str(error.value) == (
+        "bot 'dies' exited with code 1 before connecting; its last output: 'weights.bin: no such file'"
+    )

@@ -3,6 +3,7 @@
 import asyncio
 import json
 import sys
+import time
 
 import grpc
 import pytest
@@ -13,12 +14,14 @@ from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
-from referee.faults import FaultKind
+from referee.faults import FaultKind, FaultPolicy
 from referee.launcher import BotSpec
 from referee.match_runner import LocalSeat, MatchStatus, play_match
 from referee.server import create_server
 from referee.sessions import SessionRegistry
 from referee.table import open_table
+from sample_bots.heuristic import HeuristicBot
+from sample_bots.montecarlo import MonteCarloBot
 from sample_bots.random_bot import RandomBot
 
 
@@ -60,6 +63,20 @@ def test_a_python_bots_hooks_see_every_deal_end_and_the_match_end(tmp_path):
     assert seen[-2]["totals"] == seen[-1]["totals"] == list(outcome.record.totals)
 
 
+def test_the_heuristic_and_monte_carlo_bots_play_as_processes():
+    """Each plays exactly as its in-process twin would: the sampling bot at a fixed number of worlds is
+    deterministic for a given match seed, whatever the machine's speed."""
+    commands = [
+        f"{sys.executable} sample_bots/heuristic.py",
+        f"{sys.executable} sample_bots/montecarlo.py --budget 5 --samples 8",
+    ]
+    outcome, _ = play(commands, seed=11, rules=Rules(players=2, talk="open"))
+    assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
+    assert outcome.faults == ()
+    assert_played_as(outcome.record, 0, HeuristicBot())
+    assert_played_as(outcome.record, 1, MonteCarloBot(budget=5, samples=8))
+
+
 FAST = TimeControl(per_action=0.5, bank=1.0)  # roomy for the good bots on a busy machine
 
 
@@ -71,6 +88,7 @@ FAST = TimeControl(per_action=0.5, bank=1.0)  # roomy for the good bots on a bus
         ("wrong-id", FaultKind.MALFORMED, "not the one pending"),
         ("oversized", FaultKind.MALFORMED, "bytes; the limit is"),
         ("flood-talk", FaultKind.TALK, "talk"),
+        ("flood", FaultKind.MALFORMED, "not the one pending"),
         ("crash", FaultKind.DISCONNECT, "closed its stream"),
         ("wrong-token", FaultKind.DISCONNECT, "exited with code 1 before connecting"),
         ("silent", FaultKind.DISCONNECT, "before connecting"),
@@ -96,6 +114,20 @@ def test_a_misbehaving_bot_faults_forfeits_and_the_match_completes(behaviour, ki
         assert_played_as(record, seat, RandomBot())
         assert_no_unknown_cards(record, seat, sent[seat])
     assert_no_unknown_cards(record, 0, sent[0])
+    notices = [[m.notice.text for m in messages if m.WhichOneof("kind") == "notice"] for messages in sent]
+    assert notices[1] == notices[2] == []
+    if kind is not FaultKind.DISCONNECT:  # a bot still connected is told of each fault, and of its forfeit
+        assert len(notices[0]) == len(faults)
+        assert all(f"({kind})" in text and detail in text for text in notices[0])
+        assert "forfeits" in notices[0][-1]
+
+
+def test_a_bot_that_floods_stray_messages_is_cut_off(tmp_path):
+    outcome, _ = play([misbehaving("flood"), RANDOM], time_control=FAST, log_dir=tmp_path)
+    assert outcome.status is MatchStatus.COMPLETE
+    assert len([f for f in outcome.faults if f.seat == 0]) == 3  # then it forfeits; the rest is not recorded
+    received = (tmp_path / "seat0.log").read_text().split("received: ")[1].split()
+    assert "match_end" not in received  # the referee closed the stream after 200 stray messages
 
 
 def test_wrong_token_is_refused_with_unauthenticated(tmp_path):
@@ -109,7 +141,9 @@ def test_silent_connection_is_dropped_after_the_hello_deadline(tmp_path):
 
 
 def test_faults_below_the_limit_do_not_forfeit():
-    outcome, _ = play([misbehaving("sleep"), RANDOM], seed=9, time_control=FAST, max_faults=100)
+    outcome, sent = play(
+        [misbehaving("sleep"), RANDOM], seed=9, time_control=FAST, max_faults=100, record_messages=True
+    )
     assert outcome.record.forfeits == ()
     # Three 2 s naps; the requests that queue up behind a nap time out too, then the bot catches up and
     # plays the rest of the match cleanly.
@@ -117,6 +151,49 @@ def test_faults_below_the_limit_do_not_forfeit():
     assert len(timeouts) == len(outcome.faults) >= 3
     assert max(f.deal for f in timeouts) <= 3
     assert outcome.record.complete
+    # The first nap spends the whole bank, and every later request says so.
+    banks = [m.action_request.bank_ms for m in sent[0] if m.WhichOneof("kind") == "action_request"]
+    assert banks[0] == 1000
+    assert banks[-1] == 0
+    assert banks == sorted(banks, reverse=True)
+
+
+class _Napper(RandomBot):
+    """Takes 0.35 s over each of its first six cards."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.naps = 6
+
+    def play(self, obs):
+        if self.naps:
+            self.naps -= 1
+            time.sleep(0.35)
+        return super().play(obs)
+
+
+def test_time_over_the_limit_is_charged_to_the_bank_until_it_runs_out():
+    control = TimeControl(per_action=0.05, bank=1.0)
+    seats = [LocalSeat(_Napper(), "napper"), LocalSeat(RandomBot(), "quick")]
+    outcome = asyncio.run(
+        play_match(seats, Rules(players=2), 3, time_control=control, fault_policy=FaultPolicy(100))
+    )
+    # Replay the bank from the measured times: a decision times out exactly when it took longer than
+    # the limit plus what was left in the bank, and everything over the limit is charged to the bank.
+    bank, expected = control.bank, []
+    for number, elapsed in enumerate(outcome.latencies[0]):
+        if elapsed > control.per_action + bank:
+            expected.append(number)
+        bank = max(0.0, bank - max(0.0, elapsed - control.per_action))
+    faults = [f for f in outcome.faults if f.seat == 0]
+    assert [f.kind for f in faults] == [FaultKind.TIMEOUT] * len(expected)
+    naps = [number for number, elapsed in enumerate(outcome.latencies[0]) if elapsed >= 0.35]
+    assert len(naps) == 6
+    assert expected
+    assert expected == naps[-len(expected) :]  # the first naps fit in the bank, the last ones do not
+    assert naps[0] not in expected
+    assert bank == 0.0
+    assert not [f for f in outcome.faults if f.seat == 1]
 
 
 def test_rules_variants_travel_to_the_bots():

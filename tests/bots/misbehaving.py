@@ -92,10 +92,12 @@ def raw_stream(first: list[pb.ConnectRequest], answer: Answer) -> None:
         while (message := outbox.get()) is not None:
             yield message
 
+    received: list[str] = []
     with grpc.insecure_channel(os.environ[ENV_ADDRESS]) as channel:
         stub = pb_grpc.RefereeServiceStub(channel)
         try:
             for response in stub.Connect(requests()):
+                received.append(response.WhichOneof("kind"))
                 for reply in answer(response):
                     outbox.put(reply)
         except grpc.RpcError as exc:
@@ -103,6 +105,7 @@ def raw_stream(first: list[pb.ConnectRequest], answer: Answer) -> None:
             sys.exit(1)
         finally:
             outbox.put(None)
+            print(f"received: {' '.join(received)}", file=sys.stderr)
 
 
 def hello(token: str | None = None) -> pb.ConnectRequest:
@@ -136,6 +139,18 @@ def oversized(response: pb.ConnectResponse) -> list[pb.ConnectRequest]:
     return [pb.ConnectRequest(action=reply)]
 
 
+def flood(response: pb.ConnectResponse) -> list[pb.ConnectRequest]:
+    """Answers its first request, then sends 300 replies nobody asked for (more than the referee takes)."""
+    if response.WhichOneof("kind") != "action_request":
+        return []
+    request = response.action_request
+    answer = pb.ConnectRequest(
+        action=pb.ActionReply(request_id=request.request_id, action=first_legal(request))
+    )
+    stray = pb.ConnectRequest(action=pb.ActionReply(request_id=0, action=first_legal(request)))
+    return [answer] + [stray] * 300 if request.request_id == 1 else [answer]
+
+
 def main() -> None:
     behaviour = sys.argv[1]
     if behaviour == "wrong-token":
@@ -153,6 +168,8 @@ def main() -> None:
         raw_stream([hello()], wrong_ids)
     elif behaviour == "oversized":
         raw_stream([hello()], oversized)
+    elif behaviour == "flood":
+        raw_stream([hello()], flood)
     else:
         bots = {"sleep": Sleeper, "crash": Crasher, "illegal": Cheater, "flood-talk": Flooder, "good": Seeded}
         run(bots[behaviour]())
