@@ -76,7 +76,7 @@ async def check_bot(command: tuple[str, ...], cwd: Path | None = None, seed: int
             report.handshake = time.monotonic() - started
             assert process.session is not None
             for players in (2, 3, 4):
-                seats: list[Seat] = [RemoteSeat(process.session, spec.name)]
+                seats: list[Seat] = [RemoteSeat(process.session, spec.name, exit_words=process.exit_words)]
                 seats += [LocalSeat(RandomBot(), f"random{i}") for i in range(1, players)]
                 outcome = await play_match(
                     seats,

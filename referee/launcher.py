@@ -185,6 +185,21 @@ class BotProcess:
             problem = f"did not connect within {timeout:g}s"
         raise BotSpecError(f"bot {self.spec.name!r} {problem}{self.last_words()}")
 
+    async def exit_words(self, wait: float = 0.5) -> str:
+        """For a fault detail once the bot's stream has broken: how the process ended and the last line it
+        printed. Waits up to ``wait`` seconds for the process to end and its output to be read."""
+        process = self.process
+        if process is None:
+            return ""
+        if process.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), wait)
+        if process.returncode is None:
+            return self.last_words()
+        if self._logger is not None:
+            await asyncio.wait({self._logger}, timeout=wait)
+        return f"; it exited with code {process.returncode}{self.last_words()}"
+
     def last_words(self) -> str:
         """The last line the bot printed, quoted for an error message (where a crash says why), or ``""``."""
         lines = [line for chunk in self._tail for line in chunk.decode("utf-8", "replace").splitlines()]

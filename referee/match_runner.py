@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -107,14 +107,20 @@ class LocalSeat:
 
 
 class RemoteSeat:
-    """A bot process behind a :class:`Session`. ``tap`` sees every message sent to it (for tests)."""
+    """A bot process behind a :class:`Session`. ``tap`` sees every message sent to it (for tests);
+    ``exit_words`` says how the process ended, for the fault detail when its stream breaks."""
 
     def __init__(
-        self, session: Session, name: str, tap: Callable[[pb.ConnectResponse], None] | None = None
+        self,
+        session: Session,
+        name: str,
+        tap: Callable[[pb.ConnectResponse], None] | None = None,
+        exit_words: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         self.session = session
         self.name = name
         self._tap = tap
+        self._exit_words = exit_words
         self._match_id = ""
         self._encoder = ObservationEncoder()
         self._last_deal: bytes | None = None
@@ -175,7 +181,8 @@ class RemoteSeat:
         if isinstance(outcome, Timeout):
             return Decision(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
         if isinstance(outcome, Closed):
-            return Decision(fault=FaultKind.DISCONNECT, detail=outcome.reason)
+            words = await self._exit_words() if self._exit_words is not None else ""
+            return Decision(fault=FaultKind.DISCONNECT, detail=(outcome.reason + words)[:300])
         if isinstance(outcome, Stray):
             return Decision(fault=FaultKind.MALFORMED, detail=outcome.detail)
         try:

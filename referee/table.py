@@ -49,7 +49,8 @@ async def open_table(
                     seats.append(AbsentSeat(spec.name, str(exc)))
                     continue
                 assert process.session is not None
-                seats.append(RemoteSeat(process.session, spec.name, taps[index] if taps else None))
+                tap = taps[index] if taps else None
+                seats.append(RemoteSeat(process.session, spec.name, tap, process.exit_words))
             yield seats
     finally:
         await server.stop(grace=1.0)

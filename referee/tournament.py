@@ -277,4 +277,4 @@ class Tournament:
             return AbsentSeat(name, str(exc))
         held.append((pool, process))
         assert process.session is not None
-        return RemoteSeat(process.session, name)
+        return RemoteSeat(process.session, name, exit_words=process.exit_words)

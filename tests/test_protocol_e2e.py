@@ -89,7 +89,7 @@ FAST = TimeControl(per_action=0.5, bank=1.0)  # roomy for the good bots on a bus
         ("oversized", FaultKind.MALFORMED, "bytes; the limit is"),
         ("flood-talk", FaultKind.TALK, "talk"),
         ("flood", FaultKind.MALFORMED, "not the one pending"),
-        ("crash", FaultKind.DISCONNECT, "closed its stream"),
+        ("crash", FaultKind.DISCONNECT, "exited with code 3; its last output: 'crashing on purpose'"),
         ("wrong-token", FaultKind.DISCONNECT, "exited with code 1 before connecting"),
         ("silent", FaultKind.DISCONNECT, "before connecting"),
     ],
