@@ -29,7 +29,7 @@ def test_every_observation_of_a_match_round_trips(players):
         nonlocal seen
         for seat in range(players):
             view = match.observation(seat)
-            message = pb.Observation.FromString(encoders[seat].encode(view).SerializeToString())
+            message = pb.Observation.FromString(encoders[seat].serialize(view))
             legal = [action_to_wire(action) for action in view.legal_actions]
             assert decoders[seat].decode(message, legal) == view
             seen += 1

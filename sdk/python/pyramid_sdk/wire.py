@@ -189,9 +189,6 @@ class ObservationEncoder:
             message.declaration.trump = _SUIT_TO_WIRE[obs.declaration.trump]
         return message.SerializeToString() + self._tricks + self._pyramids
 
-    def encode(self, obs: Observation) -> pb.Observation:
-        return pb.Observation.FromString(self.serialize(obs))
-
 
 _ALL_ACTIONS: Final[tuple[Action, ...]] = (*PLAYS, *(d for row in DECLARATIONS for d in row))
 _LEGAL_ACTION_FIELDS: Final[dict[Action, bytes]] = {
@@ -234,8 +231,6 @@ class ObservationDecoder:
         self._pyramids: dict[int, tuple[int, Pyramid]] = {}
         self._deal = 0
         self._tricks: tuple[Trick, ...] = ()
-        self._pyramids_key: tuple[int, int] = (0, 0)
-        self._pyramid_tuple: tuple[Pyramid, ...] = ()
 
     def _pyramid(self, seat: int, message: pb.Pyramid) -> Pyramid:
         cached = self._pyramids.get(seat)
@@ -256,13 +251,6 @@ class ObservationDecoder:
             self._tricks += tuple(_trick_from_wire(trick) for trick in messages[len(self._tricks) :])
         return self._tricks
 
-    def _all_pyramids(self, deal: int, phase: int, messages: Sequence[pb.Pyramid]) -> tuple[Pyramid, ...]:
-        # Pyramids change only when a deal is scored, which is a change of phase.
-        if (deal, phase) != self._pyramids_key:
-            self._pyramid_tuple = tuple(self._pyramid(seat, p) for seat, p in enumerate(messages))
-            self._pyramids_key = (deal, phase)
-        return self._pyramid_tuple
-
     def decode(self, message: pb.Observation, legal: Sequence[pb.Action] = ()) -> Observation:
         try:
             declaration = None
@@ -270,11 +258,11 @@ class ObservationDecoder:
                 declaration = DECLARATIONS[message.declaration.tricks][
                     _SUIT_FROM_WIRE[message.declaration.trump]
                 ]
-            deal_number, phase = message.deal_number, message.phase
+            deal_number = message.deal_number
             return Observation(
                 seat=message.seat,
                 rules=self.rules,
-                phase=_PHASE_FROM_WIRE[phase],
+                phase=_PHASE_FROM_WIRE[message.phase],
                 deal_number=deal_number,
                 dealer=message.dealer,
                 declarer=message.declarer,
@@ -284,7 +272,7 @@ class ObservationDecoder:
                 current_trick=_trick_from_wire(message.current_trick),
                 tricks=self._finished_tricks(deal_number, message.tricks),
                 taken=tuple(message.taken),
-                pyramids=self._all_pyramids(deal_number, phase, message.pyramids),
+                pyramids=tuple(self._pyramid(seat, p) for seat, p in enumerate(message.pyramids)),
                 talk=tuple(TalkMessage(m.seat, m.trick, m.text) for m in message.talk)
                 if message.talk
                 else (),
