@@ -17,19 +17,20 @@ from typing import Protocol
 
 from pyramid_sdk.actions import Action, IllegalActionError, IllegalTalkError, Play
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
+from pyramid_sdk.encoding import (
+    ObservationEncoder,
+    action_request,
+    legal_actions_field,
+    match_id_field,
+    time_left_fields,
+)
 from pyramid_sdk.engine import Match
 from pyramid_sdk.observation import Observation, Phase
 from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.rules import Rules
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
-from pyramid_sdk.wire import (
-    ObservationEncoder,
-    WireError,
-    action_from_wire,
-    legal_actions_field,
-    rules_to_wire,
-)
+from pyramid_sdk.wire import WireError, action_from_wire, rules_to_wire
 from referee.faults import Fault, FaultKind, FaultPolicy
 from referee.sessions import Closed, Session, Stray, Timeout
 
@@ -121,24 +122,27 @@ class RemoteSeat:
         self.name = name
         self._tap = tap
         self._exit_words = exit_words
-        self._match_id = ""
+        self._match_id_field = b""
         self._encoder = ObservationEncoder()
         self._last_deal: bytes | None = None
         self._per_action_ms = 0
+        self._time_left_source = -1
+        self._time_left_field = b""
         self._notices: list[str] = []
 
     async def _send(self, message: pb.ConnectResponse) -> bool:
         if self._tap is not None:
             self._tap(message)
-        return await self.session.send(message)
+        return await self.session.send(message.SerializeToString())
 
     async def start(self, info: MatchInfo) -> str | None:
         self.session.start_match()
-        self._match_id = info.match_id
+        self._match_id_field = match_id_field(info.match_id)
         self._encoder = ObservationEncoder()
         self._last_deal = None
         self._notices = []
         self._per_action_ms = round(info.time_control.per_action * 1000)
+        self._time_left_source = -1
         start = pb.MatchStart(
             match_id=info.match_id,
             seat=info.seat,
@@ -164,20 +168,19 @@ class RemoteSeat:
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
         if self._notices:
             await self._send_notices()
-        message = pb.ConnectResponse()
-        request = message.action_request  # filled in place: a message passed to a constructor is copied
-        request.request_id = self.session.next_request_id()
-        request.match_id = self._match_id
-        request.bank_ms = round(bank * 1000)
-        request.per_action_ms = self._per_action_ms
-        request.observation.MergeFromString(self._encoder.serialize(obs))
-        request.MergeFromString(legal_actions_field(obs.legal_actions))
-        if self._last_deal is not None:
-            request.last_deal.MergeFromString(self._last_deal)
-            self._last_deal = None
+        request_id = self.session.next_request_id()
+        message = action_request(
+            request_id,
+            self._match_id_field,
+            self._encoder.serialize(obs),
+            legal_actions_field(obs.legal_actions),
+            self._time_left(round(bank * 1000)),
+            self._last_deal,
+        )
+        self._last_deal = None
         if self._tap is not None:
-            self._tap(message)
-        outcome = await self.session.ask(message, time_limit)
+            self._tap(pb.ConnectResponse.FromString(message))
+        outcome = await self.session.ask(message, request_id, time_limit)
         if isinstance(outcome, Timeout):
             return Decision(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
         if isinstance(outcome, Closed):
@@ -189,6 +192,12 @@ class RemoteSeat:
             return Decision(action=action_from_wire(outcome.action, outcome.talk))
         except WireError as exc:
             return Decision(fault=FaultKind.MALFORMED, detail=str(exc)[:200])
+
+    def _time_left(self, bank_ms: int) -> bytes:
+        if bank_ms != self._time_left_source:
+            self._time_left_source = bank_ms
+            self._time_left_field = time_left_fields(bank_ms, self._per_action_ms)
+        return self._time_left_field
 
     async def deal_end(self, obs: Observation) -> None:
         self._last_deal = self._encoder.serialize(obs)  # sent with the next request, or with the match end

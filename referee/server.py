@@ -52,12 +52,25 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         if session is None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing, unknown or already used token")
             return
-        await session.send(
-            pb.ConnectResponse(
-                welcome=pb.Welcome(protocol_version=PROTOCOL_VERSION, session_id=session.session_id)
-            )
-        )
+        welcome = pb.Welcome(protocol_version=PROTOCOL_VERSION, session_id=session.session_id)
+        await session.send(pb.ConnectResponse(welcome=welcome).SerializeToString())
         await session.serve()
+
+
+SERVICE: Final = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name
+
+
+def _add_referee_service(servicer: RefereeServicer, server: grpc.aio.Server) -> None:
+    """Registers the servicer as the generated ``add_RefereeServiceServicer_to_server`` does, except that
+    responses go out as the bytes the referee wrote: it serialises every message itself, the action
+    requests with ``pyramid_sdk.encoding``."""
+    handlers: dict[str, grpc.RpcMethodHandler[pb.ConnectRequest, bytes]] = {
+        "Connect": grpc.stream_stream_rpc_method_handler(
+            servicer.Connect, request_deserializer=pb.ConnectRequest.FromString, response_serializer=None
+        )
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    server.add_registered_method_handlers(SERVICE, handlers)
 
 
 async def create_server(
@@ -71,9 +84,7 @@ async def create_server(
             ("grpc.max_send_message_length", 4 * 1024 * 1024),
         ]
     )
-    pb_grpc.add_RefereeServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        RefereeServicer(registry, hello_timeout), server
-    )
+    _add_referee_service(RefereeServicer(registry, hello_timeout), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     port = server.add_insecure_port(address)

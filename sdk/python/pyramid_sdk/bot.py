@@ -78,7 +78,8 @@ class Bot:
 
     def act(self, obs: Observation) -> Action:
         """The action for an observation in which it is this bot's turn (used by the referee and SDK)."""
-        if obs.legal_declarations:
+        legal = obs.legal_actions
+        if legal and isinstance(legal[0], Declare):  # a turn offers declarations or cards, never both
             return self.declare(obs)
         choice = self.play(obs)
         return choice if isinstance(choice, Play) else Play(choice)

@@ -7,7 +7,7 @@ message becomes a clear fault, never an exception deep in the engine.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 from pyramid_sdk.actions import DECLARATIONS, PLAYS, Action, Declare, Play
@@ -95,8 +95,19 @@ def action_to_wire(action: Action) -> pb.Action:
     return message
 
 
+_PLAY_BY_CODE: Final[dict[str, Play]] = {play.card.code: play for play in PLAYS}
+_DECLARATION_BY_WIRE: Final[dict[tuple[int, int], Declare]] = {
+    (declaration.tricks, _SUIT_TO_WIRE[declaration.trump]): declaration
+    for row in DECLARATIONS
+    for declaration in row
+}
+
+
 def action_from_wire(message: pb.Action, talk: str = "") -> Action:
     """The action a bot sent, with its talk attached to a play; :class:`WireError` if it names none."""
+    play = _PLAY_BY_CODE.get(message.card)  # the common case, without the oneof lookup
+    if play is not None:
+        return Play(play.card, talk) if talk else play
     kind = message.WhichOneof("kind")
     if kind == "card":
         try:
@@ -105,102 +116,15 @@ def action_from_wire(message: pb.Action, talk: str = "") -> Action:
             raise WireError(str(exc)) from None
         return Play(card, talk) if talk else PLAYS[card.index]
     if kind == "declare":
-        tricks, trump = message.declare.tricks, _SUIT_FROM_WIRE.get(message.declare.trump)
-        if trump is None or not 0 <= tricks <= 6:
-            raise WireError(f"declaration of {tricks} tricks with trump {message.declare.trump} is not one")
-        return DECLARATIONS[tricks][trump]
+        wire = message.declare
+        declaration = _DECLARATION_BY_WIRE.get((wire.tricks, wire.trump))
+        if declaration is None:
+            raise WireError(f"declaration of {wire.tricks} tricks with trump {wire.trump} is not one")
+        return declaration
     raise WireError("the action carries neither a declaration nor a card")
 
 
-# -- observations ------------------------------------------------------------------------------------------
-
-
-def _codes(cards: tuple[Card, ...]) -> list[str]:
-    return [card.code for card in cards]
-
-
-def _trick_to_wire(trick: Trick) -> pb.Trick:
-    message = pb.Trick(leader=trick.leader, cards=_codes(trick.cards))
-    if trick.winner is not None:
-        message.winner = trick.winner
-    return message
-
-
-def _pyramid_to_wire(pyramid: Pyramid) -> pb.Pyramid:
-    return pb.Pyramid(
-        entries=[
-            pb.PyramidEntry(declared=e.declared, taken=e.taken, points=e.points) for e in pyramid.entries
-        ],
-        remaining=pyramid.remaining,
-        total=pyramid.total,
-    )
-
-
-class ObservationEncoder:
-    """Serialises observations for one seat of one match.
-
-    Most of an observation changes rarely: the pyramids once per deal, the finished tricks by one trick at
-    a time. Their encodings are kept (a trick's is made once, when it is finished) and joined to the part
-    that changes with every decision: protobuf parses concatenated encodings of a message as one message with
-    all their fields. Building nested messages from Python costs several times as much as parsing bytes,
-    so this keeps the referee's side of a decision short.
-    """
-
-    def __init__(self) -> None:
-        self._pyramids_source: tuple[Pyramid, ...] | None = None
-        self._pyramids = b""
-        self._tricks_source: tuple[Trick, ...] | None = None
-        self._tricks = b""
-
-    def serialize(self, obs: Observation) -> bytes:
-        """The encoded ``pyramid.v1.Observation`` message."""
-        if obs.pyramids is not self._pyramids_source:
-            self._pyramids_source = obs.pyramids
-            self._pyramids = pb.Observation(
-                pyramids=[_pyramid_to_wire(pyramid) for pyramid in obs.pyramids]
-            ).SerializeToString()
-        if obs.tricks is not self._tricks_source:
-            known = self._tricks_source or ()
-            if obs.tricks[: len(known)] != known:  # a new deal: the engine only ever appends a trick
-                known, self._tricks = (), b""
-            self._tricks += b"".join(
-                [
-                    pb.Observation(tricks=[_trick_to_wire(trick)]).SerializeToString()
-                    for trick in obs.tricks[len(known) :]
-                ]
-            )
-            self._tricks_source = obs.tricks
-        message = pb.Observation(
-            seat=obs.seat,
-            phase=_PHASE_TO_WIRE[obs.phase],
-            deal_number=obs.deal_number,
-            dealer=obs.dealer,
-            declarer=obs.declarer,
-            hand=_codes(obs.hand),
-            current_trick=_trick_to_wire(obs.current_trick),
-            taken=obs.taken,
-            talk=[pb.TalkMessage(seat=m.seat, trick=m.trick, text=m.text) for m in obs.talk],
-            forfeited=obs.forfeited,
-        )
-        if obs.to_act is not None:
-            message.to_act = obs.to_act
-        if obs.declaration is not None:
-            message.declaration.tricks = obs.declaration.tricks
-            message.declaration.trump = _SUIT_TO_WIRE[obs.declaration.trump]
-        return message.SerializeToString() + self._tricks + self._pyramids
-
-
-_ALL_ACTIONS: Final[tuple[Action, ...]] = (*PLAYS, *(d for row in DECLARATIONS for d in row))
-_LEGAL_ACTION_FIELDS: Final[dict[Action, bytes]] = {
-    action: pb.ActionRequest(legal_actions=[action_to_wire(action)]).SerializeToString()
-    for action in _ALL_ACTIONS
-}
-
-
-def legal_actions_field(actions: Sequence[Action]) -> bytes:
-    """The encoded ``legal_actions`` field of an ``ActionRequest``: merge it into a request with
-    ``MergeFromString``. Every legal action is one of 52 interned values, each encoded once."""
-    return b"".join([_LEGAL_ACTION_FIELDS[action] for action in actions])
+# -- observations (the referee writes them with pyramid_sdk.encoding) ----------------------------------------
 
 
 _CARD_BY_CODE: Final[dict[str, Card]] = {card.code: card for card in DECK}
@@ -221,9 +145,10 @@ class ObservationDecoder:
     """Rebuilds the engine's :class:`Observation` from messages for one match, so Python bots see one
     type in-process and over the wire.
 
-    What the referee has said once stays true, so it is decoded once: a pyramid with as many entries as
-    last time is the same pyramid (decoded once per deal), and a finished trick of this deal is the same
-    trick (decoded once per trick, not once per decision).
+    A field is decoded when the bot first reads it (see :class:`_WireObservation`): a bot pays for what it
+    looks at, and a random bot looks only at its legal actions. What the referee has said once stays true,
+    so it is decoded once: a pyramid with as many entries as last time is the same pyramid (decoded once
+    per deal), and a finished trick of this deal is the same trick (decoded once per trick).
     """
 
     def __init__(self, rules: Rules) -> None:
@@ -252,32 +177,77 @@ class ObservationDecoder:
         return self._tricks
 
     def decode(self, message: pb.Observation, legal: Sequence[pb.Action] = ()) -> Observation:
+        """The observation in ``message``, with ``legal`` as its legal actions. Only these are decoded
+        now; the other fields when the bot first reads them, so a field the message gets wrong raises
+        :class:`WireError` then."""
+        obs = _WireObservation.__new__(_WireObservation)
+        obs._decoder, obs._message, obs._legal = self, message, legal
+        if legal:  # every bot reads these first
+            try:
+                obs.legal_actions = tuple(map(action_from_wire, legal))
+            except WireError as exc:
+                raise WireError(f"observation field legal_actions: {exc}") from None
+        return obs
+
+
+def _declaration(message: pb.Observation) -> Declare | None:
+    if not message.HasField("declaration"):
+        return None
+    return DECLARATIONS[message.declaration.tricks][_SUIT_FROM_WIRE[message.declaration.trump]]
+
+
+_FIELDS: Final[dict[str, Callable[[_WireObservation], object]]] = {
+    "seat": lambda o: o._message.seat,
+    "rules": lambda o: o._decoder.rules,
+    "phase": lambda o: _PHASE_FROM_WIRE[o._message.phase],
+    "deal_number": lambda o: o._message.deal_number,
+    "dealer": lambda o: o._message.dealer,
+    "declarer": lambda o: o._message.declarer,
+    "to_act": lambda o: o._message.to_act if o._message.HasField("to_act") else None,
+    "hand": lambda o: _cards(o._message.hand),
+    "declaration": lambda o: _declaration(o._message),
+    "current_trick": lambda o: _trick_from_wire(o._message.current_trick),
+    "tricks": lambda o: o._decoder._finished_tricks(o._message.deal_number, o._message.tricks),
+    "taken": lambda o: tuple(o._message.taken),
+    "pyramids": lambda o: tuple(
+        o._decoder._pyramid(seat, pyramid) for seat, pyramid in enumerate(o._message.pyramids)
+    ),
+    "talk": lambda o: tuple(TalkMessage(m.seat, m.trick, m.text) for m in o._message.talk),
+    "legal_actions": lambda o: tuple(map(action_from_wire, o._legal)),
+    "forfeited": lambda o: tuple(o._message.forfeited),
+}
+
+
+class _WireObservation(Observation):
+    """An :class:`Observation` that decodes each field from its message when the field is first read.
+
+    An unset slot makes Python fall back to ``__getattr__``, which decodes the field and fills the slot,
+    so every later read is a plain attribute. Assigning a field, ``dataclasses.replace``, ``copy`` and
+    equality with engine observations all behave as for the engine's own class.
+    """
+
+    __slots__ = ("_decoder", "_legal", "_message")
+    _decoder: ObservationDecoder
+    _message: pb.Observation
+    _legal: Sequence[pb.Action]
+
+    def __getattr__(self, name: str) -> object:
+        decode = _FIELDS.get(name)
+        if decode is None:
+            raise AttributeError(f"'Observation' object has no attribute {name!r}")
         try:
-            declaration = None
-            if message.HasField("declaration"):
-                declaration = DECLARATIONS[message.declaration.tricks][
-                    _SUIT_FROM_WIRE[message.declaration.trump]
-                ]
-            deal_number = message.deal_number
-            return Observation(
-                seat=message.seat,
-                rules=self.rules,
-                phase=_PHASE_FROM_WIRE[message.phase],
-                deal_number=deal_number,
-                dealer=message.dealer,
-                declarer=message.declarer,
-                to_act=message.to_act if message.HasField("to_act") else None,
-                hand=_cards(message.hand),
-                declaration=declaration,
-                current_trick=_trick_from_wire(message.current_trick),
-                tricks=self._finished_tricks(deal_number, message.tricks),
-                taken=tuple(message.taken),
-                pyramids=tuple(self._pyramid(seat, p) for seat, p in enumerate(message.pyramids)),
-                talk=tuple(TalkMessage(m.seat, m.trick, m.text) for m in message.talk)
-                if message.talk
-                else (),
-                legal_actions=tuple(map(action_from_wire, legal)),
-                forfeited=tuple(message.forfeited),
-            )
+            value = decode(self)
         except (KeyError, IndexError, CardError) as exc:
-            raise WireError(f"observation: {type(exc).__name__}: {exc}") from None
+            raise WireError(f"observation field {name}: {type(exc).__name__}: {exc}") from None
+        setattr(self, name, value)
+        return value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Observation):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _FIELDS)
+
+    def __repr__(self) -> str:
+        return f"Observation({', '.join(f'{name}={getattr(self, name)!r}' for name in _FIELDS)})"
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it extends

@@ -1,0 +1,281 @@
+"""The referee's messages of every decision, written straight in protobuf's wire format.
+
+A referee sends one action request per decision. Building it as nested generated messages from Python and
+serialising it cost more than everything else the referee does for a decision, so the request is joined
+from bytes instead (the format: https://protobuf.dev/programming-guides/encoding/):
+
+- what changes rarely is encoded once, with the generated classes: the pyramids once per deal, each
+  finished trick once, each table-talk list once, each of the 52 possible actions once;
+- the few fields that change with every decision (small integers and two-letter card codes) are written
+  here by hand.
+
+Protobuf reads concatenated encodings of a message as one message with all their fields, which is what
+lets the parts be joined. Whatever is written here parses, with the generated classes of any language, as
+the message the engine's values describe: ``tests/test_wire.py`` checks it over whole matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from pyramid_sdk.actions import DECLARATIONS, PLAYS, Action, Declare
+from pyramid_sdk.cards import DECK, Card
+from pyramid_sdk.observation import Observation, TalkMessage, Trick
+from pyramid_sdk.pyramid import Pyramid
+from pyramid_sdk.v1 import pyramid_pb2 as pb
+from pyramid_sdk.wire import _PHASE_TO_WIRE, _SUIT_TO_WIRE, action_to_wire
+
+_ONE_BYTE: Final = tuple(bytes((value,)) for value in range(0x80))
+
+
+def varint(value: int) -> bytes:
+    """``value`` as a base-128 varint; a negative one as its 64-bit two's complement, as protobuf does."""
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _int(key: int, value: int) -> bytes:
+    """An integer field (``key`` is its one-byte tag); absent when zero, as proto3 writes it."""
+    return b"" if value == 0 else bytes((key,)) + varint(value)
+
+
+def _message(key: int, body: bytes) -> bytes:
+    """A length-delimited field (sub-message, string, packed list) with a one-byte tag."""
+    return bytes((key,)) + varint(len(body)) + body
+
+
+# Tags: (field number << 3) | wire type, where 0 is a varint and 2 is length-delimited.
+_OBS_SEAT, _OBS_PHASE, _OBS_DEAL, _OBS_DEALER, _OBS_DECLARER, _OBS_TO_ACT = 0x08, 0x10, 0x18, 0x20, 0x28, 0x30
+_OBS_DECLARATION, _OBS_CURRENT_TRICK, _OBS_TAKEN, _OBS_FORFEITED = 0x42, 0x4A, 0x5A, 0x72
+_TRICK_LEADER, _TRICK_WINNER = 0x08, 0x18
+_REQUEST_MATCH_ID, _REQUEST_BANK, _REQUEST_PER_ACTION = 0x12, 0x28, 0x30
+_REQUEST_ID_TAG, _REQUEST_OBSERVATION_TAG = b"\x08", b"\x1a"
+_REQUEST_LAST_DEAL_TAG, _RESPONSE_ACTION_REQUEST_TAG = b"\x3a", b"\x1a"
+
+_HAND_CARD: Final[tuple[bytes, ...]] = tuple(b"\x3a\x02" + card.code.encode() for card in DECK)
+"""``Observation.hand`` (field 7) entries, by card index: every card code is two ASCII letters."""
+_TRICK_CARD: Final[tuple[bytes, ...]] = tuple(b"\x12\x02" + card.code.encode() for card in DECK)
+"""``Trick.cards`` (field 2) entries, by card index."""
+_DECLARATION: Final[dict[Declare, bytes]] = {
+    declaration: _message(
+        _OBS_DECLARATION, _int(0x08, declaration.tricks) + _int(0x10, _SUIT_TO_WIRE[declaration.trump])
+    )
+    for row in DECLARATIONS
+    for declaration in row
+}
+
+
+def _codes(cards: tuple[Card, ...]) -> list[str]:
+    return [card.code for card in cards]
+
+
+def _trick_to_wire(trick: Trick) -> pb.Trick:
+    message = pb.Trick(leader=trick.leader, cards=_codes(trick.cards))
+    if trick.winner is not None:
+        message.winner = trick.winner
+    return message
+
+
+def _pyramid_to_wire(pyramid: Pyramid) -> pb.Pyramid:
+    return pb.Pyramid(
+        entries=[
+            pb.PyramidEntry(declared=e.declared, taken=e.taken, points=e.points) for e in pyramid.entries
+        ],
+        remaining=pyramid.remaining,
+        total=pyramid.total,
+    )
+
+
+class _Shared:
+    """Encodings of values that the observations of every seat share, kept by identity.
+
+    The engine hands every seat the same :class:`Pyramid` and :class:`Trick` objects, so one encoding
+    serves four observations; hashing a pyramid by value would cost about as much as encoding it.
+    """
+
+    def __init__(self, encode: Callable[[Any], bytes]) -> None:
+        self._encode = encode
+        self._by_id: dict[int, tuple[object, bytes]] = {}
+
+    def __call__(self, value: object) -> bytes:
+        entry = self._by_id.get(id(value))
+        if entry is not None and entry[0] is value:  # the value is held, so its id is not reused
+            return entry[1]
+        if len(self._by_id) >= 512:
+            self._by_id.clear()
+        data = self._encode(value)
+        self._by_id[id(value)] = (value, data)
+        return data
+
+
+_pyramid_field: Final = _Shared(
+    lambda pyramid: pb.Observation(pyramids=[_pyramid_to_wire(pyramid)]).SerializeToString()
+)
+"""One entry of ``Observation.pyramids``. A pyramid changes once in a deal, and only the declarer's."""
+_finished_trick_field: Final = _Shared(
+    lambda trick: pb.Observation(tricks=[_trick_to_wire(trick)]).SerializeToString()
+)
+"""One entry of ``Observation.tricks``."""
+
+
+def _small_list(key: int, values: Sequence[int]) -> bytes:
+    """A packed list of integers (or booleans)."""
+    if not values:
+        return b""
+    return _message(key, b"".join([varint(value) for value in values]))
+
+
+def _per_decision_fields(obs: Observation) -> bytes:
+    """The fields that change with every decision.
+
+    They are written with explicit zeros, which proto3 reads as it reads absent fields, so the usual case
+    is one ``bytes`` call: every number here is a seat, a phase, a trick count or a deal number, below 128
+    and so one byte as a varint (only the deal number is checked: the others are below 7 by the rules).
+    """
+    trick = obs.current_trick
+    if obs.deal_number >= 0x80 or trick.winner is not None:  # seats, tricks taken: below 4 and 7
+        return _general_fields(obs)
+    trick_cards = b"".join([_TRICK_CARD[card.index] for card in trick.cards])
+    players = len(obs.taken)
+    # fmt: off
+    head = bytes((
+        _OBS_SEAT, obs.seat,
+        _OBS_PHASE, _PHASE_TO_WIRE[obs.phase],
+        _OBS_DEAL, obs.deal_number,
+        _OBS_DEALER, obs.dealer,
+        _OBS_DECLARER, obs.declarer,
+        _OBS_TAKEN, players, *obs.taken,
+        _OBS_FORFEITED, players, *obs.forfeited,
+        _OBS_CURRENT_TRICK, len(trick_cards) + 2, _TRICK_LEADER, trick.leader,
+    ))
+    # fmt: on
+    return b"".join(
+        [
+            head,
+            trick_cards,
+            b"" if obs.to_act is None else bytes((_OBS_TO_ACT, obs.to_act)),
+            b"" if obs.declaration is None else _DECLARATION[obs.declaration],
+            *[_HAND_CARD[card.index] for card in obs.hand],
+        ]
+    )
+
+
+def _general_fields(obs: Observation) -> bytes:
+    """:func:`_per_decision_fields` for any values."""
+    trick = obs.current_trick
+    trick_body = _int(_TRICK_LEADER, trick.leader) + b"".join([_TRICK_CARD[c.index] for c in trick.cards])
+    if trick.winner is not None:
+        trick_body += bytes((_TRICK_WINNER,)) + varint(trick.winner)
+    return b"".join(
+        [
+            _int(_OBS_SEAT, obs.seat),
+            _int(_OBS_PHASE, _PHASE_TO_WIRE[obs.phase]),
+            _int(_OBS_DEAL, obs.deal_number),
+            _int(_OBS_DEALER, obs.dealer),
+            _int(_OBS_DECLARER, obs.declarer),
+            b"" if obs.to_act is None else bytes((_OBS_TO_ACT,)) + varint(obs.to_act),
+            *[_HAND_CARD[card.index] for card in obs.hand],
+            b"" if obs.declaration is None else _DECLARATION[obs.declaration],
+            _message(_OBS_CURRENT_TRICK, trick_body),
+            _small_list(_OBS_TAKEN, obs.taken),
+            _small_list(_OBS_FORFEITED, obs.forfeited),
+        ]
+    )
+
+
+class ObservationEncoder:
+    """Serialises the observations of one seat of one match; what it has encoded once, it keeps."""
+
+    def __init__(self) -> None:
+        self._pyramids_source: tuple[Pyramid, ...] | None = None
+        self._pyramids = b""
+        self._tricks_source: tuple[Trick, ...] | None = None
+        self._tricks = b""
+        self._talk_source: tuple[TalkMessage, ...] = ()
+        self._talk = b""
+
+    def serialize(self, obs: Observation) -> bytes:
+        """The encoded ``pyramid.v1.Observation`` message."""
+        if obs.pyramids is not self._pyramids_source:
+            self._pyramids_source = obs.pyramids
+            self._pyramids = b"".join([_pyramid_field(pyramid) for pyramid in obs.pyramids])
+        if obs.tricks is not self._tricks_source:
+            known = self._tricks_source or ()
+            if obs.tricks[: len(known)] != known:  # a new deal: the engine only ever appends a trick
+                known, self._tricks = (), b""
+            self._tricks += b"".join([_finished_trick_field(trick) for trick in obs.tricks[len(known) :]])
+            self._tricks_source = obs.tricks
+        if obs.talk is not self._talk_source:
+            self._talk_source = obs.talk
+            self._talk = pb.Observation(
+                talk=[pb.TalkMessage(seat=m.seat, trick=m.trick, text=m.text) for m in obs.talk]
+            ).SerializeToString()
+        return b"".join((_per_decision_fields(obs), self._talk, self._tricks, self._pyramids))
+
+
+_ALL_ACTIONS: Final[tuple[Action, ...]] = (*PLAYS, *(d for row in DECLARATIONS for d in row))
+_LEGAL_ACTION_FIELDS: Final[dict[int, bytes]] = {
+    id(action): pb.ActionRequest(legal_actions=[action_to_wire(action)]).SerializeToString()
+    for action in _ALL_ACTIONS
+}
+"""By identity: the engine's legal actions are these interned values, and hashing an action by value
+calls Python code for its card."""
+
+
+def legal_actions_field(actions: Sequence[Action]) -> bytes:
+    """The encoded ``legal_actions`` field of an ``ActionRequest``. Every legal action the engine offers is
+    one of 52 interned values, each encoded once; any other is encoded on the spot."""
+    fields = _LEGAL_ACTION_FIELDS
+    return b"".join(
+        [
+            fields.get(id(action))
+            or pb.ActionRequest(legal_actions=[action_to_wire(action)]).SerializeToString()
+            for action in actions
+        ]
+    )
+
+
+def match_id_field(match_id: str) -> bytes:
+    """``ActionRequest.match_id``, encoded once per match."""
+    return _message(_REQUEST_MATCH_ID, match_id.encode())
+
+
+def time_left_fields(bank_ms: int, per_action_ms: int) -> bytes:
+    """``ActionRequest.bank_ms`` and ``per_action_ms``; they change only when a bot thinks past its
+    per-action limit, so a seat keeps the last encoding."""
+    return _int(_REQUEST_BANK, bank_ms) + _int(_REQUEST_PER_ACTION, per_action_ms)
+
+
+def action_request(
+    request_id: int,
+    match_id: bytes,
+    observation: bytes,
+    legal_actions: bytes,
+    time_left: bytes,
+    last_deal: bytes | None = None,
+) -> bytes:
+    """A whole ``ConnectResponse`` carrying an ``ActionRequest``. ``match_id`` comes from
+    :func:`match_id_field`, ``observation`` and ``last_deal`` from :meth:`ObservationEncoder.serialize`,
+    ``legal_actions`` from :func:`legal_actions_field`, ``time_left`` from :func:`time_left_fields`."""
+    parts = [
+        _REQUEST_ID_TAG,
+        varint(request_id),
+        match_id,
+        _REQUEST_OBSERVATION_TAG,
+        varint(len(observation)),
+        observation,
+        legal_actions,
+        time_left,
+    ]
+    if last_deal is not None:
+        parts += (_REQUEST_LAST_DEAL_TAG, varint(len(last_deal)), last_deal)
+    return b"".join([_RESPONSE_ACTION_REQUEST_TAG, varint(sum(map(len, parts))), *parts])
