@@ -7,4 +7,6 @@ out=sdk/python
 "$python" -m grpc_tools.protoc -Ipyramid_sdk/v1=proto/pyramid/v1 \
   --python_out="$out" --grpc_python_out="$out" --pyi_out="$out" \
   proto/pyramid/v1/pyramid.proto
+"$python" -m grpc_tools.protoc -Ipyramid_sdk/v1=proto/pyramid/v1 --python_out="$out" --pyi_out="$out" \
+  proto/pyramid/v1/views.proto
 touch "$out/pyramid_sdk/v1/__init__.py"

@@ -10,6 +10,7 @@ from pyramid_sdk import Declare, Play, Rules, Suit, wire
 from pyramid_sdk.cards import Card
 from pyramid_sdk.encoding import (
     ObservationEncoder,
+    action_reply,
     action_request,
     legal_actions_field,
     match_id_field,
@@ -206,7 +207,7 @@ def test_a_decoded_observation_behaves_as_the_engines_dataclass():
     legal = [action_to_wire(action) for action in view.legal_actions]
     decoded = ObservationDecoder(view.rules).decode(message, legal)
     assert isinstance(decoded, Observation)
-    assert list(wire._FIELDS) == [field.name for field in dataclasses.fields(Observation)]
+    assert set(wire._LAZY_FIELDS) | {"rules", "legal_actions"} == set(wire._FIELD_NAMES)
     assert repr(decoded) == repr(view)
     assert dataclasses.astuple(decoded) == dataclasses.astuple(view)
     assert copy.copy(decoded) == view
@@ -219,3 +220,29 @@ def test_a_decoded_observation_behaves_as_the_engines_dataclass():
     assert decoded != view
     with pytest.raises(AttributeError, match="no attribute 'hnad'"):
         decoded.hnad  # noqa: B018
+
+
+def test_the_sdks_reply_parses_as_an_action_reply():
+    plays = (Play(Card.parse("TD")), Play(Card.parse("KC"), "going high"), Declare(4, Suit.HEARTS))
+    for request_id, action in zip((1, 300, 2**33), plays, strict=True):
+        reply = pb.ConnectRequest.FromString(action_reply(request_id, action)).action
+        assert reply.request_id == request_id
+        assert action_from_wire(reply.action, reply.talk) == action
+    empty = pb.ConnectRequest.FromString(action_reply(9, None)).action
+    assert empty.request_id == 9
+    assert not empty.HasField("action")
+    with pytest.raises(TypeError, match="talk must be text"):
+        action_reply(1, Play(Card.parse("TD"), 42))  # type: ignore[arg-type]
+
+
+def test_observations_and_legal_actions_decode_from_their_bytes_alone():
+    views = some_observations()
+    decoder = ObservationDecoder(Rules())
+    for view in views[::37]:
+        data = ObservationEncoder().serialize(view)
+        legal = [action_to_wire(action).SerializeToString() for action in view.legal_actions]
+        assert decoder.decode(data, legal) == view
+    with pytest.raises(WireError, match="not an Observation message"):
+        decoder.decode(b"\xff\xff").hand  # noqa: B018
+    with pytest.raises(WireError, match="legal_actions"):
+        decoder.decode(b"", [b"\x12\x02ZZ"])

@@ -70,6 +70,9 @@ DECLARATIONS: Final[tuple[tuple[Declare, ...], ...]] = tuple(
 PLAYS: Final[tuple[Play, ...]] = tuple(Play(card) for card in DECK)
 """``PLAYS[card.index]`` is the talk-free play of ``card``; the engine hands these out, never copies."""
 
+ACTIONS: Final[tuple[Action, ...]] = (*PLAYS, *(declaration for row in DECLARATIONS for declaration in row))
+"""Every action without talk: the 24 plays and the 28 declarations, each one interned object."""
+
 
 def parse_action(text: str) -> Action:
     """Parses ``3H`` (declare three, hearts trump) or a card code such as ``QS``."""

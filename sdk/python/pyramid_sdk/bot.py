@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyramid_sdk.actions import Action, Declare, Play
+from pyramid_sdk.actions import PLAYS, Action, Declare, Play
 from pyramid_sdk.cards import Card
 from pyramid_sdk.observation import Observation
 from pyramid_sdk.rules import Rules
@@ -82,4 +82,6 @@ class Bot:
         if legal and isinstance(legal[0], Declare):  # a turn offers declarations or cards, never both
             return self.declare(obs)
         choice = self.play(obs)
+        if isinstance(choice, Card):
+            return PLAYS[choice.index]  # the interned play: the SDK has its encoding ready
         return choice if isinstance(choice, Play) else Play(choice)

@@ -20,19 +20,20 @@ from pyramid_sdk import transport as _transport  # noqa: F401  (sets gRPC up bef
 # isort: split
 import grpc
 
+from pyramid_sdk.actions import PLAYS
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
+from pyramid_sdk.encoding import action_reply
 from pyramid_sdk.v1 import pyramid_pb2 as pb
-from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
-from pyramid_sdk.wire import (
-    PROTOCOL_VERSION,
-    ObservationDecoder,
-    WireError,
-    rules_from_wire,
-    set_action,
-)
+from pyramid_sdk.v1 import views_pb2 as views
+from pyramid_sdk.wire import PROTOCOL_VERSION, ObservationDecoder, rules_from_wire
 
 ENV_ADDRESS = "PYRAMID_ADDRESS"
 ENV_TOKEN = "PYRAMID_TOKEN"
+
+CONNECT = f"/{pb.DESCRIPTOR.services_by_name['RefereeService'].full_name}/Connect"
+"""The stream's method. The SDK sends bytes it wrote itself and reads each response as a
+``ConnectResponseView`` (proto/pyramid/v1/views.proto): the same bytes, with the observations left
+undecoded until the bot reads them."""
 
 
 class ConnectionRefused(RuntimeError):
@@ -61,7 +62,7 @@ class _Connection:
         self.address = address
         self.token = token
         self.decoders: dict[str, ObservationDecoder] = {}
-        self.replies: list[pb.ConnectRequest] = []
+        self.replies: list[bytes] = []
         # A deal's final observation is decoded only for a bot that overrides the hook: it is a whole
         # observation, and most bots do not look at it.
         self.wants_deal_end = getattr(type(bot), "deal_end", None) is not Bot.deal_end or (
@@ -79,12 +80,14 @@ class _Connection:
             bot_version=self.bot.version,
         )
         async with grpc.aio.insecure_channel(self.address) as channel:
-            call = pb_grpc.RefereeServiceStub(channel).Connect()  # type: ignore[no-untyped-call]
+            call: grpc.aio.StreamStreamCall[bytes, views.ConnectResponseView] = channel.stream_stream(
+                CONNECT, request_serializer=None, response_deserializer=views.ConnectResponseView.FromString
+            )()
             try:
-                await call.write(pb.ConnectRequest(hello=hello))
+                await call.write(pb.ConnectRequest(hello=hello).SerializeToString())
                 while True:
                     message = await call.read()
-                    if not isinstance(message, pb.ConnectResponse):  # grpc.aio.EOF
+                    if not isinstance(message, views.ConnectResponseView):  # grpc.aio.EOF
                         return
                     # The bot's methods run right here, on the loop: one decision is one round trip with
                     # no thread hand-off. gRPC's own threads keep the connection alive meanwhile.
@@ -98,12 +101,12 @@ class _Connection:
                 if code is not grpc.StatusCode.CANCELLED:
                     raise ConnectionRefused(f"{code.name if code else 'error'}: {details}") from None
 
-    def _handle(self, message: pb.ConnectResponse) -> None:
+    def _handle(self, message: views.ConnectResponseView) -> None:
         kind = message.WhichOneof("kind")
         if kind == "action_request":
             self._answer(message.action_request)
         elif kind == "match_start":
-            start = message.match_start
+            start = pb.MatchStart.FromString(message.match_start)
             rules = rules_from_wire(start.rules)
             self.decoders[start.match_id] = ObservationDecoder(rules)
             time_control = TimeControl(
@@ -114,48 +117,39 @@ class _Connection:
             )
             self._hook(self.bot.match_start, info)
         elif kind == "match_end":
-            end_message = message.match_end
-            self._deal_end(end_message.match_id, end_message)
-            self.decoders.pop(end_message.match_id, None)
-            faults = tuple(f"{pb.FaultKind.Name(f.kind)}: {f.detail}" for f in end_message.faults)
-            result = MatchResult(
-                end_message.match_id, tuple(end_message.totals), tuple(end_message.ranks), faults
-            )
+            end = pb.MatchEnd.FromString(message.match_end)
+            if end.HasField("last_deal"):
+                self._deal_end(end.match_id, end.last_deal)
+            self.decoders.pop(end.match_id, None)
+            faults = tuple(f"{pb.FaultKind.Name(f.kind)}: {f.detail}" for f in end.faults)
+            result = MatchResult(end.match_id, tuple(end.totals), tuple(end.ranks), faults)
             self._hook(self.bot.match_end, result)
         elif kind == "notice":
-            print(f"{self.bot.name}: referee says: {message.notice.text}", file=sys.stderr)
+            text = pb.Notice.FromString(message.notice).text
+            print(f"{self.bot.name}: referee says: {text}", file=sys.stderr)
 
-    def _deal_end(self, match_id: str, message: pb.ActionRequest | pb.MatchEnd) -> None:
-        if self.wants_deal_end and message.HasField("last_deal") and match_id in self.decoders:
-            try:
-                obs = self.decoders[match_id].decode(message.last_deal)
-            except WireError:
-                traceback.print_exc()  # the hook misses one deal; the match goes on
-                return
-            self._hook(self.bot.deal_end, obs)
+    def _deal_end(self, match_id: str, last_deal: pb.Observation | bytes) -> None:
+        decoder = self.decoders.get(match_id)
+        if self.wants_deal_end and decoder is not None:
+            self._hook(self.bot.deal_end, decoder.decode(last_deal))
 
-    def _answer(self, request: pb.ActionRequest) -> None:
-        self._deal_end(request.match_id, request)
-        message = pb.ConnectRequest()
-        reply = message.action  # filled in place: a message passed to a constructor is copied
-        reply.request_id = request.request_id
+    def _answer(self, request: views.ActionRequestView) -> None:
+        if request.last_deal:
+            self._deal_end(request.match_id, request.last_deal)
         try:
             obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions)
             action = self.bot.act(obs)
-            set_action(reply.action, action)
+            try:
+                reply = action_reply(request.request_id, action)
+            except TypeError:
+                traceback.print_exc()  # talk that is not text: the card is still played
+                reply = action_reply(request.request_id, PLAYS[action.card.index])  # type: ignore[union-attr]
         except Exception:
             # A bug in the bot or a request it cannot read: an action-less reply reports it at once as a
             # fault, where silence would cost the whole time limit.
             traceback.print_exc()
-            reply.ClearField("action")
-        else:
-            talk = getattr(action, "talk", None)
-            if talk:
-                try:
-                    reply.talk = talk
-                except (TypeError, ValueError):
-                    traceback.print_exc()  # talk that is not text: the card is still played
-        self.replies.append(message)
+            reply = action_reply(request.request_id, None)
+        self.replies.append(reply)
 
     def _hook(self, hook: object, argument: object) -> None:
         try:

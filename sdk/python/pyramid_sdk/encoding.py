@@ -1,4 +1,5 @@
-"""The referee's messages of every decision, written straight in protobuf's wire format.
+"""The messages of every decision, written straight in protobuf's wire format: the referee's action
+request and the Python SDK's reply.
 
 A referee sends one action request per decision. Building it as nested generated messages from Python and
 serialising it cost more than everything else the referee does for a decision, so the request is joined
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from pyramid_sdk.actions import DECLARATIONS, PLAYS, Action, Declare
+from pyramid_sdk.actions import ACTIONS, DECLARATIONS, Action, Declare
 from pyramid_sdk.cards import DECK, Card
 from pyramid_sdk.observation import Observation, TalkMessage, Trick
 from pyramid_sdk.pyramid import Pyramid
@@ -33,6 +34,8 @@ def varint(value: int) -> bytes:
     """``value`` as a base-128 varint; a negative one as its 64-bit two's complement, as protobuf does."""
     if 0 <= value < 0x80:
         return _ONE_BYTE[value]
+    if 0 < value < 0x4000:  # lengths of observations, request ids, milliseconds
+        return bytes((value & 0x7F | 0x80, value >> 7))
     if value < 0:
         value += 1 << 64
     out = bytearray()
@@ -60,6 +63,7 @@ _TRICK_LEADER, _TRICK_WINNER = 0x08, 0x18
 _REQUEST_MATCH_ID, _REQUEST_BANK, _REQUEST_PER_ACTION = 0x12, 0x28, 0x30
 _REQUEST_ID_TAG, _REQUEST_OBSERVATION_TAG = b"\x08", b"\x1a"
 _REQUEST_LAST_DEAL_TAG, _RESPONSE_ACTION_REQUEST_TAG = b"\x3a", b"\x1a"
+_REPLY_ACTION, _REPLY_TALK, _REQUEST_ACTION_TAG = 0x12, 0x1A, b"\x12"  # ActionReply; ConnectRequest.action
 
 _HAND_CARD: Final[tuple[bytes, ...]] = tuple(b"\x3a\x02" + card.code.encode() for card in DECK)
 """``Observation.hand`` (field 7) entries, by card index: every card code is two ASCII letters."""
@@ -222,10 +226,9 @@ class ObservationEncoder:
         return b"".join((_per_decision_fields(obs), self._talk, self._tricks, self._pyramids))
 
 
-_ALL_ACTIONS: Final[tuple[Action, ...]] = (*PLAYS, *(d for row in DECLARATIONS for d in row))
 _LEGAL_ACTION_FIELDS: Final[dict[int, bytes]] = {
     id(action): pb.ActionRequest(legal_actions=[action_to_wire(action)]).SerializeToString()
-    for action in _ALL_ACTIONS
+    for action in ACTIONS
 }
 """By identity: the engine's legal actions are these interned values, and hashing an action by value
 calls Python code for its card."""
@@ -279,3 +282,27 @@ def action_request(
     if last_deal is not None:
         parts += (_REQUEST_LAST_DEAL_TAG, varint(len(last_deal)), last_deal)
     return b"".join([_RESPONSE_ACTION_REQUEST_TAG, varint(sum(map(len, parts))), *parts])
+
+
+_REPLY_ACTION_FIELDS: Final[dict[int, bytes]] = {
+    id(action): _message(_REPLY_ACTION, action_to_wire(action).SerializeToString()) for action in ACTIONS
+}
+"""``ActionReply.action`` for each of the 52 interned actions, by identity."""
+
+
+def action_reply(request_id: int, action: Action | None) -> bytes:
+    """A whole ``ConnectRequest`` carrying the reply to request ``request_id``: ``action`` with its talk,
+    or no action at all (``None``), which the referee records at once as a fault. ``TypeError`` if the
+    talk is not text."""
+    parts = [_REQUEST_ID_TAG, varint(request_id)]
+    if action is not None:
+        field = _REPLY_ACTION_FIELDS.get(id(action))
+        if field is None:
+            field = _message(_REPLY_ACTION, action_to_wire(action).SerializeToString())
+        parts.append(field)
+        talk = getattr(action, "talk", None)
+        if talk:
+            if not isinstance(talk, str):
+                raise TypeError(f"talk must be text, not {type(talk).__name__}")
+            parts.append(_message(_REPLY_TALK, talk.encode()))
+    return b"".join([_REQUEST_ACTION_TAG, varint(sum(map(len, parts))), *parts])

@@ -7,10 +7,13 @@ message becomes a clear fault, never an exception deep in the engine.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-from pyramid_sdk.actions import DECLARATIONS, PLAYS, Action, Declare, Play
+from google.protobuf.message import DecodeError
+
+from pyramid_sdk.actions import ACTIONS, DECLARATIONS, PLAYS, Action, Declare, Play
 from pyramid_sdk.cards import DECK, Card, CardError, Suit
 from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick
 from pyramid_sdk.pyramid import Pyramid, PyramidEntry
@@ -176,17 +179,22 @@ class ObservationDecoder:
             self._tricks += tuple(_trick_from_wire(trick) for trick in messages[len(self._tricks) :])
         return self._tricks
 
-    def decode(self, message: pb.Observation, legal: Sequence[pb.Action] = ()) -> Observation:
-        """The observation in ``message``, with ``legal`` as its legal actions. Only these are decoded
-        now; the other fields when the bot first reads them, so a field the message gets wrong raises
-        :class:`WireError` then."""
+    def decode(
+        self, message: pb.Observation | bytes, legal: Sequence[pb.Action] | Sequence[bytes] = ()
+    ) -> Observation:
+        """The observation in ``message`` (a message, or its encoding), with ``legal`` (messages, or their
+        encodings) as its legal actions. Only these are decoded now; the other fields when the bot first
+        reads them, so a field the message gets wrong raises :class:`WireError` then."""
         obs = _WireObservation.__new__(_WireObservation)
-        obs._decoder, obs._message, obs._legal = self, message, legal
-        if legal:  # every bot reads these first
-            try:
-                obs.legal_actions = tuple(map(action_from_wire, legal))
-            except WireError as exc:
-                raise WireError(f"observation field legal_actions: {exc}") from None
+        obs._decoder, obs._message, obs.rules = self, message, self.rules
+        try:
+            obs.legal_actions = tuple(
+                map(_action_from_bytes, legal)  # type: ignore[arg-type]
+                if legal and isinstance(legal[0], bytes)
+                else map(action_from_wire, legal)  # type: ignore[arg-type]
+            )
+        except WireError as exc:
+            raise WireError(f"observation field legal_actions: {exc}") from None
         return obs
 
 
@@ -196,26 +204,39 @@ def _declaration(message: pb.Observation) -> Declare | None:
     return DECLARATIONS[message.declaration.tricks][_SUIT_FROM_WIRE[message.declaration.trump]]
 
 
-_FIELDS: Final[dict[str, Callable[[_WireObservation], object]]] = {
-    "seat": lambda o: o._message.seat,
-    "rules": lambda o: o._decoder.rules,
-    "phase": lambda o: _PHASE_FROM_WIRE[o._message.phase],
-    "deal_number": lambda o: o._message.deal_number,
-    "dealer": lambda o: o._message.dealer,
-    "declarer": lambda o: o._message.declarer,
-    "to_act": lambda o: o._message.to_act if o._message.HasField("to_act") else None,
-    "hand": lambda o: _cards(o._message.hand),
-    "declaration": lambda o: _declaration(o._message),
-    "current_trick": lambda o: _trick_from_wire(o._message.current_trick),
-    "tricks": lambda o: o._decoder._finished_tricks(o._message.deal_number, o._message.tricks),
-    "taken": lambda o: tuple(o._message.taken),
-    "pyramids": lambda o: tuple(
-        o._decoder._pyramid(seat, pyramid) for seat, pyramid in enumerate(o._message.pyramids)
-    ),
-    "talk": lambda o: tuple(TalkMessage(m.seat, m.trick, m.text) for m in o._message.talk),
-    "legal_actions": lambda o: tuple(map(action_from_wire, o._legal)),
-    "forfeited": lambda o: tuple(o._message.forfeited),
+_LAZY_FIELDS: Final[dict[str, Callable[[ObservationDecoder, pb.Observation], object]]] = {
+    "seat": lambda _, m: m.seat,
+    "phase": lambda _, m: _PHASE_FROM_WIRE[m.phase],
+    "deal_number": lambda _, m: m.deal_number,
+    "dealer": lambda _, m: m.dealer,
+    "declarer": lambda _, m: m.declarer,
+    "to_act": lambda _, m: m.to_act if m.HasField("to_act") else None,
+    "hand": lambda _, m: _cards(m.hand),
+    "declaration": lambda _, m: _declaration(m),
+    "current_trick": lambda _, m: _trick_from_wire(m.current_trick),
+    "tricks": lambda d, m: d._finished_tricks(m.deal_number, m.tricks),
+    "taken": lambda _, m: tuple(m.taken),
+    "pyramids": lambda d, m: tuple(d._pyramid(seat, pyramid) for seat, pyramid in enumerate(m.pyramids)),
+    "talk": lambda _, m: tuple(TalkMessage(t.seat, t.trick, t.text) for t in m.talk),
+    "forfeited": lambda _, m: tuple(m.forfeited),
 }
+"""How each field is decoded when first read; ``rules`` and ``legal_actions`` are set at once."""
+_FIELD_NAMES: Final = tuple(field.name for field in dataclasses.fields(Observation))
+
+_ACTION_BY_ENCODING: Final[dict[bytes, Action]] = {
+    action_to_wire(action).SerializeToString(): action for action in ACTIONS
+}
+"""The 52 actions by their encoded ``Action`` message, as the referee writes them."""
+
+
+def _action_from_bytes(data: bytes) -> Action:
+    action = _ACTION_BY_ENCODING.get(data)
+    if action is not None:
+        return action
+    try:
+        return action_from_wire(pb.Action.FromString(data))
+    except DecodeError:
+        raise WireError("a legal action that is not an Action message") from None
 
 
 class _WireObservation(Observation):
@@ -226,17 +247,22 @@ class _WireObservation(Observation):
     equality with engine observations all behave as for the engine's own class.
     """
 
-    __slots__ = ("_decoder", "_legal", "_message")
+    __slots__ = ("_decoder", "_message")
     _decoder: ObservationDecoder
-    _message: pb.Observation
-    _legal: Sequence[pb.Action]
+    _message: pb.Observation | bytes
 
     def __getattr__(self, name: str) -> object:
-        decode = _FIELDS.get(name)
+        decode = _LAZY_FIELDS.get(name)
         if decode is None:
             raise AttributeError(f"'Observation' object has no attribute {name!r}")
+        message = self._message
+        if isinstance(message, bytes):  # not even parsed yet
+            try:
+                message = self._message = pb.Observation.FromString(message)
+            except DecodeError:
+                raise WireError("observation: not an Observation message") from None
         try:
-            value = decode(self)
+            value = decode(self._decoder, message)
         except (KeyError, IndexError, CardError) as exc:
             raise WireError(f"observation field {name}: {type(exc).__name__}: {exc}") from None
         setattr(self, name, value)
@@ -245,9 +271,9 @@ class _WireObservation(Observation):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Observation):
             return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in _FIELDS)
+        return all(getattr(self, name) == getattr(other, name) for name in _FIELD_NAMES)
 
     def __repr__(self) -> str:
-        return f"Observation({', '.join(f'{name}={getattr(self, name)!r}' for name in _FIELDS)})"
+        return f"Observation({', '.join(f'{name}={getattr(self, name)!r}' for name in _FIELD_NAMES)})"
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it extends
