@@ -151,6 +151,10 @@ def test_values_outside_the_one_byte_fast_path_are_encoded_in_full():
     )
     message = pb.Observation.FromString(ObservationEncoder().serialize(unusual))
     assert message == reference_message(unusual)
+    fresh_declaration = dataclasses.replace(view, declaration=Declare(5, Suit.DIAMONDS))  # not interned
+    assert pb.Observation.FromString(ObservationEncoder().serialize(fresh_declaration)) == reference_message(
+        fresh_declaration
+    )
     assert message.deal_number == 300
     assert message.current_trick.winner == 2
 

@@ -63,19 +63,26 @@ _TRICK_LEADER, _TRICK_WINNER = 0x08, 0x18
 _REQUEST_MATCH_ID, _REQUEST_BANK, _REQUEST_PER_ACTION = 0x12, 0x28, 0x30
 _REQUEST_ID_TAG, _REQUEST_OBSERVATION_TAG = b"\x08", b"\x1a"
 _REQUEST_LAST_DEAL_TAG, _RESPONSE_ACTION_REQUEST_TAG = b"\x3a", b"\x1a"
-_REPLY_ACTION, _REPLY_TALK, _REQUEST_ACTION_TAG = 0x12, 0x1A, b"\x12"  # ActionReply; ConnectRequest.action
+_REPLY_ID_TAG, _REPLY_ACTION, _REPLY_TALK = b"\x08", 0x12, 0x1A
+_CONNECT_REQUEST_ACTION_TAG = b"\x12"
 
 _HAND_CARD: Final[tuple[bytes, ...]] = tuple(b"\x3a\x02" + card.code.encode() for card in DECK)
 """``Observation.hand`` (field 7) entries, by card index: every card code is two ASCII letters."""
 _TRICK_CARD: Final[tuple[bytes, ...]] = tuple(b"\x12\x02" + card.code.encode() for card in DECK)
 """``Trick.cards`` (field 2) entries, by card index."""
-_DECLARATION: Final[dict[Declare, bytes]] = {
-    declaration: _message(
+
+
+def _declaration(declaration: Declare) -> bytes:
+    """``Observation.declaration`` (field 8)."""
+    return _message(
         _OBS_DECLARATION, _int(0x08, declaration.tricks) + _int(0x10, _SUIT_TO_WIRE[declaration.trump])
     )
-    for row in DECLARATIONS
-    for declaration in row
+
+
+_DECLARATION: Final[dict[int, bytes]] = {
+    id(declaration): _declaration(declaration) for row in DECLARATIONS for declaration in row
 }
+"""By identity, for the 28 interned declarations."""
 
 
 def _codes(cards: tuple[Card, ...]) -> list[str]:
@@ -167,7 +174,9 @@ def _per_decision_fields(obs: Observation) -> bytes:
             head,
             trick_cards,
             b"" if obs.to_act is None else bytes((_OBS_TO_ACT, obs.to_act)),
-            b"" if obs.declaration is None else _DECLARATION[obs.declaration],
+            b""
+            if obs.declaration is None
+            else _DECLARATION.get(id(obs.declaration)) or _declaration(obs.declaration),
             *[_HAND_CARD[card.index] for card in obs.hand],
         ]
     )
@@ -188,7 +197,7 @@ def _general_fields(obs: Observation) -> bytes:
             _int(_OBS_DECLARER, obs.declarer),
             b"" if obs.to_act is None else bytes((_OBS_TO_ACT,)) + varint(obs.to_act),
             *[_HAND_CARD[card.index] for card in obs.hand],
-            b"" if obs.declaration is None else _DECLARATION[obs.declaration],
+            b"" if obs.declaration is None else _declaration(obs.declaration),
             _message(_OBS_CURRENT_TRICK, trick_body),
             _small_list(_OBS_TAKEN, obs.taken),
             _small_list(_OBS_FORFEITED, obs.forfeited),
@@ -294,7 +303,7 @@ def action_reply(request_id: int, action: Action | None) -> bytes:
     """A whole ``ConnectRequest`` carrying the reply to request ``request_id``: ``action`` with its talk,
     or no action at all (``None``), which the referee records at once as a fault. ``TypeError`` if the
     talk is not text."""
-    parts = [_REQUEST_ID_TAG, varint(request_id)]
+    parts = [_REPLY_ID_TAG, varint(request_id)]
     if action is not None:
         field = _REPLY_ACTION_FIELDS.get(id(action))
         if field is None:
@@ -305,4 +314,4 @@ def action_reply(request_id: int, action: Action | None) -> bytes:
             if not isinstance(talk, str):
                 raise TypeError(f"talk must be text, not {type(talk).__name__}")
             parts.append(_message(_REPLY_TALK, talk.encode()))
-    return b"".join([_REQUEST_ACTION_TAG, varint(sum(map(len, parts))), *parts])
+    return b"".join([_CONNECT_REQUEST_ACTION_TAG, varint(sum(map(len, parts))), *parts])
