@@ -138,8 +138,8 @@ class Session:
 
         One timer serves the decision: at the deadline it settles the reply as a timeout, and only if the
         write is still stuck then (a bot that stopped reading) does it arm the write's own guard, which
-        gives the write ``max(timeout, 1)`` seconds in all. Arming two timers for every decision cost a
-        tenth of the referee's work for it.
+        gives the write ``max(timeout, 1)`` seconds in all, waiting for the write lock included. Two
+        timers for every decision were a measurable part of the referee's work for it.
         """
         if self.is_closed:
             return Closed(self.close_reason)
@@ -151,12 +151,14 @@ class Session:
         expiry = loop.call_at(started + timeout, self._expire, request_id, guard, started + max(timeout, 1.0))
         try:
             try:
-                async with guard, self._write_lock:
-                    self._writing = True
-                    try:
+                # From here on, a deadline that passes arms the guard; nothing suspends before the guard
+                # is entered, so the timer cannot fire in between.
+                self._writing = True
+                try:
+                    async with guard, self._write_lock:
                         await self._context.write(message)
-                    finally:
-                        self._writing = False
+                finally:
+                    self._writing = False
             except TimeoutError:
                 self.close(f"the bot read nothing for {max(timeout, 1.0):g}s")
                 return Closed(self.close_reason)
@@ -173,7 +175,7 @@ class Session:
         if pending is not None and pending[0] == request_id and not pending[1].done():
             pending[1].set_result(TIMED_OUT)
             self._expired.add(request_id)
-        if self._writing:
+        if self._writing:  # still waiting to write, or writing: the guard covers both
             guard.reschedule(write_deadline)
 
     async def serve(self) -> None:

@@ -61,3 +61,21 @@ def test_a_longer_limit_gives_the_write_as_long():
     assert isinstance(outcome, Closed)
     assert outcome.reason == "the bot read nothing for 1.3s"
     assert 1.2 < elapsed < 2.5
+
+
+def test_the_guard_also_covers_waiting_for_the_write_lock():
+    async def go() -> tuple[object, float, Session]:
+        session = Session("s1", pb.Hello(bot_name="b"), SlowStream(None))  # type: ignore[arg-type]
+        holder = asyncio.create_task(session.send(b"\x32\x00", timeout=2.0))  # holds the lock for 2 s
+        await asyncio.sleep(0)
+        started = time.monotonic()
+        outcome = await asyncio.wait_for(session.ask(b"\x1a\x00", session.next_request_id(), 0.1), 5)
+        elapsed = time.monotonic() - started
+        await holder
+        return outcome, elapsed, session
+
+    outcome, elapsed, session = asyncio.run(go())
+    assert session.is_closed
+    assert isinstance(outcome, Closed)
+    assert outcome.reason == "the bot read nothing for 1s"
+    assert 0.9 < elapsed < 1.8

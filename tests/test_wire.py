@@ -151,6 +151,11 @@ def test_values_outside_the_one_byte_fast_path_are_encoded_in_full():
     )
     message = pb.Observation.FromString(ObservationEncoder().serialize(unusual))
     assert message == reference_message(unusual)
+    for odd in (
+        dataclasses.replace(view, declarer=200, taken=(0, 130, 1, 0)),  # one byte each no longer
+        dataclasses.replace(view, forfeited=(False, True)),  # not one per seat
+    ):
+        assert pb.Observation.FromString(ObservationEncoder().serialize(odd)) == reference_message(odd)
     fresh_declaration = dataclasses.replace(view, declaration=Declare(5, Suit.DIAMONDS))  # not interned
     assert pb.Observation.FromString(ObservationEncoder().serialize(fresh_declaration)) == reference_message(
         fresh_declaration
@@ -237,6 +242,8 @@ def test_the_sdks_reply_parses_as_an_action_reply():
     assert not empty.HasField("action")
     with pytest.raises(TypeError, match="talk must be text"):
         action_reply(1, Play(Card.parse("TD"), 42))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="surrogate"):
+        action_reply(1, Play(Card.parse("TD"), "hi \ud800"))
 
 
 def test_observations_and_legal_actions_decode_from_their_bytes_alone():
@@ -250,3 +257,12 @@ def test_observations_and_legal_actions_decode_from_their_bytes_alone():
         decoder.decode(b"\xff\xff").hand  # noqa: B018
     with pytest.raises(WireError, match="legal_actions"):
         decoder.decode(b"", [b"\x12\x02ZZ"])
+
+
+def test_finished_tricks_read_out_of_order_are_each_observations_own():
+    views = [v for v in some_observations() if v.seat == 1]
+    encoder, decoder = ObservationEncoder(), ObservationDecoder(Rules())
+    decoded = [decoder.decode(encoder.serialize(view)) for view in views]
+    for obs, view in reversed(list(zip(decoded, views, strict=True))):  # newest first, across deals
+        assert obs.tricks == view.tricks
+        assert obs.pyramids == view.pyramids

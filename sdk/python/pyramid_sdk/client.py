@@ -141,8 +141,8 @@ class _Connection:
             action = self.bot.act(obs)
             try:
                 reply = action_reply(request.request_id, action)
-            except TypeError:
-                traceback.print_exc()  # talk that is not text: the card is still played
+            except (TypeError, ValueError):
+                traceback.print_exc()  # talk that is not text, or not encodable: the card is still played
                 reply = action_reply(request.request_id, PLAYS[action.card.index])  # type: ignore[union-attr]
         except Exception:
             # A bug in the bot or a request it cannot read: an action-less reply reports it at once as a

@@ -150,13 +150,15 @@ def _per_decision_fields(obs: Observation) -> bytes:
 
     They are written with explicit zeros, which proto3 reads as it reads absent fields, so the usual case
     is one ``bytes`` call: every number here is a seat, a phase, a trick count or a deal number, below 128
-    and so one byte as a varint (only the deal number is checked: the others are below 7 by the rules).
+    and so one byte as a varint. Anything else (a negative number makes ``bytes`` raise) takes the
+    general path.
     """
     trick = obs.current_trick
-    if obs.deal_number >= 0x80 or trick.winner is not None:  # seats, tricks taken: below 4 and 7
-        return _general_fields(obs)
-    trick_cards = b"".join([_TRICK_CARD[card.index] for card in trick.cards])
     players = len(obs.taken)
+    numbers = (obs.seat, obs.deal_number, obs.dealer, obs.declarer, trick.leader, *obs.taken)
+    if max(numbers) >= 0x80 or trick.winner is not None or len(obs.forfeited) != players:
+        return _general_fields(obs)  # never for the engine's own observations
+    trick_cards = b"".join([_TRICK_CARD[card.index] for card in trick.cards])
     # fmt: off
     head = bytes((
         _OBS_SEAT, obs.seat,
@@ -173,7 +175,7 @@ def _per_decision_fields(obs: Observation) -> bytes:
         [
             head,
             trick_cards,
-            b"" if obs.to_act is None else bytes((_OBS_TO_ACT, obs.to_act)),
+            b"" if obs.to_act is None else bytes((_OBS_TO_ACT,)) + varint(obs.to_act),
             b""
             if obs.declaration is None
             else _DECLARATION.get(id(obs.declaration)) or _declaration(obs.declaration),
@@ -302,7 +304,7 @@ _REPLY_ACTION_FIELDS: Final[dict[int, bytes]] = {
 def action_reply(request_id: int, action: Action | None) -> bytes:
     """A whole ``ConnectRequest`` carrying the reply to request ``request_id``: ``action`` with its talk,
     or no action at all (``None``), which the referee records at once as a fault. ``TypeError`` if the
-    talk is not text."""
+    talk is not text, ``ValueError`` (``UnicodeEncodeError``) if it is not valid Unicode."""
     parts = [_REPLY_ID_TAG, varint(request_id)]
     if action is not None:
         field = _REPLY_ACTION_FIELDS.get(id(action))

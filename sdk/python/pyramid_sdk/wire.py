@@ -157,8 +157,9 @@ class ObservationDecoder:
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self._pyramids: dict[int, tuple[int, Pyramid]] = {}
-        self._deal = 0
-        self._tricks: tuple[Trick, ...] = ()
+        self._tricks: tuple[int, tuple[Trick, ...]] = (0, ())
+        """This deal's number and its finished tricks so far: one value, replaced whole, so that a bot
+        reading observations from several threads never sees one deal's number with another's tricks."""
 
     def _pyramid(self, seat: int, message: pb.Pyramid) -> Pyramid:
         cached = self._pyramids.get(seat)
@@ -173,18 +174,22 @@ class ObservationDecoder:
         return pyramid
 
     def _finished_tricks(self, deal: int, messages: Sequence[pb.Trick]) -> tuple[Trick, ...]:
-        if deal != self._deal or len(messages) < len(self._tricks):
-            self._deal, self._tricks = deal, ()
-        if len(messages) > len(self._tricks):
-            self._tricks += tuple(_trick_from_wire(trick) for trick in messages[len(self._tricks) :])
-        return self._tricks
+        known_deal, tricks = self._tricks
+        if deal == known_deal and len(messages) <= len(tricks):  # a deal's finished tricks never change
+            return tricks if len(messages) == len(tricks) else tricks[: len(messages)]
+        if deal != known_deal:
+            tricks = ()
+        tricks += tuple(_trick_from_wire(trick) for trick in messages[len(tricks) :])
+        self._tricks = (deal, tricks)
+        return tricks
 
     def decode(
         self, message: pb.Observation | bytes, legal: Sequence[pb.Action] | Sequence[bytes] = ()
     ) -> Observation:
         """The observation in ``message`` (a message, or its encoding), with ``legal`` (messages, or their
         encodings) as its legal actions. Only these are decoded now; the other fields when the bot first
-        reads them, so a field the message gets wrong raises :class:`WireError` then."""
+        reads them, so a field the message gets wrong raises :class:`WireError` then. The observation
+        keeps ``message``: do not change a message after decoding it."""
         obs = _WireObservation.__new__(_WireObservation)
         obs._decoder, obs._message, obs.rules = self, message, self.rules
         try:
