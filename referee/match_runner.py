@@ -32,7 +32,7 @@ from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.wire import WireError, action_from_wire, rules_to_wire
 from referee.faults import Fault, FaultKind, FaultPolicy
-from referee.sessions import Closed, Session, Stray, Timeout
+from referee.sessions import Closed, Session, Timeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,17 +181,17 @@ class RemoteSeat:
         if self._tap is not None:
             self._tap(pb.ConnectResponse.FromString(message))
         outcome = await self.session.ask(message, request_id, time_limit)
+        if isinstance(outcome, pb.ActionReply):  # the usual case, checked first
+            try:
+                return Decision(action=action_from_wire(outcome.action, outcome.talk))
+            except WireError as exc:
+                return Decision(fault=FaultKind.MALFORMED, detail=str(exc)[:200])
         if isinstance(outcome, Timeout):
             return Decision(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
         if isinstance(outcome, Closed):
             words = await self._exit_words() if self._exit_words is not None else ""
             return Decision(fault=FaultKind.DISCONNECT, detail=(outcome.reason + words)[:300])
-        if isinstance(outcome, Stray):
-            return Decision(fault=FaultKind.MALFORMED, detail=outcome.detail)
-        try:
-            return Decision(action=action_from_wire(outcome.action, outcome.talk))
-        except WireError as exc:
-            return Decision(fault=FaultKind.MALFORMED, detail=str(exc)[:200])
+        return Decision(fault=FaultKind.MALFORMED, detail=outcome.detail)  # a Stray
 
     def _time_left(self, bank_ms: int) -> bytes:
         if bank_ms != self._time_left_source:
@@ -382,8 +382,11 @@ class _Runner:
         match.apply(match.default_action(), seat)
 
     def _collect_violations(self) -> None:
-        for seat in self._present():
-            for detail in self.seats[seat].violations():
+        forfeited = self.match.forfeited
+        for seat, player in enumerate(self.seats):
+            if forfeited[seat]:
+                continue
+            for detail in player.violations():
                 self._fault(seat, FaultKind.MALFORMED, detail)
                 if self.match.forfeited[seat]:
                     break  # a flood of stray messages costs the seat the match, not the record its size
