@@ -64,7 +64,11 @@ class Session:
         self.bot_version = hello.bot_version
         self._context = context
         self._write_lock = asyncio.Lock()
-        self._writing = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._deadline = self._write_deadline = 0.0
+        self._writer: asyncio.Task[object] | None = None
+        """The task writing a request, from before it waits for the write lock until the write is done."""
+        self._write_timed_out = False
         self._pending: tuple[int, asyncio.Future[Outcome]] | None = None
         self._expired: set[int] = set()
         self._violations: list[str] = []
@@ -82,6 +86,9 @@ class Session:
         if not self._closed.is_set():
             self.close_reason = reason
             self._closed.set()
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
             if self._pending is not None and not self._pending[1].done():
                 self._pending[1].set_result(Closed(reason))
 
@@ -134,49 +141,72 @@ class Session:
 
     async def ask(self, message: bytes, request_id: int, timeout: float) -> Outcome:
         """Sends an action request (serialised, with id ``request_id``) and waits at most ``timeout``
-        seconds, the write included, for its reply.
+        seconds, the write included, for its reply. A write still stuck then (a bot that stopped
+        reading) gets ``max(timeout, 1)`` seconds in all, waiting for the write lock included, before the
+        session is given up.
 
-        One timer serves the decision: at the deadline it settles the reply as a timeout, and only if the
-        write is still stuck then (a bot that stopped reading) does it arm the write's own guard, which
-        gives the write ``max(timeout, 1)`` seconds in all, waiting for the write lock included. Two
-        timers for every decision were a measurable part of the referee's work for it.
+        A decision usually takes a millisecond against a deadline of seconds, so the session keeps one
+        timer and moves the deadline it checks, rather than arming and cancelling a timer per decision,
+        which was a tenth of the referee's work for one (see :meth:`_on_deadline`).
         """
         if self.is_closed:
             return Closed(self.close_reason)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Outcome] = loop.create_future()
+        now = loop.time()
         self._pending = (request_id, future)
-        guard = asyncio.timeout(None)
-        started = loop.time()
-        expiry = loop.call_at(started + timeout, self._expire, request_id, guard, started + max(timeout, 1.0))
+        self._deadline = deadline = now + timeout
+        self._write_deadline = now + max(timeout, 1.0)
+        timer = self._timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer = loop.call_at(deadline, self._on_deadline)
+        self._writer = asyncio.current_task()
         try:
             try:
-                # From here on, a deadline that passes arms the guard; nothing suspends before the guard
-                # is entered, so the timer cannot fire in between.
-                self._writing = True
-                try:
-                    async with guard, self._write_lock:
-                        await self._context.write(message)
-                finally:
-                    self._writing = False
-            except TimeoutError:
+                async with self._write_lock:
+                    await self._context.write(message)
+            except asyncio.CancelledError:
+                if not self._write_timed_out:
+                    raise
+                self._write_timed_out = False
+                if self._writer is not None:
+                    self._writer.uncancel()
                 self.close(f"the bot read nothing for {max(timeout, 1.0):g}s")
                 return Closed(self.close_reason)
             except Exception as exc:  # the stream can fail in many ways; all mean the same here
                 self.close(f"stream write failed: {type(exc).__name__}")
                 return Closed(self.close_reason)
+            finally:
+                self._writer = None
             return await future
         finally:
-            expiry.cancel()
             self._pending = None
 
-    def _expire(self, request_id: int, guard: asyncio.Timeout, write_deadline: float) -> None:
+    def _on_deadline(self) -> None:
+        """The session's timer. It fires at the deadline of the request pending when it was armed; if a
+        later request is pending now, it re-arms for that one's deadline instead."""
+        self._timer = None
         pending = self._pending
-        if pending is not None and pending[0] == request_id and not pending[1].done():
-            pending[1].set_result(TIMED_OUT)
+        if pending is None:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._deadline:
+            self._timer = loop.call_at(self._deadline, self._on_deadline)
+            return
+        request_id, future = pending
+        if not future.done():
+            future.set_result(TIMED_OUT)
             self._expired.add(request_id)
-        if self._writing:  # still waiting to write, or writing: the guard covers both
-            guard.reschedule(write_deadline)
+        if self._writer is not None:  # still waiting to write, or writing
+            loop.call_at(self._write_deadline, self._stop_write, request_id)
+
+    def _stop_write(self, request_id: int) -> None:
+        pending, writer = self._pending, self._writer
+        if pending is not None and pending[0] == request_id and writer is not None:
+            self._write_timed_out = True
+            writer.cancel()
 
     async def serve(self) -> None:
         """Reads the bot's messages until the stream ends or the session is closed."""
