@@ -162,17 +162,16 @@ class Session:
             if timer is not None:
                 timer.cancel()
             self._timer = loop.call_at(deadline, self._on_deadline)
-        self._writer = asyncio.current_task()
+        self._writer = writer = asyncio.current_task()
         try:
             try:
                 async with self._write_lock:
                     await self._context.write(message)
             except asyncio.CancelledError:
-                if not self._write_timed_out:
+                if not self._write_timed_out or writer is None:
                     raise
                 self._write_timed_out = False
-                if self._writer is not None:
-                    self._writer.uncancel()
+                writer.uncancel()
                 self.close(f"the bot read nothing for {max(timeout, 1.0):g}s")
                 return Closed(self.close_reason)
             except Exception as exc:  # the stream can fail in many ways; all mean the same here

@@ -22,6 +22,8 @@ from referee.table import open_table
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 RANDOM = f"{PY} sample_bots/random_bot.py"
+FAST = TimeControl(per_action=0.5, bank=1.0)
+"""Short limits for matches with a misbehaving bot, roomy enough for the good bots on a busy machine."""
 
 
 def misbehaving(behaviour: str) -> str:

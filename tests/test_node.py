@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from arena import RANDOM, assert_no_unknown_cards, assert_played_as, play
+from arena import FAST, RANDOM, assert_no_unknown_cards, assert_played_as, play
 from pyramid_sdk import Match
-from pyramid_sdk.bot import TimeControl
 from referee.faults import FaultKind
 from referee.match_runner import MatchStatus
 from sample_bots.random_bot import RandomBot
@@ -104,7 +103,7 @@ def test_misbehaving_node_bots_fault_and_the_match_completes(behaviour, kind, de
     outcome, _ = play(
         [f"node tests/bots/misbehaving.js {behaviour}", RANDOM],
         seed=4,
-        time_control=TimeControl(per_action=0.5, bank=1.0),  # roomy for good bots on a busy machine
+        time_control=FAST,
         absent_ok=True,
         log_dir=tmp_path,
     )

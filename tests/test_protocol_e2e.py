@@ -8,7 +8,7 @@ import time
 import grpc
 import pytest
 
-from arena import RANDOM, ROOT, assert_no_unknown_cards, assert_played_as, misbehaving, play
+from arena import FAST, RANDOM, ROOT, assert_no_unknown_cards, assert_played_as, misbehaving, play
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.v1 import pyramid_pb2 as pb
@@ -75,9 +75,6 @@ def test_the_heuristic_and_monte_carlo_bots_play_as_processes():
     assert outcome.faults == ()
     assert_played_as(outcome.record, 0, HeuristicBot())
     assert_played_as(outcome.record, 1, MonteCarloBot(budget=5, samples=8))
-
-
-FAST = TimeControl(per_action=0.5, bank=1.0)  # roomy for the good bots on a busy machine
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,7 @@ def _message(key: int, body: bytes) -> bytes:
 _OBS_SEAT, _OBS_PHASE, _OBS_DEAL, _OBS_DEALER, _OBS_DECLARER, _OBS_TO_ACT = 0x08, 0x10, 0x18, 0x20, 0x28, 0x30
 _OBS_DECLARATION, _OBS_CURRENT_TRICK, _OBS_TAKEN, _OBS_FORFEITED = 0x42, 0x4A, 0x5A, 0x72
 _TRICK_LEADER, _TRICK_WINNER = 0x08, 0x18
-_REQUEST_MATCH_ID, _REQUEST_BANK, _REQUEST_PER_ACTION = 0x12, 0x28, 0x30
+_REQUEST_MATCH_ID, _REQUEST_LEGAL_ACTION, _REQUEST_BANK, _REQUEST_PER_ACTION = 0x12, 0x22, 0x28, 0x30
 _REQUEST_ID_TAG, _REQUEST_OBSERVATION_TAG = b"\x08", b"\x1a"
 _REQUEST_LAST_DEAL_TAG, _RESPONSE_ACTION_REQUEST_TAG = b"\x3a", b"\x1a"
 _REPLY_ID_TAG, _REPLY_ACTION, _REPLY_TALK = b"\x08", 0x12, 0x1A
@@ -237,25 +237,30 @@ class ObservationEncoder:
         return b"".join((_per_decision_fields(obs), self._talk, self._tricks, self._pyramids))
 
 
-_LEGAL_ACTION_FIELDS: Final[dict[int, bytes]] = {
-    id(action): pb.ActionRequest(legal_actions=[action_to_wire(action)]).SerializeToString()
-    for action in ACTIONS
-}
-"""By identity: the engine's legal actions are these interned values, and hashing an action by value
-calls Python code for its card."""
+class _ActionField:
+    """An action as one field of a message (tag ``key``). The 52 interned actions are encoded once and found
+    by identity: the engine's legal actions are these, and hashing an action by value calls Python code
+    for its card. Any other action is encoded on the spot."""
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+        self.by_id = {id(action): self.encode(action) for action in ACTIONS}
+
+    def encode(self, action: Action) -> bytes:
+        return _message(self.key, action_to_wire(action).SerializeToString())
+
+    def __call__(self, action: Action) -> bytes:
+        return self.by_id.get(id(action)) or self.encode(action)
+
+
+_legal_action_field: Final = _ActionField(_REQUEST_LEGAL_ACTION)
+_reply_action_field: Final = _ActionField(_REPLY_ACTION)
 
 
 def legal_actions_field(actions: Sequence[Action]) -> bytes:
-    """The encoded ``legal_actions`` field of an ``ActionRequest``. Every legal action the engine offers is
-    one of 52 interned values, each encoded once; any other is encoded on the spot."""
-    fields = _LEGAL_ACTION_FIELDS
-    return b"".join(
-        [
-            fields.get(id(action))
-            or pb.ActionRequest(legal_actions=[action_to_wire(action)]).SerializeToString()
-            for action in actions
-        ]
-    )
+    """The encoded ``legal_actions`` field of an ``ActionRequest``."""
+    field, by_id = _legal_action_field, _legal_action_field.by_id  # inlined: the hot path of a decision
+    return b"".join([by_id.get(id(action)) or field.encode(action) for action in actions])
 
 
 def match_id_field(match_id: str) -> bytes:
@@ -295,22 +300,13 @@ def action_request(
     return b"".join([_RESPONSE_ACTION_REQUEST_TAG, varint(sum(map(len, parts))), *parts])
 
 
-_REPLY_ACTION_FIELDS: Final[dict[int, bytes]] = {
-    id(action): _message(_REPLY_ACTION, action_to_wire(action).SerializeToString()) for action in ACTIONS
-}
-"""``ActionReply.action`` for each of the 52 interned actions, by identity."""
-
-
 def action_reply(request_id: int, action: Action | None) -> bytes:
     """A whole ``ConnectRequest`` carrying the reply to request ``request_id``: ``action`` with its talk,
     or no action at all (``None``), which the referee records at once as a fault. ``TypeError`` if the
     talk is not text, ``ValueError`` (``UnicodeEncodeError``) if it is not valid Unicode."""
     parts = [_REPLY_ID_TAG, varint(request_id)]
     if action is not None:
-        field = _REPLY_ACTION_FIELDS.get(id(action))
-        if field is None:
-            field = _message(_REPLY_ACTION, action_to_wire(action).SerializeToString())
-        parts.append(field)
+        parts.append(_reply_action_field(action))
         talk = getattr(action, "talk", None)
         if talk:
             if not isinstance(talk, str):
