@@ -11,7 +11,6 @@ from pyramid_sdk.encoding import (
     time_left_fields,
 )
 from pyramid_sdk.v1 import pyramid_pb2 as pb
-from pyramid_sdk.v1 import views_pb2 as views
 from pyramid_sdk.wire import ObservationDecoder, action_from_wire
 
 
@@ -44,8 +43,8 @@ def answer(bot: Bot) -> tuple[pb.ActionReply, Observation]:
     )
     connection = _Connection(bot, "unused", "token")
     connection.decoders["m"] = ObservationDecoder(Rules())
-    connection._handle(views.ConnectResponseView.FromString(data))
-    (reply,) = connection.replies
+    reply = connection._handle(data)
+    assert reply is not None
     return pb.ConnectRequest.FromString(reply).action, view
 
 

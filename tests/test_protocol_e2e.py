@@ -11,6 +11,8 @@ import pytest
 from arena import FAST, RANDOM, ROOT, assert_no_unknown_cards, assert_played_as, misbehaving, play
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.stream import ENV_STREAM
+from pyramid_sdk.transport import grpcio_checked
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
@@ -49,12 +51,17 @@ def test_full_match_of_random_bot_processes(players):
     assert len(reported) == 16 * players  # every deal's end reaches the bot, the last one with the match end
 
 
-def test_a_python_bots_hooks_see_every_deal_end_and_the_match_end(tmp_path):
+@pytest.mark.parametrize("stream", ["", "asyncio"])
+def test_a_python_bots_hooks_see_every_deal_end_and_the_match_end(tmp_path, monkeypatch, stream):
+    """On either of the SDK's streams (the bots inherit the referee's environment)."""
+    monkeypatch.setenv(ENV_STREAM, stream)
     log = tmp_path / "hooks.jsonl"
     outcome, _ = play([f"{sys.executable} tests/bots/hooks.py {log}", RANDOM], seed=7)
     assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
     seen = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert [entry["hook"] for entry in seen] == ["match_start"] + ["deal_end"] * 32 + ["match_end"]
+    one_thread = stream == "" and grpcio_checked()
+    assert (seen[0]["threads"] == 1) is one_thread
     deals = outcome.record.deals
     for entry, deal in zip(seen[1:-1], deals, strict=True):
         played = [[card.code for card in trick.cards] for trick in deal.tricks]

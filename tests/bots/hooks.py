@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 
 from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.client import run
@@ -24,7 +25,9 @@ class Recorder(RandomBot):
 
     def match_start(self, info: MatchInfo) -> None:
         super().match_start(info)
-        self._write(hook="match_start", seat=info.seat)
+        # The thread that plays is the only Python thread with the SDK's own stream; gRPC's asyncio API
+        # adds its poller thread.
+        self._write(hook="match_start", seat=info.seat, threads=threading.active_count())
 
     def deal_end(self, obs: Observation) -> None:
         self._write(

@@ -23,6 +23,7 @@ import grpc
 from pyramid_sdk.actions import PLAYS
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
 from pyramid_sdk.encoding import action_reply
+from pyramid_sdk.stream import AsyncioStream, StreamEnded, ThreadStream, single_thread
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import views_pb2 as views
 from pyramid_sdk.wire import PROTOCOL_VERSION, ObservationDecoder, rules_from_wire
@@ -31,9 +32,9 @@ ENV_ADDRESS = "PYRAMID_ADDRESS"
 ENV_TOKEN = "PYRAMID_TOKEN"
 
 CONNECT = f"/{pb.DESCRIPTOR.services_by_name['RefereeService'].full_name}/Connect"
-"""The stream's method. The SDK sends bytes it wrote itself and reads each response as a
-``ConnectResponseView`` (proto/pyramid/v1/views.proto): the same bytes, with the observations left
-undecoded until the bot reads them."""
+"""The stream's method. The SDK sends bytes it wrote itself and reads each response's bytes as a
+``ConnectResponseView`` (proto/pyramid/v1/views.proto), with the observations left undecoded until the
+bot reads them."""
 
 
 class ConnectionRefused(RuntimeError):
@@ -62,7 +63,6 @@ class _Connection:
         self.address = address
         self.token = token
         self.decoders: dict[str, ObservationDecoder] = {}
-        self.replies: list[bytes] = []
         # A deal's final observation is decoded only for a bot that overrides the hook: it is a whole
         # observation, and most bots do not look at it.
         self.wants_deal_end = getattr(type(bot), "deal_end", None) is not Bot.deal_end or (
@@ -70,42 +70,40 @@ class _Connection:
         )
 
     def serve(self) -> None:
-        asyncio.run(self._serve())
-
-    async def _serve(self) -> None:
         hello = pb.Hello(
             protocol_version=PROTOCOL_VERSION,
             token=self.token,
             bot_name=self.bot.name,
             bot_version=self.bot.version,
         )
-        async with grpc.aio.insecure_channel(self.address) as channel:
-            call: grpc.aio.StreamStreamCall[bytes, views.ConnectResponseView] = channel.stream_stream(
-                CONNECT, request_serializer=None, response_deserializer=views.ConnectResponseView.FromString
-            )()
-            try:
-                await call.write(pb.ConnectRequest(hello=hello).SerializeToString())
-                while True:
-                    message = await call.read()
-                    if not isinstance(message, views.ConnectResponseView):  # grpc.aio.EOF
-                        return
-                    # The bot's methods run right here, on the loop: one decision is one round trip with
-                    # no thread hand-off. gRPC's own threads keep the connection alive meanwhile.
-                    self._handle(message)
-                    for reply in self.replies:
-                        await call.write(reply)
-                    self.replies.clear()
-            except grpc.RpcError as exc:
-                code = exc.code() if hasattr(exc, "code") else None
-                details = exc.details() if hasattr(exc, "details") else str(exc)
-                if code is not grpc.StatusCode.CANCELLED:
-                    raise ConnectionRefused(f"{code.name if code else 'error'}: {details}") from None
+        first = pb.ConnectRequest(hello=hello).SerializeToString()
+        try:
+            if single_thread():
+                # The bot's methods run on this thread, between two messages: one decision is one round
+                # trip with no thread hand-off (see pyramid_sdk.stream).
+                with ThreadStream(self.address, CONNECT, first) as stream:
+                    reply = None
+                    while (message := stream.exchange(reply)) is not None:
+                        reply = self._handle(message)
+            else:
+                asyncio.run(self._serve_asyncio(first))
+        except StreamEnded as exc:
+            if exc.code is not grpc.StatusCode.CANCELLED:
+                raise ConnectionRefused(str(exc)) from None
 
-    def _handle(self, message: views.ConnectResponseView) -> None:
+    async def _serve_asyncio(self, first: bytes) -> None:
+        async with AsyncioStream(self.address, CONNECT, first) as stream:
+            reply = None
+            while (message := await stream.exchange(reply)) is not None:
+                reply = self._handle(message)
+
+    def _handle(self, data: bytes) -> bytes | None:
+        """Handles one message from the referee; the reply to send, if it asked for one."""
+        message = views.ConnectResponseView.FromString(data)
         kind = message.WhichOneof("kind")
         if kind == "action_request":
-            self._answer(message.action_request)
-        elif kind == "match_start":
+            return self._answer(message.action_request)
+        if kind == "match_start":
             start = pb.MatchStart.FromString(message.match_start)
             rules = rules_from_wire(start.rules)
             self.decoders[start.match_id] = ObservationDecoder(rules)
@@ -127,13 +125,14 @@ class _Connection:
         elif kind == "notice":
             text = pb.Notice.FromString(message.notice).text
             print(f"{self.bot.name}: referee says: {text}", file=sys.stderr)
+        return None
 
     def _deal_end(self, match_id: str, last_deal: pb.Observation | bytes) -> None:
         decoder = self.decoders.get(match_id)
         if self.wants_deal_end and decoder is not None:
             self._hook(self.bot.deal_end, decoder.decode(last_deal))
 
-    def _answer(self, request: views.ActionRequestView) -> None:
+    def _answer(self, request: views.ActionRequestView) -> bytes:
         if request.last_deal:
             self._deal_end(request.match_id, request.last_deal)
         try:
@@ -149,7 +148,7 @@ class _Connection:
             # fault, where silence would cost the whole time limit.
             traceback.print_exc()
             reply = action_reply(request.request_id, None)
-        self.replies.append(reply)
+        return reply
 
     def _hook(self, hook: object, argument: object) -> None:
         try:

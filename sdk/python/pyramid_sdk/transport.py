@@ -28,7 +28,8 @@ from typing import Final
 EXPERIMENTS_VARIABLE: Final = "GRPC_EXPERIMENTS"
 OLDER_IO_MANAGER: Final = "-event_engine_client,-event_engine_listener"
 CHECKED_VERSIONS: Final = ((1, 80), (1, 85))
-"""The first and last grpcio ``(major, minor)`` known to have both switches."""
+"""The first and last grpcio ``(major, minor)`` known to have both switches, and the internal calls of
+``pyramid_sdk.stream.ThreadStream``."""
 
 
 def _grpcio_version() -> tuple[int, int] | None:
@@ -39,11 +40,14 @@ def _grpcio_version() -> tuple[int, int] | None:
         return None
 
 
-def _configure() -> bool:
-    if "grpc" in sys.modules or EXPERIMENTS_VARIABLE in os.environ:
-        return False
+def grpcio_checked() -> bool:
+    """Whether the installed grpcio is one of the versions this SDK's tuning was checked with."""
     version = _grpcio_version()
-    if version is None or not CHECKED_VERSIONS[0] <= version <= CHECKED_VERSIONS[1]:
+    return version is not None and CHECKED_VERSIONS[0] <= version <= CHECKED_VERSIONS[1]
+
+
+def _configure() -> bool:
+    if "grpc" in sys.modules or EXPERIMENTS_VARIABLE in os.environ or not grpcio_checked():
         return False
     os.environ[EXPERIMENTS_VARIABLE] = OLDER_IO_MANAGER
     try:

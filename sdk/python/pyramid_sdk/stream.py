@@ -1,0 +1,163 @@
+"""The bot's end of the Connect stream: send a reply, wait for the next message, as bytes.
+
+A bot answers one request at a time, so that is all the SDK asks of its stream. gRPC's asyncio API
+(:class:`AsyncioStream`) passes every message between two threads of the bot's process: gRPC's poller
+thread reads the socket and wakes the event loop through a socket pair, and a write wakes both again to
+report that it is done. Four bots and a referee on two cores pay those wake-ups on every decision.
+
+:class:`ThreadStream` drives the call from the bot's own thread instead, through a completion queue of
+its own, as grpcio's synchronous API does for its single-threaded calls: the thread that waits for a
+message is the one that reads the socket, and each reply goes out in the same batch as the read of the
+next message, so one decision wakes one thread once. On a two-core machine it takes about a fifth off a
+decision (``benchmarks/README.md``). It uses grpcio's Cython layer (``grpc._cython.cygrpc``), which is
+not a public API, so it is used only with the grpcio versions it was checked with
+(``transport.CHECKED_VERSIONS``) and can be switched off with ``PYRAMID_STREAM=asyncio``; elsewhere the
+SDK uses :class:`AsyncioStream`.
+
+Either way, while the bot thinks nobody reads its socket: the referee sends nothing a bot must answer
+before its reply, and what it does send waits in the socket.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import TracebackType
+from typing import Any, Final
+
+from pyramid_sdk import transport
+
+# isort: split
+import grpc
+
+cygrpc: Any = importlib.import_module("grpc._cython.cygrpc")  # untyped, and absent from grpc's stubs
+
+ENV_STREAM: Final = "PYRAMID_STREAM"
+"""``asyncio`` makes the SDK use gRPC's asyncio API even where :class:`ThreadStream` works."""
+
+
+def single_thread() -> bool:
+    """Whether this process should use :class:`ThreadStream`."""
+    return transport.grpcio_checked() and os.environ.get(ENV_STREAM, "").lower() != "asyncio"
+
+
+class StreamEnded(Exception):
+    """The stream ended with an error status: refused, cut, or the referee is gone."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self.code = code
+        self.details = details
+
+
+_STATUS_CODES: Final = {code.value[0]: code for code in grpc.StatusCode}
+_MESSAGE, _METADATA, _STATUS = "message", "metadata", "status"
+"""The tags of the call's three kinds of batch."""
+_NO_FLAGS: Final = 0
+
+
+class ThreadStream:
+    """One Connect call, driven from the calling thread. ``first`` (the hello) is sent as the call
+    starts; then :meth:`exchange` sends each reply and returns the next message."""
+
+    def __init__(self, address: str, method: str, first: bytes) -> None:
+        self._channel = grpc.insecure_channel(address)
+        self._status: tuple[grpc.StatusCode, str] | None = None
+        self._receiving = True
+        batches = (
+            (
+                (
+                    cygrpc.SendInitialMetadataOperation(None, _NO_FLAGS),
+                    cygrpc.SendMessageOperation(first, _NO_FLAGS),
+                    cygrpc.ReceiveMessageOperation(_NO_FLAGS),
+                ),
+                _MESSAGE,
+            ),
+            ((cygrpc.ReceiveInitialMetadataOperation(_NO_FLAGS),), _METADATA),
+            ((cygrpc.ReceiveStatusOnClientOperation(_NO_FLAGS),), _STATUS),
+        )
+        self._call = self._channel._channel.segregated_call(  # type: ignore[attr-defined]
+            cygrpc.PropagationConstants.GRPC_PROPAGATE_DEFAULTS,
+            method.encode(),
+            None,  # host
+            None,  # no deadline: the stream lasts as long as the referee wants the bot
+            None,  # metadata
+            None,  # credentials
+            batches,
+            cygrpc.build_census_context(),
+            None,  # not a registered method
+        )
+
+    def exchange(self, reply: bytes | None) -> bytes | None:
+        """Sends ``reply`` (if any) and returns the next message; ``None`` once the referee has ended the
+        stream, :class:`StreamEnded` if it ended with an error."""
+        if not self._receiving and self._status is None:
+            operations: tuple[Any, ...] = (cygrpc.ReceiveMessageOperation(_NO_FLAGS),)
+            if reply is not None:
+                operations = (cygrpc.SendMessageOperation(reply, _NO_FLAGS), *operations)
+            # False when the call is already over; its status is on its way.
+            self._receiving = bool(self._call.operate(operations, _MESSAGE))
+        while self._receiving or self._status is None:
+            event = self._call.next_event()
+            if event.tag == _MESSAGE:
+                self._receiving = False
+                for operation in event.batch_operations:
+                    if operation.type() == cygrpc.OperationType.receive_message:
+                        message: bytes | None = operation.message()
+                        if message is not None:
+                            return message
+            elif event.tag == _STATUS:
+                for operation in event.batch_operations:
+                    code = _STATUS_CODES.get(operation.code(), grpc.StatusCode.UNKNOWN)
+                    self._status = (code, operation.details() or "")
+        code, details = self._status
+        if code is not grpc.StatusCode.OK:
+            raise StreamEnded(code, details)
+        return None
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> ThreadStream:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class AsyncioStream:
+    """:class:`ThreadStream`'s contract over gRPC's public asyncio API."""
+
+    def __init__(self, address: str, method: str, first: bytes) -> None:
+        self._channel = grpc.aio.insecure_channel(address)
+        self._call: grpc.aio.StreamStreamCall[bytes, bytes] = self._channel.stream_stream(
+            method, request_serializer=None, response_deserializer=None
+        )()
+        self._first: bytes | None = first
+
+    async def exchange(self, reply: bytes | None) -> bytes | None:
+        """As :meth:`ThreadStream.exchange`."""
+        try:
+            if self._first is not None:
+                reply, self._first = self._first, None
+            if reply is not None:
+                await self._call.write(reply)
+            message = await self._call.read()
+        except grpc.RpcError as exc:
+            code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+            details = exc.details() if hasattr(exc, "details") else str(exc)
+            raise StreamEnded(code, details or "") from None
+        return message if isinstance(message, bytes) else None  # else grpc.aio.EOF
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> AsyncioStream:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        await self.close()
