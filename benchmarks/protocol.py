@@ -14,7 +14,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from pyramid_sdk import Rules, transport
+from pyramid_sdk import Rules, stream, transport
 from referee.faults import FaultKind
 from referee.launcher import BotSpec
 from referee.match_runner import play_match
@@ -40,7 +40,7 @@ async def main(matches: int) -> None:
     print(
         f"protocol players=4 matches={matches} decisions={decisions:.0f} "
         f"us_per_decision={elapsed / decisions * 1e6:.1f} match_s={elapsed / matches:.3f} "
-        f"grpc_tuned={transport.TUNED}"
+        f"grpc_tuned={transport.TUNED} bot_stream={'thread' if stream.single_thread() else 'asyncio'}"
     )
 
 
