@@ -1,0 +1,157 @@
+"""The SDK's two streams keep one contract, checked against a real gRPC server on loopback: messages in
+order, each reply delivered, ``None`` at a clean end, :class:`StreamEnded` with the status otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import pytest
+
+from pyramid_sdk.client import CONNECT
+from pyramid_sdk.stream import AsyncioStream, StreamEnded, ThreadStream
+from pyramid_sdk.transport import grpcio_checked
+
+Script = Callable[[Any, list[bytes]], Any]
+"""What the server does on one call: ``(context, received)``, a coroutine function."""
+
+
+class Server:
+    """A gRPC server on its own thread and loop, running ``script`` for every call of the Connect method
+    and keeping what each call received."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.received: list[bytes] = []
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._server = asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
+
+    async def _start(self) -> grpc.aio.Server:
+        async def connect(request_iterator: object, context: Any) -> None:
+            await self.script(context, self.received)
+
+        service, method = CONNECT.strip("/").split("/")
+        handler = grpc.stream_stream_rpc_method_handler(connect)  # bytes in, bytes out
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, {method: handler}),))
+        self.port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        return server
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._server.stop(None), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+def exchange_all(
+    kind: str, port: int, replies: dict[bytes, bytes], seen: list[bytes | None] | None = None
+) -> list[bytes | None]:
+    """Opens a stream of ``kind`` with the hello ``b"hi"``, answers each message with ``replies[message]``
+    (or nothing), and returns ``seen`` with what each exchange returned appended, up to and including its
+    first ``None``."""
+    address = f"127.0.0.1:{port}"
+    seen = [] if seen is None else seen
+    if kind == "thread":
+        with ThreadStream(address, CONNECT, b"hi") as stream:
+            reply = None
+            while True:
+                message = stream.exchange(reply)
+                seen.append(message)
+                if message is None:
+                    seen.append(stream.exchange(None))  # asking again after the end is harmless
+                    return seen
+                reply = replies.get(message)
+
+    async def main() -> None:
+        async with AsyncioStream(address, CONNECT, b"hi") as stream:
+            reply = None
+            while True:
+                message = await stream.exchange(reply)
+                seen.append(message)
+                if message is None:
+                    return
+                reply = replies.get(message)
+
+    asyncio.run(main())
+    seen.append(None)
+    return seen
+
+
+KINDS = [
+    pytest.param(
+        "thread",
+        marks=pytest.mark.skipif(not grpcio_checked(), reason="grpcio outside the versions checked"),
+    ),
+    "asyncio",
+]
+
+
+@pytest.fixture
+def server_with() -> Iterator[Callable[[Script], Server]]:
+    servers: list[Server] = []
+
+    def start(script: Script) -> Server:
+        servers.append(Server(script))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_messages_and_replies_in_order_then_a_clean_end(kind, server_with):
+    async def script(context: Any, received: list[bytes]) -> None:
+        received.append(await context.read())  # the hello
+        for question in (b"one", b"two", b"three"):
+            await context.write(question)
+            if question != b"two":  # the bot answers every message but this one
+                received.append(await context.read())
+
+    server = server_with(script)
+    seen = exchange_all(kind, server.port, {b"one": b"1", b"three": b"3"})
+    assert seen == [b"one", b"two", b"three", None, None]
+    assert server.received == [b"hi", b"1", b"3"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_refusal_ends_the_stream_with_its_status(kind, server_with):
+    async def script(context: Any, received: list[bytes]) -> None:
+        received.append(await context.read())
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing, unknown or already used token")
+
+    server = server_with(script)
+    with pytest.raises(StreamEnded) as ended:
+        exchange_all(kind, server.port, {})
+    assert ended.value.code is grpc.StatusCode.UNAUTHENTICATED
+    assert ended.value.details == "missing, unknown or already used token"
+    assert str(ended.value) == "UNAUTHENTICATED: missing, unknown or already used token"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_error_after_messages_still_delivers_the_messages_first(kind, server_with):
+    async def script(context: Any, received: list[bytes]) -> None:
+        await context.read()
+        await context.write(b"last words")
+        await context.abort(grpc.StatusCode.INTERNAL, "the referee failed")
+
+    server = server_with(script)
+    seen: list[bytes | None] = []
+    with pytest.raises(StreamEnded) as ended:
+        exchange_all(kind, server.port, {}, seen)
+    assert ended.value.code is grpc.StatusCode.INTERNAL
+    assert seen == [b"last words"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_server_is_unavailable(kind):
+    with pytest.raises(StreamEnded) as ended:
+        exchange_all(kind, 1, {})  # port 1: nothing listens there
+    assert ended.value.code is grpc.StatusCode.UNAVAILABLE
