@@ -20,6 +20,17 @@ from referee.sessions import Context, SessionRegistry
 MAX_TRANSPORT_BYTES: Final = 1024 * 1024
 """Past this the transport cuts a bot's stream; below it, sessions.MAX_MESSAGE_BYTES is a fault."""
 
+SERVER_OPTIONS: Final = (
+    ("grpc.so_reuseport", 0),
+    ("grpc.max_receive_message_length", MAX_TRANSPORT_BYTES),
+    ("grpc.max_send_message_length", 4 * 1024 * 1024),
+    # No keepalive pings (gRPC's servers send one every two hours by default). A Python bot reads its
+    # socket only while it waits for the referee (pyramid_sdk.stream.ThreadStream), so a ping sent while
+    # it thinks would go unanswered, and gRPC cuts a connection whose ping waits a minute. A bot process
+    # that dies is seen by its launcher anyway, and its stream ends.
+    ("grpc.keepalive_time_ms", 2**31 - 1),
+)
+
 HELLO_TIMEOUT: Final = 10.0
 """Seconds a new connection has to say hello (a Python bot's imports take most of it on a busy machine)."""
 
@@ -77,13 +88,7 @@ async def create_server(
     registry: SessionRegistry, address: str = "127.0.0.1:0", hello_timeout: float = HELLO_TIMEOUT
 ) -> tuple[grpc.aio.Server, int]:
     """A started server on ``address`` (loopback, any free port by default) and the port it took."""
-    server = grpc.aio.server(
-        options=[
-            ("grpc.so_reuseport", 0),
-            ("grpc.max_receive_message_length", MAX_TRANSPORT_BYTES),
-            ("grpc.max_send_message_length", 4 * 1024 * 1024),
-        ]
-    )
+    server = grpc.aio.server(options=list(SERVER_OPTIONS))
     _add_referee_service(RefereeServicer(registry, hello_timeout), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

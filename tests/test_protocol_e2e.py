@@ -16,6 +16,7 @@ from pyramid_sdk.transport import grpcio_checked
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
+from referee import server as referee_server
 from referee.faults import FaultKind, FaultPolicy
 from referee.launcher import BotSpec
 from referee.match_runner import LocalSeat, MatchStatus, play_match
@@ -174,6 +175,23 @@ class _Napper(RandomBot):
             self.naps -= 1
             time.sleep(0.35)
         return super().play(obs)
+
+
+def test_a_bot_that_thinks_long_keeps_its_connection(monkeypatch):
+    """The SDK reads a bot's socket only while the bot waits, so the referee must send it nothing that
+    needs an answer meanwhile. With any ping left unanswered for 1 s cutting the connection, a bot that
+    thinks 2 s three times still plays the whole match without a fault."""
+    strict = (
+        ("grpc.http2.ping_timeout_ms", 1000),
+        ("grpc.keepalive_timeout_ms", 1000),
+        ("grpc.http2.max_pings_without_data", 0),
+    )
+    options = (*referee_server.SERVER_OPTIONS, *strict)
+    monkeypatch.setattr(referee_server, "SERVER_OPTIONS", options)
+    outcome, _ = play([misbehaving("sleep"), RANDOM], seed=9, time_control=TimeControl(3.0, 10.0))
+    assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
+    assert outcome.faults == ()
+    assert max(outcome.latencies[0]) > 2.0
 
 
 def test_time_over_the_limit_is_charged_to_the_bank_until_it_runs_out():

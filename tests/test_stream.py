@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -76,12 +77,30 @@ def exchange_all(
                 message = await stream.exchange(reply)
                 seen.append(message)
                 if message is None:
+                    seen.append(await stream.exchange(None))
                     return
                 reply = replies.get(message)
 
     asyncio.run(main())
-    seen.append(None)
     return seen
+
+
+def reply_late(kind: str, port: int) -> list[bytes | None]:
+    """Reads one message, thinks half a second, answers, and returns both results."""
+    address = f"127.0.0.1:{port}"
+    if kind == "thread":
+        with ThreadStream(address, CONNECT, b"hi") as stream:
+            first = stream.exchange(None)
+            time.sleep(0.5)
+            return [first, stream.exchange(b"late")]
+
+    async def main() -> list[bytes | None]:
+        async with AsyncioStream(address, CONNECT, b"hi") as stream:
+            first = await stream.exchange(None)
+            time.sleep(0.5)  # blocking, as a bot's method blocks the SDK's loop
+            return [first, await stream.exchange(b"late")]
+
+    return asyncio.run(main())
 
 
 KINDS = [
@@ -155,3 +174,29 @@ def test_no_server_is_unavailable(kind):
     with pytest.raises(StreamEnded) as ended:
         exchange_all(kind, 1, {})  # port 1: nothing listens there
     assert ended.value.code is grpc.StatusCode.UNAVAILABLE
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("status", [grpc.StatusCode.OK, grpc.StatusCode.CANCELLED, grpc.StatusCode.INTERNAL])
+def test_a_call_ended_while_the_bot_thinks_ends_with_its_own_status(kind, status, server_with):
+    """The referee ends a bot's stream while the bot thinks when it releases the bot or gives up on it."""
+
+    async def script(context: Any, received: list[bytes]) -> None:
+        await context.read()
+        await context.write(b"think")
+        if status is not grpc.StatusCode.OK:
+            await context.abort(status, "gone")
+
+    server = server_with(script)
+    if kind == "asyncio":
+        # gRPC's asyncio API turns the failed write into INTERNAL, whatever the status (see AsyncioStream).
+        with pytest.raises(StreamEnded) as ended:
+            reply_late(kind, server.port)
+        assert ended.value.code is grpc.StatusCode.INTERNAL
+        return
+    if status is grpc.StatusCode.OK:
+        assert reply_late(kind, server.port) == [b"think", None]
+        return
+    with pytest.raises(StreamEnded) as ended:
+        reply_late(kind, server.port)
+    assert (ended.value.code, ended.value.details) == (status, "gone")

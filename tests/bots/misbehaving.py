@@ -13,6 +13,9 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
+from pyramid_sdk import transport  # noqa: F401  (sets gRPC up as in any SDK bot: before it is imported)
+
+# isort: split
 import grpc
 
 from pyramid_sdk.actions import Declare, Play

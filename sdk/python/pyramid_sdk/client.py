@@ -52,7 +52,11 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
     if not address:
         raise SystemExit(f"{bot.name}: no referee address: set {ENV_ADDRESS} or pass address=")
     try:
-        _Connection(bot, address, token).serve()
+        on_one_thread = single_thread()
+    except ValueError as exc:
+        raise SystemExit(f"{bot.name}: {exc}") from None
+    try:
+        _Connection(bot, address, token).serve(on_one_thread)
     except ConnectionRefused as exc:
         raise SystemExit(f"{bot.name}: {exc}") from None
 
@@ -69,7 +73,9 @@ class _Connection:
             "deal_end" in getattr(bot, "__dict__", {})
         )
 
-    def serve(self) -> None:
+    def serve(self, on_one_thread: bool) -> None:
+        """Plays until the referee ends the stream, on :class:`~pyramid_sdk.stream.ThreadStream` or, if not
+        ``on_one_thread``, on :class:`~pyramid_sdk.stream.AsyncioStream`."""
         hello = pb.Hello(
             protocol_version=PROTOCOL_VERSION,
             token=self.token,
@@ -78,7 +84,7 @@ class _Connection:
         )
         first = pb.ConnectRequest(hello=hello).SerializeToString()
         try:
-            if single_thread():
+            if on_one_thread:
                 # The bot's methods run on this thread, between two messages: one decision is one round
                 # trip with no thread hand-off (see pyramid_sdk.stream).
                 with ThreadStream(self.address, CONNECT, first) as stream:

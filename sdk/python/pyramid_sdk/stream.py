@@ -10,16 +10,20 @@ its own, as grpcio's synchronous API does for its single-threaded calls: the thr
 message is the one that reads the socket, and each reply goes out in the same batch as the read of the
 next message, so one decision wakes one thread once. On a two-core machine it takes about a fifth off a
 decision (``benchmarks/README.md``). It uses grpcio's Cython layer (``grpc._cython.cygrpc``), which is
-not a public API, so it is used only with the grpcio versions it was checked with
-(``transport.CHECKED_VERSIONS``) and can be switched off with ``PYRAMID_STREAM=asyncio``; elsewhere the
-SDK uses :class:`AsyncioStream`.
+not a public API: the SDK uses it only with the grpcio versions whose synchronous API makes the same
+calls (``transport.CHECKED_VERSIONS``; exercised with 1.85), and ``PYRAMID_STREAM=asyncio`` switches it
+off; elsewhere the SDK uses :class:`AsyncioStream`.
 
-Either way, while the bot thinks nobody reads its socket: the referee sends nothing a bot must answer
-before its reply, and what it does send waits in the socket.
+With :class:`ThreadStream`, nothing reads the bot's socket while the bot thinks. That is safe because
+the referee sends nothing that needs an answer before the bot's reply: it sends no keepalive pings
+(``referee/server.py``), and gRPC's other pings and settings go out while the bot is waiting, right
+after its reply arrives. Messages sent meanwhile wait in the socket.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
 import os
 from types import TracebackType
@@ -33,12 +37,16 @@ import grpc
 cygrpc: Any = importlib.import_module("grpc._cython.cygrpc")  # untyped, and absent from grpc's stubs
 
 ENV_STREAM: Final = "PYRAMID_STREAM"
-"""``asyncio`` makes the SDK use gRPC's asyncio API even where :class:`ThreadStream` works."""
+"""``thread`` (the default where it works) or ``asyncio``: which stream the SDK uses."""
 
 
 def single_thread() -> bool:
-    """Whether this process should use :class:`ThreadStream`."""
-    return transport.grpcio_checked() and os.environ.get(ENV_STREAM, "").lower() != "asyncio"
+    """Whether this process should use :class:`ThreadStream`; ``ValueError`` for an unknown
+    ``PYRAMID_STREAM``."""
+    choice = os.environ.get(ENV_STREAM, "").strip().lower()
+    if choice not in ("", "thread", "asyncio"):
+        raise ValueError(f"{ENV_STREAM}={choice!r} is not a stream: use 'thread' or 'asyncio'")
+    return choice != "asyncio" and transport.grpcio_checked()
 
 
 class StreamEnded(Exception):
@@ -51,8 +59,9 @@ class StreamEnded(Exception):
 
 
 _STATUS_CODES: Final = {code.value[0]: code for code in grpc.StatusCode}
-_MESSAGE, _METADATA, _STATUS = "message", "metadata", "status"
-"""The tags of the call's three kinds of batch."""
+_MESSAGE: Final = "message"
+_METADATA: Final = "metadata"
+_STATUS: Final = "status"
 _NO_FLAGS: Final = 0
 
 
@@ -90,32 +99,39 @@ class ThreadStream:
 
     def exchange(self, reply: bytes | None) -> bytes | None:
         """Sends ``reply`` (if any) and returns the next message; ``None`` once the referee has ended the
-        stream, :class:`StreamEnded` if it ended with an error."""
+        stream, :class:`StreamEnded` if it ended with an error. The first call's ``reply`` is ignored: the
+        hello went with the call."""
         if not self._receiving and self._status is None:
             operations: tuple[Any, ...] = (cygrpc.ReceiveMessageOperation(_NO_FLAGS),)
             if reply is not None:
                 operations = (cygrpc.SendMessageOperation(reply, _NO_FLAGS), *operations)
-            # False when the call is already over; its status is on its way.
-            self._receiving = bool(self._call.operate(operations, _MESSAGE))
+            # gRPC takes a batch as long as a batch of the call is due, and the status batch is.
+            if not self._call.operate(operations, _MESSAGE):
+                raise RuntimeError("gRPC released the stream before its status came")
+            self._receiving = True
         while self._receiving or self._status is None:
-            event = self._call.next_event()
+            try:
+                event = self._call.next_event()
+            except BaseException:
+                # A signal handler raised (KeyboardInterrupt); gRPC has released the call.
+                self._receiving, self._status = False, (grpc.StatusCode.CANCELLED, "interrupted")
+                raise
             if event.tag == _MESSAGE:
                 self._receiving = False
-                for operation in event.batch_operations:
-                    if operation.type() == cygrpc.OperationType.receive_message:
-                        message: bytes | None = operation.message()
-                        if message is not None:
-                            return message
+                message: bytes | None = event.batch_operations[-1].message()  # the batch's receive
+                if message is not None:
+                    return message
             elif event.tag == _STATUS:
-                for operation in event.batch_operations:
-                    code = _STATUS_CODES.get(operation.code(), grpc.StatusCode.UNKNOWN)
-                    self._status = (code, operation.details() or "")
+                (operation,) = event.batch_operations
+                code = _STATUS_CODES.get(operation.code(), grpc.StatusCode.UNKNOWN)
+                self._status = (code, operation.details() or "")
         code, details = self._status
         if code is not grpc.StatusCode.OK:
             raise StreamEnded(code, details)
         return None
 
     def close(self) -> None:
+        """Closes the channel, cancelling the call if the referee has not ended it."""
         self._channel.close()
 
     def __enter__(self) -> ThreadStream:
@@ -128,7 +144,9 @@ class ThreadStream:
 
 
 class AsyncioStream:
-    """:class:`ThreadStream`'s contract over gRPC's public asyncio API."""
+    """:class:`ThreadStream`'s contract over gRPC's public asyncio API, but for one case: when the referee
+    ends the call while the bot thinks, the reply's write fails, and gRPC's asyncio API reports the call
+    as ended with ``INTERNAL`` in place of the referee's status (``StreamEnded`` carries that)."""
 
     def __init__(self, address: str, method: str, first: bytes) -> None:
         self._channel = grpc.aio.insecure_channel(address)
@@ -136,22 +154,28 @@ class AsyncioStream:
             method, request_serializer=None, response_deserializer=None
         )()
         self._first: bytes | None = first
+        self._ended = False
 
     async def exchange(self, reply: bytes | None) -> bytes | None:
         """As :meth:`ThreadStream.exchange`."""
-        try:
-            if self._first is not None:
-                reply, self._first = self._first, None
-            if reply is not None:
-                await self._call.write(reply)
-            message = await self._call.read()
-        except grpc.RpcError as exc:
-            code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
-            details = exc.details() if hasattr(exc, "details") else str(exc)
-            raise StreamEnded(code, details or "") from None
-        return message if isinstance(message, bytes) else None  # else grpc.aio.EOF
+        if self._first is not None:
+            reply, self._first = self._first, None
+        # A write to a call the referee has ended fails in more than one way: its status says why it ended.
+        with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
+            if not self._ended:
+                if reply is not None:
+                    await self._call.write(reply)
+                message = await self._call.read()
+                if isinstance(message, bytes):
+                    return message
+        self._ended = True
+        code = await self._call.code()
+        if code is not grpc.StatusCode.OK:
+            raise StreamEnded(code, await self._call.details() or "")
+        return None
 
     async def close(self) -> None:
+        """Closes the channel, cancelling the call if the referee has not ended it."""
         await self._channel.close()
 
     async def __aenter__(self) -> AsyncioStream:
