@@ -4,6 +4,9 @@ order, each reply delivered, ``None`` at a clean end, :class:`StreamEnded` with 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -12,8 +15,9 @@ from typing import Any
 import grpc
 import pytest
 
+from arena import ROOT
 from pyramid_sdk.client import CONNECT
-from pyramid_sdk.stream import AsyncioStream, StreamEnded, ThreadStream
+from pyramid_sdk.stream import ENV_STREAM, AsyncioStream, StreamEnded, ThreadStream
 from pyramid_sdk.transport import grpcio_checked
 
 Script = Callable[[Any, list[bytes]], Any]
@@ -200,3 +204,20 @@ def test_a_call_ended_while_the_bot_thinks_ends_with_its_own_status(kind, status
     with pytest.raises(StreamEnded) as ended:
         reply_late(kind, server.port)
     assert (ended.value.code, ended.value.details) == (status, "gone")
+
+
+def test_an_unknown_stream_setting_stops_the_bot_with_one_line():
+    environment = {**os.environ, ENV_STREAM: "threads", "PYRAMID_ADDRESS": "127.0.0.1:1"}
+    result = subprocess.run(
+        [sys.executable, "sample_bots/random_bot.py"],
+        check=False,
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "random: PYRAMID_STREAM='threads' is not a stream: use 'thread' or 'asyncio'"
+    ]
