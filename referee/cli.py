@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from collections.abc import Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,14 +21,15 @@ from rich.progress import Progress as Bar
 
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
-from referee.check import run_check
+from referee.check import CheckReport, run_check
 from referee.faults import FaultPolicy
-from referee.launcher import BotSpec, BotSpecError
+from referee.launcher import BotSpec, BotSpecError, Confinement
 from referee.league import League, LeagueError, add_entrant, load_league
 from referee.match_runner import MatchOutcome, MatchStatus, play_match
 from referee.ratings import Leaderboard, rate
 from referee.report import write_report
 from referee.reports import FORMATS, eta_text, export_lines, leaderboard_table, replay_text
+from referee.sandbox import SandboxError, SandboxMode
 from referee.store import Store, StoreError
 from referee.table import open_table
 from referee.tournament import Progress, Tournament, open_store, schedule_of
@@ -71,6 +73,26 @@ rule_option = click.option(
     metavar="KEY=VALUE",
     help="A rule option, e.g. trick_winner=highest-rank or talk=open; repeat it for several.",
 )
+
+
+def sandbox_options(command: Any) -> Any:
+    """``--sandbox`` and ``--ro-path``: the league keys ``sandbox:`` and an entrant's ``paths:``."""
+    command = click.option(
+        "--ro-path",
+        "ro_paths",
+        multiple=True,
+        type=click.Path(exists=True, path_type=Path),
+        help="A further path the bot may read (its folder always is); repeat it for several.",
+    )(command)
+    return click.option(
+        "--sandbox",
+        type=click.Choice([mode.value for mode in SandboxMode]),
+        default=SandboxMode.AUTO.value,
+        show_default=True,
+        help="Run bots in the bubblewrap sandbox: auto (where it works), required, or none (trusted bots).",
+    )(command)
+
+
 seed_option = click.option(
     "--seed", type=click.IntRange(min=0), default=2026, show_default=True, help="Match seed."
 )
@@ -106,6 +128,7 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
 )
 @click.option("--max-faults", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--logs", type=click.Path(file_okay=False, path_type=Path), help="Folder for the bots' stderr.")
+@sandbox_options
 def match_command(
     bots: tuple[str, ...],
     seed: int,
@@ -114,6 +137,8 @@ def match_command(
     bank: float,
     max_faults: int,
     logs: Path | None,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
 ) -> None:
     """Plays one match between 2-4 BOTS and prints it deal by deal.
 
@@ -129,11 +154,15 @@ def match_command(
             spec.check()
     except BotSpecError as exc:
         raise click.UsageError(str(exc)) from None
+    specs = [replace(spec, paths=tuple(path.resolve() for path in ro_paths)) for spec in specs]
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
+    confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
     try:
-        outcome = asyncio.run(_play(specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs))
-    except BotSpecError as exc:
+        outcome = asyncio.run(
+            _play(specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement)
+        )
+    except (BotSpecError, SandboxError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(brief(outcome.record))
     for fault in outcome.faults:
@@ -151,7 +180,7 @@ def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
     for spec in specs:
         seen[spec.name] = seen.get(spec.name, 0) + 1
         name = spec.name if seen[spec.name] == 1 else f"{spec.name}#{seen[spec.name]}"
-        named.append(BotSpec(name, spec.command, spec.module, spec.cwd))
+        named.append(replace(spec, name=name))
     return named
 
 
@@ -162,8 +191,9 @@ async def _play(
     time_control: TimeControl,
     max_faults: int,
     logs: Path | None,
+    confinement: Confinement,
 ) -> MatchOutcome:
-    async with open_table(specs, logs) as seats:
+    async with open_table(specs, logs, confinement=confinement) as seats:
         return await play_match(
             seats,
             rules,
@@ -282,7 +312,8 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
     league = _league(league_file)
     store, league = _store(league, fresh)
     log_dir = league.database.parent / f"{league.database.stem}-logs"
-    tournament = Tournament(league, store, log_dir, concurrency)
+    hidden = (report_dir.resolve(),) if report_dir is not None else ()
+    tournament = Tournament(league, store, log_dir, concurrency, hidden)
     display = _Display(league)
 
     pending: list[asyncio.Future[Path]] = []
@@ -299,6 +330,9 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
 
     try:
         progress = _run_until_signal(tournament.run(on_progress))
+    except SandboxError as exc:
+        display.close()
+        raise click.ClickException(str(exc)) from None
     except (asyncio.CancelledError, KeyboardInterrupt):
         display.close()
         done = len(store.complete_ids())
@@ -311,6 +345,8 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
         display.close()
     for name, reason in tournament.disqualified.items():
         click.echo(f"disqualified: {name}: {reason}", err=True)
+    for refusal in tournament.refusals:
+        click.echo(f"refused: {refusal}", err=True)
     if progress.void:
         click.echo(f"{progress.void} match(es) void after retries; run again to retry them", err=True)
     click.echo(
@@ -371,16 +407,30 @@ def export_command(league_file: str, fmt: str, output: Any) -> None:
 @click.option(
     "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
 )
+@sandbox_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def check_command(cwd: Path | None, command: tuple[str, ...]) -> None:
+def check_command(
+    cwd: Path | None, sandbox: str, ro_paths: tuple[Path, ...], command: tuple[str, ...]
+) -> None:
     """Conformance run of one bot: referee check -- python my_bot.py
 
-    Starts COMMAND as a bot process and plays a 2-, 3- and 4-player match against random opponents on one
-    connection; reports the handshake, decision latency p50/p99 and any fault. Exit code 0 only if clean.
+    Plays a 2-, 3- and 4-player match against random opponents, each with a fresh process of COMMAND in
+    its sandbox, as a league does; reports the handshake, decision latency p50/p99 and any fault. Exit
+    code 0 only if clean.
     """
-    report = run_check(tuple(command), cwd)
+    report = _check(command, cwd, sandbox, ro_paths)
     click.echo("\n".join(report.lines()))
     sys.exit(0 if report.clean else 1)
+
+
+def _check(
+    command: tuple[str, ...], cwd: Path | None, sandbox: str, ro_paths: tuple[Path, ...]
+) -> CheckReport:
+    paths = tuple(path.resolve() for path in ro_paths)
+    try:
+        return run_check(tuple(command), cwd, Confinement(SandboxMode(sandbox)), paths)
+    except SandboxError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @main.command("submit", context_settings={"ignore_unknown_options": True})
@@ -389,8 +439,16 @@ def check_command(cwd: Path | None, command: tuple[str, ...]) -> None:
 @click.option(
     "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
 )
+@sandbox_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def submit_command(league_file: str, name: str, cwd: Path | None, command: tuple[str, ...]) -> None:
+def submit_command(
+    league_file: str,
+    name: str,
+    cwd: Path | None,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
+    command: tuple[str, ...],
+) -> None:
     """Checks a bot and, if it passes, adds it to LEAGUE: referee submit league.yaml --name me -- ./run.sh
 
     The league file keeps its comments and layout; the next `referee run` plays the new entrant's matches.
@@ -398,7 +456,7 @@ def submit_command(league_file: str, name: str, cwd: Path | None, command: tuple
     league = _league(league_file)
     if any(entrant.name == name for entrant in league.entrants):
         raise click.UsageError(f"{league.path}: an entrant is already named {name!r}; choose another --name")
-    report = run_check(tuple(command), cwd)
+    report = _check(command, cwd, sandbox, ro_paths)
     click.echo("\n".join(report.lines()))
     if not report.clean:
         raise click.ClickException(f"not submitted: {name} did not pass the check")

@@ -13,7 +13,7 @@ import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,6 +25,7 @@ from ruamel.yaml.error import YAMLError
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
 from referee.launcher import BotSpec, BotSpecError
+from referee.sandbox import Limits, SandboxMode, parse_size
 
 
 class LeagueError(ValueError):
@@ -52,6 +53,7 @@ def parse_duration(value: object) -> float:
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0, le=3600)]
+Size = Annotated[int, BeforeValidator(parse_size), Field(ge=1024**2, le=1024**4)]
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.+-]{0,63}$")]
 
 
@@ -75,12 +77,25 @@ class _Faults(_Strict):
     max: int = Field(3, ge=1, le=1000)
 
 
+_DEFAULT_LIMITS = Limits()
+
+
+class _Limits(_Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    memory: Size = _DEFAULT_LIMITS.memory
+    processes: int = Field(_DEFAULT_LIMITS.processes, ge=16, le=100_000)
+    open_files: int = Field(_DEFAULT_LIMITS.open_files, ge=32, le=1_000_000)
+    file_size: Size = _DEFAULT_LIMITS.file_size
+    tmp: Size = _DEFAULT_LIMITS.tmp
+
+
 class _Entrant(_Strict):
     name: Name
     command: str | None = None
     module: str | None = None
     cwd: str = "."
     build: str | None = None
+    paths: list[str] = []
 
 
 class _League(_Strict):
@@ -93,6 +108,8 @@ class _League(_Strict):
     faults: _Faults = Field(default_factory=_Faults)
     concurrency: int = Field(1, ge=1, le=64)
     database: str = "results.sqlite"
+    sandbox: Literal["auto", "required", "none"] = "auto"
+    limits: _Limits = Field(default_factory=_Limits)
     entrants: list[_Entrant] = Field(min_length=1)
 
 
@@ -123,6 +140,8 @@ class League:
     concurrency: int
     database: Path
     entrants: tuple[Entrant, ...]
+    sandbox: SandboxMode = SandboxMode.AUTO
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def players(self) -> int:
@@ -205,8 +224,15 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         cwd = (base / item.cwd).resolve()
         if not cwd.is_dir():
             raise LeagueError(f"{_where(path, data, [*where, 'cwd'])}: no folder {cwd}")
+        extra = tuple((base / extra_path).resolve() for extra_path in item.paths)
+        for number, extra_path in enumerate(extra):
+            if not extra_path.exists():
+                raise LeagueError(
+                    f"{_where(path, data, [*where, 'paths', number])}: no such path {extra_path}"
+                )
         try:
             spec = BotSpec.parse(item.command or item.module or "", name=item.name, cwd=cwd)
+            spec = replace(spec, paths=extra)
             if item.module is not None and not spec.module:
                 raise BotSpecError(f"module {item.module!r} must look like package.module:ClassName")
             if check_commands and item.build is None:
@@ -232,6 +258,8 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         concurrency=raw.concurrency,
         database=(base / raw.database).resolve(),
         entrants=tuple(entrants),
+        sandbox=SandboxMode(raw.sandbox),
+        limits=Limits(**raw.limits.model_dump()),
     )
 
 

@@ -8,6 +8,7 @@ floods, lies about request ids or goes silent can never block the match that use
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import itertools
 from collections.abc import Iterator
@@ -272,17 +273,27 @@ def _describe(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
 class SessionRegistry:
     """Tokens the launcher handed out, and the sessions that presented them.
 
-    A token admits one connection at a time. :meth:`expect` returns a future that the handshake of the
-    connection with that token resolves.
+    A token admits one connection, once: it is bound to the process launched with it, and is void once
+    used or once that process has ended (:meth:`forget`). :meth:`expect` returns a future that the
+    handshake of the connection with that token resolves. A hello that presents a token already spent is
+    refused and kept in :attr:`refusals`: some process other than the bot tried to take its seat.
     """
 
     def __init__(self) -> None:
         self._waiting: dict[str, asyncio.Future[Session]] = {}
         self._active: dict[str, Session] = {}
+        self._spent: set[bytes] = set()
+        """Digests of the tokens used or void: enough to recognise a replay, kept small for long runs."""
         self._ids: Iterator[int] = itertools.count(1)
+        self.refusals: list[str] = []
+        """One line per refused hello that presented a spent token (never the token itself)."""
 
     def expect(self, token: str) -> asyncio.Future[Session]:
         future: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
@@ -290,6 +301,7 @@ class SessionRegistry:
         return future
 
     def forget(self, token: str) -> None:
+        self._spent.add(_digest(token))
         future = self._waiting.pop(token, None)
         if future is not None and not future.done():
             future.cancel()
@@ -302,7 +314,14 @@ class SessionRegistry:
         for known, future in self._waiting.items():
             if hmac.compare_digest(token.encode(), known.encode()) and not future.done():
                 session = Session(f"s{next(self._ids)}", hello, context)
+                del self._waiting[known]
+                self._spent.add(_digest(known))
                 self._active[known] = session
                 future.set_result(session)
                 return session
+        if _digest(token) in self._spent:
+            self.refusals.append(
+                f"a hello from {context.peer() or 'an unknown peer'} (bot name {hello.bot_name[:40]!r}) "
+                "presented the token of a seat that was already taken or whose process had ended"
+            )
         return None

@@ -6,6 +6,7 @@ import asyncio
 import os
 import sys
 import uuid
+from dataclasses import replace
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,12 +40,16 @@ def play(
     record_messages: bool = False,
     absent_ok: bool = False,
     log_dir: Path | None = None,
+    paths: tuple[Path, ...] = (),
 ) -> tuple[MatchOutcome, list[list[pb.ConnectResponse]]]:
     """Plays one match between bot commands (run from the repo root) and returns the outcome and, per
     seat, every message the referee sent that seat."""
     rules = rules or Rules(players=len(commands))
     sent: list[list[pb.ConnectResponse]] = [[] for _ in commands]
-    specs = [BotSpec.parse(command, name=f"seat{i}", cwd=ROOT) for i, command in enumerate(commands)]
+    specs = [
+        replace(BotSpec.parse(command, name=f"seat{i}", cwd=ROOT), paths=paths)
+        for i, command in enumerate(commands)
+    ]
 
     async def main() -> MatchOutcome:
         taps = [log.append for log in sent] if record_messages else None
@@ -81,7 +86,7 @@ def bot_processes() -> list[str]:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        is_bot = any(item.startswith(b"PYRAMID_TOKEN=") for item in environ)
+        is_bot = any(item.startswith(b"PYRAMID_TOKEN_FD=") for item in environ)
         if is_bot and RUN_MARK.encode() in environ and "\nState:\tZ" not in status:
             found.append(f"{pid}: {cmdline}")
     return found

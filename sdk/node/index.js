@@ -6,6 +6,7 @@
  * The protocol is loaded from proto/pyramid/v1/pyramid.proto at run time, so nothing is generated or
  * committed; see docs/PROTOCOL.md for the messages and docs/WRITING_A_BOT.md for a walk-through.
  */
+const fs = require("node:fs");
 const path = require("node:path");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
@@ -162,13 +163,36 @@ function replyFor(requestId, choice) {
 }
 
 /**
+ * The token the referee's launcher wrote on the pipe whose descriptor PYRAMID_TOKEN_FD names, read to
+ * its end and closed so nothing else can read it later; else PYRAMID_TOKEN (a bot started by hand).
+ */
+function readToken() {
+  const fd = process.env.PYRAMID_TOKEN_FD;
+  if (fd === undefined) return process.env.PYRAMID_TOKEN || "";
+  delete process.env.PYRAMID_TOKEN_FD;
+  const number = Number(fd);
+  try {
+    const token = fs.readFileSync(number, "ascii").trim();
+    fs.closeSync(number);
+    return token;
+  } catch (error) {
+    throw new Error(`cannot read the token from PYRAMID_TOKEN_FD=${fd}: ${error.message}`);
+  }
+}
+
+/**
  * Plays every match the referee asks for; resolves when the referee ends the stream.
- * Address and token default to PYRAMID_ADDRESS and PYRAMID_TOKEN, which the referee's launcher sets.
+ * The address defaults to PYRAMID_ADDRESS, the token to what the launcher passed on PYRAMID_TOKEN_FD.
  * A refusal (wrong token, protocol version) rejects with the referee's status and message.
  */
-function run(bot, { address = process.env.PYRAMID_ADDRESS, token = process.env.PYRAMID_TOKEN || "" } = {}) {
+function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
   if (!address) {
     return Promise.reject(new Error(`${bot.name}: no referee address: set PYRAMID_ADDRESS`));
+  }
+  try {
+    if (token === undefined) token = readToken();
+  } catch (error) {
+    return Promise.reject(new Error(`${bot.name}: ${error.message}`));
   }
   const { RefereeService } = protocol();
   const client = new RefereeService(address, grpc.credentials.createInsecure());

@@ -1,9 +1,9 @@
-"""A random bot that writes down what its hooks saw, one JSON line each, to the file named by argv[1]."""
+"""A random bot that prints what its hooks saw, one JSON line each (marked ``HOOK``), for its log: a
+sandboxed bot can write nowhere else that outlives it."""
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 
 from pyramid_sdk.bot import MatchInfo, MatchResult
@@ -15,13 +15,8 @@ from sample_bots.random_bot import RandomBot
 class Recorder(RandomBot):
     name = "hooks"
 
-    def __init__(self, path: str) -> None:
-        super().__init__()
-        self.path = path
-
     def _write(self, **entry: object) -> None:
-        with open(self.path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(entry) + "\n")
+        print("HOOK", json.dumps(entry), flush=True)
 
     def match_start(self, info: MatchInfo) -> None:
         super().match_start(info)
@@ -43,4 +38,4 @@ class Recorder(RandomBot):
 
 
 if __name__ == "__main__":
-    run(Recorder(sys.argv[1]))
+    run(Recorder())

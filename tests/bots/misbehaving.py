@@ -21,7 +21,7 @@ import grpc
 from pyramid_sdk.actions import Declare, Play
 from pyramid_sdk.bot import Bot, MatchInfo
 from pyramid_sdk.cards import DECK, Card
-from pyramid_sdk.client import ENV_ADDRESS, ENV_TOKEN, run
+from pyramid_sdk.client import ENV_ADDRESS, read_token, run
 from pyramid_sdk.observation import Observation
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
@@ -115,7 +115,7 @@ def raw_stream(first: list[pb.ConnectRequest], answer: Answer) -> None:
 def hello(token: str | None = None) -> pb.ConnectRequest:
     return pb.ConnectRequest(
         hello=pb.Hello(
-            protocol_version=PROTOCOL_VERSION, token=token or os.environ[ENV_TOKEN], bot_name="raw"
+            protocol_version=PROTOCOL_VERSION, token=token or read_token(), bot_name="raw"
         )
     )
 
