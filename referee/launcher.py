@@ -19,6 +19,7 @@ import secrets
 import shlex
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 from collections import deque
@@ -391,6 +392,12 @@ class Launcher:
         )
         uid = None
         if os.geteuid() == 0:
+            for root in (cwd, *spec.paths):
+                if not _world_readable(root):
+                    raise BotSpecError(
+                        f"bot {spec.name!r}: {root} is not readable by other users, and a sandboxed bot "
+                        "runs as a uid of its own: make it readable (chmod -R o+rX), or use --sandbox none"
+                    )
             uid = self._uids.get(spec.name)
             if uid is None:
                 uid = self._uids[spec.name] = entrant_uid(spec.name, self._uids.values())
@@ -437,6 +444,13 @@ class Launcher:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await asyncio.shield(self.stop_all())
+
+
+def _world_readable(path: Path) -> bool:
+    """Whether any uid can read ``path`` (and enter it, for a folder)."""
+    mode = path.stat().st_mode
+    need = stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0)
+    return mode & need == need
 
 
 def _safe(name: str) -> str:
