@@ -312,7 +312,10 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
     league = _league(league_file)
     store, league = _store(league, fresh)
     log_dir = league.database.parent / f"{league.database.stem}-logs"
-    hidden = (report_dir.resolve(),) if report_dir is not None else ()
+    hidden: tuple[Path, ...] = ()
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)  # before any bot starts, so that its sandbox masks it
+        hidden = (report_dir.resolve(),)
     tournament = Tournament(league, store, log_dir, concurrency, hidden)
     display = _Display(league)
 

@@ -383,13 +383,20 @@ class Launcher:
             prlimit = ["prlimit", *limits, "--"] if shutil.which("prlimit") else []
             return [*prlimit, *spec.command], env, scratch
         cwd = (spec.cwd or Path.cwd()).resolve()
-        named = (Path(arg) for arg in spec.command if arg.startswith("/"))  # python /srv/bot.py: that file
-        visible = (*spec.paths, *(path for path in named if path.exists()), *python_paths())
+        granted = (cwd, *spec.paths, *python_paths())
         others = tuple(
             folder
             for folder in self.confinement.entrant_dirs
-            if not any(root == folder or folder in root.parents for root in (cwd, *visible))
+            if not any(root == folder or folder in root.parents for root in granted)
         )
+        hidden = (*self.confinement.hidden, *others)
+        # A file the command names (python /srv/bots/alpha.py) is shown too, unless it is a hidden one.
+        named = (
+            path
+            for path in (Path(arg).resolve() for arg in spec.command if arg.startswith("/"))
+            if path.is_file() and not any(secret == path or secret in path.parents for secret in hidden)
+        )
+        visible = (*granted[1:], *named)
         uid = None
         if os.geteuid() == 0:
             for root in (cwd, *spec.paths):
@@ -406,7 +413,7 @@ class Launcher:
             cwd=cwd,
             socket=self.socket,
             visible=visible,
-            hidden=(*self.confinement.hidden, *others),
+            hidden=hidden,
             uid=uid,
             limits=self.confinement.limits,
         )

@@ -261,12 +261,14 @@ class SandboxPlan:
                     made.add(parent)
             args += ["--ro-bind", str(root), str(root)]
             made.add(root)
+        masked: list[Path] = []
         for path in sorted({p.resolve() for p in self.hidden}, key=lambda p: len(p.parts)):
-            if not any(_inside(path, root) for root in roots):
+            if not any(_inside(path, root) for root in roots) or any(_inside(path, m) for m in masked):
                 continue  # not in view anyway
             if path.is_dir():
                 if not any(_inside(root, path) for root in roots):
                     args += ["--tmpfs", str(path)]
+                    masked.append(path)
                 # else it holds what the bot must see: its secret files are listed one by one
             elif path.exists():
                 args += ["--ro-bind", "/dev/null", str(path)]

@@ -6,8 +6,8 @@ import asyncio
 import os
 import sys
 import uuid
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from pyramid_sdk import Match, MatchRecord, Phase, Rules
@@ -16,7 +16,7 @@ from pyramid_sdk.bot import Bot, MatchInfo, TimeControl
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from referee.faults import FaultPolicy
-from referee.launcher import BotSpec
+from referee.launcher import BotSpec, Confinement
 from referee.match_runner import MatchOutcome, play_match
 from referee.table import open_table
 
@@ -41,6 +41,7 @@ def play(
     absent_ok: bool = False,
     log_dir: Path | None = None,
     paths: tuple[Path, ...] = (),
+    confinement: Confinement | None = None,
 ) -> tuple[MatchOutcome, list[list[pb.ConnectResponse]]]:
     """Plays one match between bot commands (run from the repo root) and returns the outcome and, per
     seat, every message the referee sent that seat."""
@@ -54,7 +55,13 @@ def play(
     async def main() -> MatchOutcome:
         taps = [log.append for log in sent] if record_messages else None
         async with open_table(
-            specs, log_dir, taps, absent_ok=absent_ok, hello_timeout=1.0, connect_timeout=15.0
+            specs,
+            log_dir,
+            taps,
+            absent_ok=absent_ok,
+            hello_timeout=1.0,
+            connect_timeout=15.0,
+            confinement=confinement,
         ) as seats:
             return await play_match(
                 seats,

@@ -114,9 +114,7 @@ def raw_stream(first: list[pb.ConnectRequest], answer: Answer) -> None:
 
 def hello(token: str | None = None) -> pb.ConnectRequest:
     return pb.ConnectRequest(
-        hello=pb.Hello(
-            protocol_version=PROTOCOL_VERSION, token=token or read_token(), bot_name="raw"
-        )
+        hello=pb.Hello(protocol_version=PROTOCOL_VERSION, token=token or read_token(), bot_name="raw")
     )
 
 
