@@ -166,3 +166,22 @@ test("a refusal rejects with the status and the referee's message", async () => 
   server.forceShutdown();
   await assert.rejects(run(new Bot(), { address: "" }), /no referee address/);
 });
+
+test("the token comes from the pipe PYRAMID_TOKEN_FD names, never from the environment", async () => {
+  const { spawn } = require("node:child_process");
+  const ref = await referee([]);
+  const child = spawn(
+    process.execPath,
+    ["-e", `require(${JSON.stringify(require.resolve(".."))}).main(new (require(${JSON.stringify(require.resolve(".."))}).Bot)())`],
+    {
+      env: { PATH: process.env.PATH, PYRAMID_ADDRESS: ref.address, PYRAMID_TOKEN_FD: "3", PYRAMID_TOKEN: "not-this" },
+      stdio: ["ignore", "inherit", "inherit", "pipe"],
+    },
+  );
+  child.stdio[3].end("secret-from-the-pipe\n");
+  const deadline = Date.now() + 10000;
+  while (ref.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  child.kill();
+  ref.stop();
+  assert.equal(ref.received[0].hello.token, "secret-from-the-pipe");
+});
