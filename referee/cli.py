@@ -464,7 +464,8 @@ def submit_command(
     if not report.clean:
         raise click.ClickException(f"not submitted: {name} did not pass the check")
     try:
-        add_entrant(league.path, name, tuple(command), (cwd or Path.cwd()).resolve())
+        paths = tuple(extra.resolve() for extra in ro_paths)
+        add_entrant(league.path, name, tuple(command), (cwd or Path.cwd()).resolve(), paths)
     except LeagueError as exc:
         raise click.ClickException(f"not submitted: {exc}") from None
     click.echo(

@@ -284,7 +284,9 @@ def _message(error: Mapping[str, Any]) -> str:
     return f"{message}, got {error['input']!r}" if kind not in ("value_error",) else message
 
 
-def add_entrant(path: Path, name: str, command: tuple[str, ...], cwd: Path) -> None:
+def add_entrant(
+    path: Path, name: str, command: tuple[str, ...], cwd: Path, paths: tuple[Path, ...] = ()
+) -> None:
     """Appends a command entrant to a league file, keeping its comments and layout, and checks that the
     result is a valid league; on any problem the file is left as it was."""
     original = path.read_text(encoding="utf-8")
@@ -294,8 +296,9 @@ def add_entrant(path: Path, name: str, command: tuple[str, ...], cwd: Path) -> N
     entry = CommentedMap()
     entry["name"] = name
     entry["command"] = shlex.join(command)
-    relative = os.path.relpath(cwd, path.parent)
-    entry["cwd"] = relative if not relative.startswith("../../../") else str(cwd)
+    entry["cwd"] = _relative(cwd, path.parent)
+    if paths:
+        entry["paths"] = [_relative(extra, path.parent) for extra in paths]
     data["entrants"].append(entry)
     buffer = io.StringIO()
     yaml.dump(data, buffer)
@@ -305,3 +308,9 @@ def add_entrant(path: Path, name: str, command: tuple[str, ...], cwd: Path) -> N
     except LeagueError:
         path.write_text(original, encoding="utf-8")
         raise
+
+
+def _relative(target: Path, base: Path) -> str:
+    """``target`` relative to the league file's folder, unless that climbs more than two levels."""
+    relative = os.path.relpath(target, base)
+    return relative if not relative.startswith("../../../") else str(target)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from referee.league import LeagueError, load_league, parse_duration
+from referee.sandbox import Limits, SandboxMode
 from referee.schedule import build_schedule
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,6 +62,19 @@ def test_a_valid_league_loads_with_defaults_and_absolute_paths(tmp_path):
     )
     assert (minimal.rounds, minimal.rotate_seats, minimal.concurrency) == (1, True, 1)
     assert minimal.time_control.per_action == 1.0
+    assert (minimal.sandbox, minimal.limits) == (SandboxMode.AUTO, Limits())
+
+
+def test_sandbox_keys(tmp_path):
+    (tmp_path / "weights").mkdir()
+    text = GOOD.replace(
+        "concurrency: 2", "concurrency: 2\nsandbox: required\nlimits: {memory: 512MiB, processes: 64}"
+    )
+    text = text.replace(f"cwd: {ROOT}\n  - name: c", f"cwd: {ROOT}\n    paths: [weights]\n  - name: c")
+    league = load_league(write(tmp_path, text))
+    assert league.sandbox is SandboxMode.REQUIRED
+    assert league.limits == Limits(memory=512 * 1024**2, processes=64)
+    assert league.entrants[1].spec.paths == (tmp_path / "weights",)
 
 
 def test_durations():
@@ -158,6 +172,21 @@ BROKEN = [
         "negative-seed",
         GOOD.replace("seed: 7", "seed: -1"),
         r":2: seed: Input should be greater than or equal to 0",
+    ),
+    (
+        "bad-sandbox",
+        GOOD.replace("concurrency: 2", "concurrency: 2\nsandbox: maybe"),
+        r":9: sandbox: Input should be 'auto', 'required' or 'none'",
+    ),
+    (
+        "bad-limit",
+        GOOD.replace("concurrency: 2", "concurrency: 2\nlimits: {memory: lots}"),
+        r":9: limits.memory: expected a size like 512MiB or 1GiB",
+    ),
+    (
+        "missing-path",
+        GOOD.replace(f"cwd: {ROOT}\n  - name: c", f"cwd: {ROOT}\n    paths: [weights]\n  - name: c"),
+        r"entrants\[1\].paths\[0\]: no such path .*weights",
     ),
     (
         "players-in-rules",
