@@ -1,6 +1,6 @@
-"""Conformance check of one bot: its process plays a 2-, a 3- and a 4-player match, in that order and on
-one connection, against seeded random opponents (the sample random bot, in-process); the report says
-whether it is fit for a league.
+"""Conformance check of one bot: it plays a 2-, a 3- and a 4-player match, in that order, each with a fresh
+process in its sandbox as in a league, against seeded random opponents (the sample random bot,
+in-process); the report says whether it is fit for a league.
 """
 
 from __future__ import annotations

@@ -108,9 +108,15 @@ class Limits:
         return args
 
     def explain(self, returncode: int | None, last_output: str) -> str:
-        """Which limit a process that ended like this most likely ran into, or ``""``."""
+        """Which limit a process that ended like this most likely ran into, or ``""``.
+
+        >>> Limits(file_size=8 * 1024**2).explain(128 + signal.SIGXFSZ, "")
+        'the file size limit of 8 MiB'
+        >>> Limits().explain(1, "MemoryError")
+        'the memory limit of 2 GiB'
+        """
         text = last_output.lower()
-        if returncode is not None and exit_signal(returncode) == signal.SIGXFSZ:
+        if (returncode is not None and exit_signal(returncode) == signal.SIGXFSZ) or "file too large" in text:
             return f"the file size limit of {_human(self.file_size)}"
         if any(word in text for word in _OUT_OF_MEMORY):
             return f"the memory limit of {_human(self.memory)}"

@@ -235,6 +235,16 @@ def test_a_bot_over_its_memory_limit_is_a_fault_that_names_the_limit(tmp_path):
     assert "the memory limit of 256 MiB" in faults[0].detail
 
 
+def test_a_bot_over_its_file_size_limit_is_killed_and_the_fault_names_the_limit(tmp_path):
+    confinement = Confinement(SandboxMode.REQUIRED, Limits(file_size=8 * 1024**2))
+    outcome, seen = hostile_match(tmp_path, "big-file", "20", confinement=confinement, time_control=FAST)
+    no_one_else_suffered(outcome)
+    assert seen["big file"] == ["writing 20 MiB"]
+    fault = next(fault for fault in outcome.faults if fault.seat == 0)
+    assert fault.kind is FaultKind.DISCONNECT
+    assert "exited with code 1, having hit the file size limit of 8 MiB" in fault.detail
+
+
 def test_a_bot_keeps_nothing_from_one_match_to_the_next(tmp_path):
     """Two matches of a table in one run: the second starts a fresh process with a fresh /tmp and HOME."""
     tmp_path.chmod(0o755)

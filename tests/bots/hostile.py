@@ -149,6 +149,18 @@ def eat_memory(megabytes: int) -> None:
     say("memory", f"GOT {len(hoard)} bytes")
 
 
+def big_file(megabytes: int) -> None:
+    say("big file", f"writing {megabytes} MiB")
+    try:
+        with open("/tmp/big", "wb") as out:
+            for _ in range(megabytes):
+                out.write(b"x" * 1024 * 1024)
+    except OSError:  # Python ignores SIGXFSZ: the write fails instead of killing the process
+        traceback.print_exc()
+        os._exit(1)
+    say("big file", "GOT")
+
+
 def remember() -> None:
     """Looks for notes left by an earlier match of this bot, then leaves notes for the next."""
     places = [Path("/tmp/notes"), Path.home() / "notes", Path(os.environ.get("TMPDIR", "/tmp")) / "notes"]
@@ -186,6 +198,7 @@ class Hostile(RandomBot):
             "fork-bomb": fork_bomb,
             "memory": lambda: eat_memory(int(self.args[0])),
             "remember": remember,
+            "big-file": lambda: big_file(int(self.args[0])),
             "predict": lambda: self._guess(info),
             "reuse-token": lambda: say("seat taken twice", hello(self.args[0])),
         }
