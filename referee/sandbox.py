@@ -206,6 +206,7 @@ def _system_view() -> list[str]:
     return [*args, "--proc", "/proc", "--dev", "/dev"]
 
 
+@functools.cache
 def python_paths() -> tuple[Path, ...]:
     """What a Python bot needs to see to run on the referee's interpreter with the SDK: the interpreter's
     installation, the virtual environment, and the SDK's own folders (an editable install keeps them in
