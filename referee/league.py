@@ -187,8 +187,7 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
     try:
         rules = Rules.from_dict({**raw.rules, "players": raw.players})
     except RulesError as exc:
-        field = str(exc).split(":", 1)[0]
-        raise LeagueError(f"{_where(path, data, ['rules', field])}: {str(exc).split(': ', 1)[1]}") from None
+        raise LeagueError(f"{_where(path, data, ['rules', exc.field])}: {exc.problem}") from None
     if "players" in raw.rules:
         raise LeagueError(
             f"{_where(path, data, ['rules', 'players'])}: set players at the top level, not in rules"

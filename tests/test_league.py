@@ -102,6 +102,12 @@ BROKEN = [
     ),
     ("bad-rule", GOOD.replace("talk: defenders", "talk: loud"), r":5: rules.talk: must be one of open"),
     ("unknown-rule", GOOD.replace("talk: defenders", "tlak: open"), r"rules.tlak: unknown rule"),
+    (
+        # The rule's name reaches the message from RulesError.field, not by splitting its text at ":".
+        "rule-name-with-colon",
+        GOOD.replace("talk: defenders", "'talk: x': open"),
+        r":5: rules.talk: x: unknown rule; known rules are",
+    ),
     ("bad-duration", GOOD.replace("500ms", "fast"), r":6: time_control.per_action: expected a duration"),
     (
         "few-entrants",
