@@ -180,7 +180,7 @@ class BotProcess:
         registry.forget(self.token)
         await self.stop()
         if exited in done:
-            problem = f"exited with code {exited.result()} before connecting"
+            problem = f"{exit_text(exited.result())} before connecting"
         else:
             problem = f"did not connect within {timeout:g}s"
         raise BotSpecError(f"bot {self.spec.name!r} {problem}{self.last_words()}")
@@ -198,7 +198,7 @@ class BotProcess:
             return self.last_words()
         if self._logger is not None:
             await asyncio.wait({self._logger}, timeout=wait)
-        return f"; it exited with code {process.returncode}{self.last_words()}"
+        return f"; it {exit_text(process.returncode)}{self.last_words()}"
 
     def last_words(self) -> str:
         """The last line the bot printed, quoted for an error message (where a crash says why), or ``""``."""
@@ -252,6 +252,21 @@ async def _keep_log(
                 os.replace(path, path.with_name(path.name + ".1"))
             with path.open("ab") as log:
                 log.write(chunk)
+
+
+def exit_text(returncode: int) -> str:
+    """How a process ended, in words: a negative return code is the signal that killed it.
+
+    >>> exit_text(3), exit_text(-11), exit_text(-9)
+    ('exited with code 3', 'was killed by SIGSEGV', 'was killed by SIGKILL')
+    """
+    if returncode >= 0:
+        return f"exited with code {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    return f"was killed by {name}"
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

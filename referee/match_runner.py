@@ -77,7 +77,7 @@ class LocalSeat:
         try:
             self.bot.match_start(info)
         except Exception as exc:
-            return f"match_start raised {type(exc).__name__}: {exc}"[:200]
+            return f"match_start raised {type(exc).__name__}: {exc}"
         return None
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
@@ -86,7 +86,7 @@ class LocalSeat:
             action = self.bot.act(obs)
         except (Exception, SystemExit) as exc:  # a trusted bot still must not stop the referee
             return Decision(
-                fault=FaultKind.ILLEGAL_ACTION, detail=f"the bot raised {type(exc).__name__}: {exc}"[:200]
+                fault=FaultKind.ILLEGAL_ACTION, detail=f"the bot raised {type(exc).__name__}: {exc}"
             )
         if time.monotonic() - started > time_limit:
             return Decision(fault=FaultKind.TIMEOUT, detail=f"answered after the {time_limit:.2f}s it had")
@@ -185,12 +185,12 @@ class RemoteSeat:
             try:
                 return Decision(action=action_from_wire(outcome.action, outcome.talk))
             except WireError as exc:
-                return Decision(fault=FaultKind.MALFORMED, detail=str(exc)[:200])
+                return Decision(fault=FaultKind.MALFORMED, detail=str(exc))
         if isinstance(outcome, Timeout):
             return Decision(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
         if isinstance(outcome, Closed):
             words = await self._exit_words() if self._exit_words is not None else ""
-            return Decision(fault=FaultKind.DISCONNECT, detail=(outcome.reason + words)[:300])
+            return Decision(fault=FaultKind.DISCONNECT, detail=outcome.reason + words)
         return Decision(fault=FaultKind.MALFORMED, detail=outcome.detail)  # a Stray
 
     def _time_left(self, bank_ms: int) -> bytes:
@@ -392,9 +392,10 @@ class _Runner:
                     break  # a flood of stray messages costs the seat the match, not the record its size
 
     def _fault(self, seat: int, kind: FaultKind, detail: str) -> None:
-        self.faults.append(Fault(seat, self.match.deal_number, kind, detail))
+        fault = Fault(seat, self.match.deal_number, kind, detail)
+        self.faults.append(fault)
         self.fault_counts[seat] += 1
-        note = f"fault {self.fault_counts[seat]} of {self.policy.max_faults} ({kind}): {detail}"
+        note = f"fault {self.fault_counts[seat]} of {self.policy.max_faults} ({kind}): {fault.detail}"
         if kind is FaultKind.DISCONNECT or self.fault_counts[seat] >= self.policy.max_faults:
             self.match.forfeit(seat)
             note += "; this seat forfeits the match, and the referee plays it from now on"
