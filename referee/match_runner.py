@@ -25,7 +25,7 @@ from pyramid_sdk.encoding import (
     time_left_fields,
 )
 from pyramid_sdk.engine import Match
-from pyramid_sdk.observation import Observation, Phase
+from pyramid_sdk.observation import Clock, Observation, Phase
 from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.rules import Rules
 from pyramid_sdk.seeds import derive_seed
@@ -82,6 +82,7 @@ class LocalSeat:
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
         started = time.monotonic()
+        obs.clock = Clock(time_limit - bank, bank, started)  # as the SDK gives it to a bot process
         try:
             action = self.bot.act(obs)
         except (Exception, SystemExit) as exc:  # a trusted bot still must not stop the referee
