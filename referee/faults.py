@@ -26,6 +26,12 @@ def one_line(text: str, limit: int = MAX_DETAIL) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+class RefereeInternalError(RuntimeError):
+    """The referee's own failure, kept apart from anything a bot does (as gomill keeps
+    ``RingmasterInternalError``): a match that fails on the referee's side is void, and when voids keep
+    coming a run stops with this error rather than retrying without end."""
+
+
 class FaultKind(enum.StrEnum):
     TIMEOUT = "timeout"
     """No answer within the per-action limit plus what was left in the bank."""

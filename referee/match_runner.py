@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,8 +32,10 @@ from pyramid_sdk.rules import Rules
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.wire import WireError, action_from_wire, rules_to_wire
-from referee.faults import Fault, FaultKind, FaultPolicy
+from referee.faults import Fault, FaultKind, FaultPolicy, one_line
 from referee.sessions import Closed, Session, Timeout
+
+LOGGER = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,8 +338,21 @@ class _Runner:
                     await self._turn(acting)
             await self._finish()
         except Exception as exc:
-            return self._outcome(MatchStatus.VOID, started, f"referee error: {type(exc).__name__}: {exc}")
-        return self._outcome(MatchStatus.COMPLETE, started)
+            # Our bug, not a bot's: loud, with its traceback, in the referee's log; the match is void.
+            LOGGER.exception(
+                "match %s: referee error in deal %d; the match is void", self.match_id, match.deal_number
+            )
+            reason = one_line(f"referee error: {type(exc).__name__}: {exc}")
+            return self._outcome(MatchStatus.VOID, started, reason)
+        outcome = self._outcome(MatchStatus.COMPLETE, started)
+        LOGGER.info(
+            "match %s: complete in %.1fs, totals %s, %d fault(s)",
+            self.match_id,
+            outcome.elapsed,
+            " ".join(map(str, match.totals)),
+            len(self.faults),
+        )
+        return outcome
 
     def _present(self) -> list[int]:
         return [seat for seat in range(self.match.players) if not self.match.forfeited[seat]]
