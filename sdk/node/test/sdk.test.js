@@ -132,7 +132,7 @@ test("a bot plays through a stand-in referee, sync and async answers alike", asy
   assert.deepEqual(events, ["start seed=42 seat=1", "deal 3 over", "end ranks=2,1"]);
   // Every decision carries its clock: the request's limits, and a deadline on this process's clock.
   assert.deepEqual(
-    clocks.map((c) => [c.perActionMs, c.bankMs, c.timeLeftMs, c.deadline - c.receivedAt]),
+    clocks.map((c) => [c.perActionMs, c.bankMs, c.timeLeftMs, Math.round(c.deadline - c.receivedAt)]),
     [
       [250, 1500, 1750, 1750],
       [250, 900, 1150, 1150],
