@@ -199,6 +199,11 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         where: list[int | str] = ["entrants", index]
         if item.name in seen:
             raise LeagueError(f"{_where(path, data, [*where, 'name'])}: duplicate entrant name {item.name!r}")
+        if item.name.lower() == "referee":  # its log would be the referee's own, referee.log
+            raise LeagueError(
+                f"{_where(path, data, [*where, 'name'])}: "
+                "the name 'referee' is the referee's own (its log); choose another"
+            )
         seen.add(item.name)
         if (item.command is None) == (item.module is None):
             raise LeagueError(f"{_where(path, data, where)}: give exactly one of command: or module:")

@@ -121,6 +121,12 @@ BROKEN = [
         r":17: entrants\[2\].name: duplicate entrant name 'a'",
     ),
     (
+        # the bots' logs are NAME.log beside the referee's own referee.log
+        "reserved-name",
+        GOOD.replace("name: c", "name: Referee"),
+        r":17: entrants\[2\].name: the name 'referee' is the referee's own",
+    ),
+    (
         "no-program",
         GOOD.replace("python sample_bots/heuristic.py", "./no_such_bot"),
         r"entrants\[2\].command: .*no program './no_such_bot'",
