@@ -90,6 +90,12 @@ class Session:
         LOGGER.debug("%s %s <- %s", self.session_id, self.bot_name, text)
 
     def _log_in(self, message: pb.ConnectRequest) -> None:
+        """Logs a message from the bot (called only at DEBUG). A hello's token is a secret: never logged."""
+        if message.HasField("hello") and message.hello.token:
+            redacted = pb.ConnectRequest()
+            redacted.CopyFrom(message)
+            redacted.hello.token = "(secret)"
+            message = redacted
         LOGGER.debug(
             "%s %s -> %s",
             self.session_id,

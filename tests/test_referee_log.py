@@ -89,6 +89,7 @@ def test_log_level_debug_logs_every_message_to_and_from_each_bot(tmp_path):
     out = [line for line in lines if re.search(r"DEBUG referee\.sessions: s1 random <- ", line)]
     into = [line for line in lines if re.search(r"DEBUG referee\.sessions: s1 random -> ", line)]
     assert "-> hello {" in into[0]
+    assert 'token: "(secret)"' in into[0]  # the bot's token is a secret, even in the referee's own log
     assert "<- welcome {" in out[0]
     assert "<- match_start {" in out[1]
     assert "<- match_end {" in out[-1]
