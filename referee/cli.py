@@ -6,11 +6,13 @@ import asyncio
 import contextlib
 import functools
 import http.server
+import logging
+import os
 import random
 import signal
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,9 +24,10 @@ from rich.progress import Progress as Bar
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
 from referee.check import CheckReport, run_check
-from referee.faults import FaultPolicy
+from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotSpec, BotSpecError, Confinement
 from referee.league import League, LeagueError, add_entrant, load_league
+from referee.logs import LEVELS, referee_logging
 from referee.match_runner import MatchOutcome, MatchStatus, play_match
 from referee.ratings import Leaderboard, rate
 from referee.report import write_report
@@ -36,6 +39,18 @@ from referee.tournament import Progress, Tournament, open_store, schedule_of
 from referee.transcript import brief
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+LOGGER = logging.getLogger(__name__)
+
+
+def log_level_option(default: str, where: str) -> Callable[[F], F]:
+    return click.option(
+        "--log-level",
+        type=click.Choice(sorted(LEVELS)),
+        default=default,
+        show_default=True,
+        help=f"The referee's own log, {where}: debug logs every message to and from each bot.",
+    )
 
 
 def _parse_rules(players: int, options: tuple[str, ...]) -> Rules:
@@ -129,6 +144,7 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
 @click.option("--max-faults", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--logs", type=click.Path(file_okay=False, path_type=Path), help="Folder for the bots' stderr.")
 @sandbox_options
+@log_level_option("warning", "on stderr")
 def match_command(
     bots: tuple[str, ...],
     seed: int,
@@ -139,6 +155,7 @@ def match_command(
     logs: Path | None,
     sandbox: str,
     ro_paths: tuple[Path, ...],
+    log_level: str,
 ) -> None:
     """Plays one match between 2-4 BOTS and prints it deal by deal.
 
@@ -159,9 +176,10 @@ def match_command(
         logs.mkdir(parents=True, exist_ok=True)
     confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
     try:
-        outcome = asyncio.run(
-            _play(specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement)
-        )
+        with referee_logging(log_level):
+            outcome = asyncio.run(
+                _play(specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement)
+            )
     except (BotSpecError, SandboxError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(brief(outcome.record))
@@ -304,10 +322,14 @@ def _write_report(league: League, store: Store, folder: Path, live: bool = False
     type=click.Path(file_okay=False, path_type=Path),
     help="Keep an HTML report in this folder, rewritten after every match.",
 )
-def run_command(league_file: str, concurrency: int | None, fresh: bool, report_dir: Path | None) -> None:
+@log_level_option("info", "in LOGS/referee.log")
+def run_command(
+    league_file: str, concurrency: int | None, fresh: bool, report_dir: Path | None, log_level: str
+) -> None:
     """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
 
-    Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes.
+    Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes. The bots'
+    logs and the referee's own (referee.log) are in the folder beside the results database.
     """
     league = _league(league_file)
     store, league = _store(league, fresh)
@@ -316,8 +338,17 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)  # before any bot starts, so that its sandbox masks it
         hidden = (report_dir.resolve(),)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = log_dir / "referee.log"
     tournament = Tournament(league, store, log_dir, concurrency, hidden)
     display = _Display(league)
+    cpus = _cpu_count()
+    if tournament.concurrency > cpus:
+        click.echo(
+            f"warning: concurrency {tournament.concurrency} is more than the {cpus} CPU(s) of this machine; "
+            "bots that wait for a CPU run out of time, and their timeouts are charged to them",
+            err=True,
+        )
 
     pending: list[asyncio.Future[Path]] = []
     last_report = [0.0]
@@ -332,7 +363,13 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
             pending.append(asyncio.ensure_future(asyncio.to_thread(_report_in_thread, league, report_dir)))
 
     try:
-        progress = _run_until_signal(tournament.run(on_progress))
+        with referee_logging(log_level, log_file):
+            if tournament.concurrency > cpus:
+                LOGGER.warning("concurrency %d is more than the %d CPU(s)", tournament.concurrency, cpus)
+            progress = _run_until_signal(tournament.run(on_progress))
+    except RefereeInternalError as exc:
+        display.close()
+        raise click.ClickException(f"{exc}; the tracebacks are in {log_file}") from None
     except SandboxError as exc:
         display.close()
         raise click.ClickException(str(exc)) from None
@@ -351,13 +388,25 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
     for refusal in tournament.refusals:
         click.echo(f"refused: {refusal}", err=True)
     if progress.void:
-        click.echo(f"{progress.void} match(es) void after retries; run again to retry them", err=True)
+        click.echo(
+            f"{progress.void} match(es) void after retries (the referee's errors are in {log_file}); "
+            "run again to retry them",
+            err=True,
+        )
     click.echo(
         leaderboard_table(_board(league, store), f"{league.name} — {progress.done}/{progress.total} matches")
     )
     if report_dir is not None:
         click.echo(f"report: {_write_report(league, store, report_dir)}")
     store.close()
+
+
+def _cpu_count() -> int:
+    """CPUs this process may run on (its affinity, where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 @main.command("leaderboard")

@@ -12,6 +12,7 @@ import io
 import os
 import re
 import shlex
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -206,8 +207,7 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
     try:
         rules = Rules.from_dict({**raw.rules, "players": raw.players})
     except RulesError as exc:
-        field = str(exc).split(":", 1)[0]
-        raise LeagueError(f"{_where(path, data, ['rules', field])}: {str(exc).split(': ', 1)[1]}") from None
+        raise LeagueError(f"{_where(path, data, ['rules', exc.field])}: {exc.problem}") from None
     if "players" in raw.rules:
         raise LeagueError(
             f"{_where(path, data, ['rules', 'players'])}: set players at the top level, not in rules"
@@ -218,6 +218,11 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         where: list[int | str] = ["entrants", index]
         if item.name in seen:
             raise LeagueError(f"{_where(path, data, [*where, 'name'])}: duplicate entrant name {item.name!r}")
+        if item.name.lower() == "referee":  # its log would be the referee's own, referee.log
+            raise LeagueError(
+                f"{_where(path, data, [*where, 'name'])}: "
+                "the name 'referee' is the referee's own (its log); choose another"
+            )
         seen.add(item.name)
         if (item.command is None) == (item.module is None):
             raise LeagueError(f"{_where(path, data, where)}: give exactly one of command: or module:")
@@ -287,8 +292,13 @@ def _message(error: Mapping[str, Any]) -> str:
 def add_entrant(
     path: Path, name: str, command: tuple[str, ...], cwd: Path, paths: tuple[Path, ...] = ()
 ) -> None:
-    """Appends a command entrant to a league file, keeping its comments and layout, and checks that the
-    result is a valid league; on any problem the file is left as it was."""
+    """Appends a command entrant to a league file, keeping its comments and layout.
+
+    The new league is written to ``LEAGUE.new`` beside the file, checked as a league, and only then
+    renamed over the old file (gomill writes its state files this way): at every moment the league file
+    is either the old one or the new, valid one, even if the referee is killed or the disk fills
+    mid-write. On any problem the file is left as it was and ``LEAGUE.new`` is removed.
+    """
     original = path.read_text(encoding="utf-8")
     yaml = YAML(typ="rt")
     yaml.indent(mapping=2, sequence=4, offset=2)  # the "  - name:" style of our examples and docs
@@ -302,11 +312,23 @@ def add_entrant(
     data["entrants"].append(entry)
     buffer = io.StringIO()
     yaml.dump(data, buffer)
-    path.write_text(buffer.getvalue(), encoding="utf-8")
+    new = path.with_name(path.name + ".new")
     try:
-        load_league(path)
-    except LeagueError:
-        path.write_text(original, encoding="utf-8")
+        with new.open("w", encoding="utf-8") as out:
+            out.write(buffer.getvalue())
+            out.flush()
+            os.fsync(out.fileno())
+        shutil.copymode(path, new)
+        try:
+            load_league(new)
+        except LeagueError as exc:  # it names the file it read: name the one the user knows
+            raise LeagueError(str(exc).replace(str(new.resolve()), str(path.resolve()))) from None
+        os.replace(new, path)
+    except OSError as exc:
+        new.unlink(missing_ok=True)
+        raise LeagueError(f"{path}: cannot write the league file: {exc.strerror or exc}") from None
+    except BaseException:
+        new.unlink(missing_ok=True)
         raise
 
 

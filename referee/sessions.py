@@ -11,13 +11,18 @@ import asyncio
 import hashlib
 import hmac
 import itertools
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
 import grpc
+from google.protobuf import text_format
 
 from pyramid_sdk.v1 import pyramid_pb2 as pb
+
+LOGGER = logging.getLogger(__name__)
+"""At DEBUG, every message to and from each bot, one line each (``--log-level debug``)."""
 
 Context = grpc.aio.ServicerContext[pb.ConnectRequest, bytes]
 """Responses are bytes: the referee serialises them itself (``server._add_referee_service``)."""
@@ -77,6 +82,27 @@ class Session:
         self._violation_count = 0
         self._closed = asyncio.Event()
         self.close_reason = ""
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            self._log_in(pb.ConnectRequest(hello=hello))
+
+    def _log_out(self, message: bytes) -> None:
+        """Logs a message to the bot (called only at DEBUG: decoding it costs more than sending it)."""
+        text = text_format.MessageToString(pb.ConnectResponse.FromString(message), as_one_line=True)
+        LOGGER.debug("%s %s <- %s", self.session_id, self.bot_name, text)
+
+    def _log_in(self, message: pb.ConnectRequest) -> None:
+        """Logs a message from the bot (called only at DEBUG). A hello's token is a secret: never logged."""
+        if message.HasField("hello") and message.hello.token:
+            redacted = pb.ConnectRequest()
+            redacted.CopyFrom(message)
+            redacted.hello.token = "(secret)"
+            message = redacted
+        LOGGER.debug(
+            "%s %s -> %s",
+            self.session_id,
+            self.bot_name,
+            text_format.MessageToString(message, as_one_line=True),
+        )
 
     @property
     def is_closed(self) -> bool:
@@ -85,6 +111,7 @@ class Session:
     def close(self, reason: str) -> None:
         """Ends the session; the stream handler returns and the bot sees its stream end."""
         if not self._closed.is_set():
+            LOGGER.debug("%s %s: session closed: %s", self.session_id, self.bot_name, reason)
             self.close_reason = reason
             self._closed.set()
             if self._timer is not None:
@@ -129,6 +156,8 @@ class Session:
         """
         if self.is_closed:
             return False
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            self._log_out(message)
         try:
             async with asyncio.timeout(timeout), self._write_lock:
                 await self._context.write(message)
@@ -152,6 +181,8 @@ class Session:
         """
         if self.is_closed:
             return Closed(self.close_reason)
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            self._log_out(message)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Outcome] = loop.create_future()
         now = loop.time()
@@ -236,6 +267,8 @@ class Session:
 
     def _dispatch(self, message: pb.ConnectRequest) -> bool:
         """Routes one message; ``True`` if it was the reply the referee was waiting for."""
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            self._log_in(message)
         kind = message.WhichOneof("kind")
         size = message.ByteSize()
         if size > MAX_MESSAGE_BYTES:

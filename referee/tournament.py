@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from referee.faults import FaultPolicy
+from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotProcess, BotSpecError, Confinement, Launcher
 from referee.league import League
 from referee.match_runner import (
@@ -38,6 +39,10 @@ from referee.table import open_launcher
 
 BUILD_TIMEOUT: Final = 600.0
 VOID_RETRIES: Final = 2
+VOIDS_IN_A_ROW: Final = 5
+"""Void matches in a row (retries included) after which a run stops with :class:`RefereeInternalError`:
+by then the referee's failure is no accident, and retrying would only repeat it."""
+LOGGER = logging.getLogger(__name__)
 
 
 def schedule_of(league: League) -> tuple[ScheduledMatch, ...]:
@@ -171,6 +176,7 @@ class Tournament:
         self.processes_started = 0
         self.refusals: list[str] = []
         """Hellos refused because they presented a seat's token that was already spent."""
+        self.voids_in_a_row = 0
 
     def missing(self) -> list[ScheduledMatch]:
         done = self.store.complete_ids()
@@ -311,8 +317,25 @@ class Tournament:
                 task.add_done_callback(stopping.discard)
             self.store.save(scheduled, outcome, started)
             if outcome.status is MatchStatus.COMPLETE:
+                self.voids_in_a_row = 0
                 break
+            self._void(scheduled, outcome, attempt)
         return outcome
+
+    def _void(self, scheduled: ScheduledMatch, outcome: MatchOutcome, attempt: int) -> None:
+        self.voids_in_a_row += 1
+        LOGGER.error(
+            "match %s is void (attempt %d of %d): %s",
+            scheduled.match_id,
+            attempt + 1,
+            VOID_RETRIES + 1,
+            outcome.void_reason,
+        )
+        if self.voids_in_a_row >= VOIDS_IN_A_ROW:
+            raise RefereeInternalError(
+                f"the referee stopped the run: {self.voids_in_a_row} matches in a row were void, "
+                f"the last one with {outcome.void_reason}"
+            )
 
 
 async def _stop(launcher: Launcher, processes: list[BotProcess]) -> None:

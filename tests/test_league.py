@@ -1,12 +1,13 @@
 """League files: a valid one loads into a typed config; every broken one is one clear line, exit code 2."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from referee.league import LeagueError, load_league, parse_duration
+from referee.league import LeagueError, add_entrant, load_league, parse_duration
 from referee.sandbox import Limits, SandboxMode
 from referee.schedule import build_schedule
 
@@ -116,6 +117,12 @@ BROKEN = [
     ),
     ("bad-rule", GOOD.replace("talk: defenders", "talk: loud"), r":5: rules.talk: must be one of open"),
     ("unknown-rule", GOOD.replace("talk: defenders", "tlak: open"), r"rules.tlak: unknown rule"),
+    (
+        # The rule's name reaches the message from RulesError.field, not by splitting its text at ":".
+        "rule-name-with-colon",
+        GOOD.replace("talk: defenders", "'talk: x': open"),
+        r":5: rules.talk: x: unknown rule; known rules are",
+    ),
     ("bad-duration", GOOD.replace("500ms", "fast"), r":6: time_control.per_action: expected a duration"),
     (
         "few-entrants",
@@ -126,6 +133,12 @@ BROKEN = [
         "duplicate-name",
         GOOD.replace("name: c", "name: a"),
         r":17: entrants\[2\].name: duplicate entrant name 'a'",
+    ),
+    (
+        # the bots' logs are NAME.log beside the referee's own referee.log
+        "reserved-name",
+        GOOD.replace("name: c", "name: Referee"),
+        r":17: entrants\[2\].name: the name 'referee' is the referee's own",
     ),
     (
         "no-program",
@@ -226,3 +239,38 @@ def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp
     )
     assert result.returncode == 2
     assert "cannot read the league file" in result.stderr
+
+
+def _league_for_submit(tmp_path: Path) -> Path:
+    path = tmp_path / "league.yaml"
+    path.write_text(
+        GOOD.replace("database: out/results.sqlite", "database: results.sqlite"), encoding="utf-8"
+    )
+    return path
+
+
+def test_submit_replaces_the_league_file_by_renaming_a_checked_new_one(tmp_path):
+    path = _league_for_submit(tmp_path)
+    before = path.read_text(encoding="utf-8")
+    reader = tmp_path / "held-by-a-reader.yaml"
+    os.link(path, reader)  # a second name for the old file's contents, as an open reader would hold
+    (tmp_path / "league.yaml.new").write_text("left by a crash", encoding="utf-8")
+    add_entrant(path, "newcomer", ("python", "sample_bots/random_bot.py"), ROOT)
+    assert reader.read_text(encoding="utf-8") == before  # renamed over, never rewritten in place
+    assert [e.name for e in load_league(path).entrants][-1] == "newcomer"
+    assert not (tmp_path / "league.yaml.new").exists()
+
+
+def test_a_submit_that_would_break_the_league_leaves_it_untouched(tmp_path):
+    path = _league_for_submit(tmp_path)
+    before = path.read_bytes()
+    inode = path.stat().st_ino
+    with pytest.raises(LeagueError) as caught:
+        add_entrant(path, "ghost", ("./no_such_bot",), tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:")  # the file the user knows, not the .new one checked
+    assert ".new" not in message
+    assert "no program './no_such_bot'" in message
+    assert path.read_bytes() == before
+    assert path.stat().st_ino == inode
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["league.yaml"]

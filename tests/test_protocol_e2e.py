@@ -95,6 +95,7 @@ def test_the_heuristic_and_monte_carlo_bots_play_as_processes():
         ("flood-talk", FaultKind.TALK, "talk"),
         ("flood", FaultKind.MALFORMED, "not the one pending"),
         ("crash", FaultKind.DISCONNECT, "exited with code 3; its last output: 'crashing on purpose'"),
+        ("segv", FaultKind.DISCONNECT, "; it was killed by SIGSEGV"),
         ("wrong-token", FaultKind.DISCONNECT, "exited with code 1 before connecting"),
         ("silent", FaultKind.DISCONNECT, "before connecting"),
     ],

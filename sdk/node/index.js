@@ -109,6 +109,17 @@ function observationFromWire(message, rules, legalActions = []) {
   return obs;
 }
 
+/**
+ * The time this seat has for the decision, as the referee counts it (from sending the request until the
+ * reply arrives, so the wire counts too: aim a little before `deadline`). `receivedAt` and `deadline` are
+ * `performance.now()` readings in milliseconds.
+ */
+function clockFromWire(request, receivedAt) {
+  const perActionMs = request.per_action_ms || 0;
+  const bankMs = request.bank_ms || 0;
+  return { perActionMs, bankMs, timeLeftMs: perActionMs + bankMs, receivedAt, deadline: receivedAt + perActionMs + bankMs };
+}
+
 function rulesFromWire(rules) {
   return {
     players: rules.players,
@@ -214,7 +225,7 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
     }
   };
 
-  const handle = async (message) => {
+  const handle = async (message, receivedAt) => {
     switch (message.kind) {
       case "match_start": {
         const start = message.match_start;
@@ -236,6 +247,7 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
         let reply = { request_id: request.request_id };
         try {
           const obs = observationFromWire(request.observation, matches.get(request.match_id), request.legal_actions);
+          obs.clock = clockFromWire(request, receivedAt);
           const choice = await (obs.phase === "declare" ? bot.declare(obs) : bot.play(obs));
           reply = replyFor(request.request_id, choice);
         } catch (error) {
@@ -268,7 +280,8 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
 
   return new Promise((resolve, reject) => {
     call.on("data", (message) => {
-      queue = queue.then(() => handle(message));
+      const receivedAt = performance.now(); // the referee's clock runs from before the queue
+      queue = queue.then(() => handle(message, receivedAt));
     });
     call.on("end", () => {
       queue.then(() => {
@@ -298,4 +311,4 @@ function main(bot) {
   );
 }
 
-module.exports = { Bot, run, main, rank, suit, RANKS, SUITS, observationFromWire, replyFor, protocol, PROTOCOL_VERSION };
+module.exports = { Bot, run, main, rank, suit, RANKS, SUITS, observationFromWire, clockFromWire, replyFor, protocol, PROTOCOL_VERSION };

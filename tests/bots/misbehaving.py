@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import queue
 import random
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -64,6 +65,15 @@ class Crasher(Seeded):
         if obs.deal_number >= 3:
             print("crashing on purpose", file=sys.stderr, flush=True)
             os._exit(3)
+        return super().play(obs)
+
+
+class Segfaulter(Seeded):
+    """Dies of SIGSEGV in the middle of the third deal it plays a card in, as a native crash would."""
+
+    def play(self, obs: Observation) -> Card | Play:
+        if obs.deal_number >= 3:
+            os.kill(os.getpid(), signal.SIGSEGV)
         return super().play(obs)
 
 
@@ -173,7 +183,14 @@ def main() -> None:
     elif behaviour == "flood":
         raw_stream([hello()], flood)
     else:
-        bots = {"sleep": Sleeper, "crash": Crasher, "illegal": Cheater, "flood-talk": Flooder, "good": Seeded}
+        bots = {
+            "sleep": Sleeper,
+            "crash": Crasher,
+            "segv": Segfaulter,
+            "illegal": Cheater,
+            "flood-talk": Flooder,
+            "good": Seeded,
+        }
         run(bots[behaviour]())
 
 

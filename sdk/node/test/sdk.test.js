@@ -93,13 +93,20 @@ test("replies: a card, a card with talk, a declaration; anything else throws", (
 });
 
 test("a bot plays through a stand-in referee, sync and async answers alike", async () => {
-  const ref = await referee([START, request(1), request(2, { last_deal: OBSERVATION }), { match_end: { match_id: "m1", totals: [1, 2], ranks: [2, 1], faults: [] } }]);
+  const ref = await referee([
+    START,
+    request(1, { per_action_ms: 250, bank_ms: 1500 }),
+    request(2, { last_deal: OBSERVATION, per_action_ms: 250, bank_ms: 900 }),
+    { match_end: { match_id: "m1", totals: [1, 2], ranks: [2, 1], faults: [] } },
+  ]);
   const events = [];
+  const clocks = [];
   class Slow extends Bot {
     matchStart(info) {
       events.push(`start seed=${info.seed} seat=${info.seat}`);
     }
     play(obs) {
+      clocks.push({ ...obs.clock, now: performance.now() });
       return obs.dealNumber === 3 && events.length === 1
         ? "KH"
         : new Promise((resolve) => setTimeout(() => resolve({ card: "AD", talk: "mine" }), 20));
@@ -123,6 +130,15 @@ test("a bot plays through a stand-in referee, sync and async answers alike", asy
   assert.equal(ref.received[2].action.talk, "mine");
   assert.equal(ref.received[2].action.request_id, "2");
   assert.deepEqual(events, ["start seed=42 seat=1", "deal 3 over", "end ranks=2,1"]);
+  // Every decision carries its clock: the request's limits, and a deadline on this process's clock.
+  assert.deepEqual(
+    clocks.map((c) => [c.perActionMs, c.bankMs, c.timeLeftMs, Math.round(c.deadline - c.receivedAt)]),
+    [
+      [250, 1500, 1750, 1750],
+      [250, 900, 1150, 1150],
+    ],
+  );
+  for (const c of clocks) assert.ok(c.receivedAt <= c.now && c.now < c.deadline);
 });
 
 test("a bot that throws answers at once with no action, and keeps playing", async () => {

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 import traceback
 
 from pyramid_sdk import transport as _transport  # noqa: F401  (sets gRPC up before it is imported)
@@ -23,6 +24,7 @@ import grpc
 from pyramid_sdk.actions import PLAYS
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
 from pyramid_sdk.encoding import action_reply
+from pyramid_sdk.observation import Clock
 from pyramid_sdk.stream import AsyncioStream, StreamEnded, ThreadStream, single_thread
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import views_pb2 as views
@@ -159,10 +161,12 @@ class _Connection:
             self._hook(self.bot.deal_end, decoder.decode(last_deal))
 
     def _answer(self, request: views.ActionRequestView) -> bytes:
+        # The clock starts before the deal-end hook: the referee's clock is already running.
+        clock = Clock(request.per_action_ms / 1000, request.bank_ms / 1000, time.monotonic())
         if request.last_deal:
             self._deal_end(request.match_id, request.last_deal)
         try:
-            obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions)
+            obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions, clock)
             action = self.bot.act(obs)
             try:
                 reply = action_reply(request.request_id, action)
