@@ -35,14 +35,14 @@ NODE_READY = bool(os.environ.get("CI")) or (
     ids=["python", "node"],
 )
 def test_a_bot_process_sees_the_referees_clock_at_every_decision(command, tmp_path):
-    log = tmp_path / "clock.jsonl"
     outcome, sent = play(
-        [f"{command} {log}", RANDOM], seed=4, time_control=TimeControl(0.25, 3.0), record_messages=True
+        [command, RANDOM], seed=4, time_control=TimeControl(0.25, 3.0), record_messages=True, log_dir=tmp_path
     )
     assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
     assert [f.kind for f in outcome.faults if f.seat == 0] == []
     requests = [m.action_request for m in sent[0] if m.WhichOneof("kind") == "action_request"]
-    seen = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    log = (tmp_path / "seat0.log").read_text(encoding="utf-8").splitlines()
+    seen = [json.loads(line.removeprefix("CLOCK ")) for line in log if line.startswith("CLOCK ")]
     assert [(r.per_action_ms, r.bank_ms) for r in requests] == [
         (entry["per_action_ms"], entry["bank_ms"]) for entry in seen
     ]

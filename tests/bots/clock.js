@@ -1,21 +1,19 @@
 "use strict";
-// A Node bot that writes down the clock of every decision, one JSON line each, to the file argv[2].
+// A Node bot that prints the clock of every decision, one JSON line each marked CLOCK, for its log.
 // Its first two cards take longer than a 250 ms per-action limit, so the referee draws on its bank.
-const fs = require("node:fs");
 const { Bot, main } = require("../../sdk/node");
 
 class ClockRecorder extends Bot {
-  constructor(path) {
+  constructor() {
     super();
     this.name = "clock-js";
-    this.path = path;
     this.plays = 0;
   }
 
   write(obs) {
     const c = obs.clock;
     const entry = { per_action_ms: c.perActionMs, bank_ms: c.bankMs, time_left_ms: c.timeLeftMs, left_ms: c.deadline - performance.now() };
-    fs.appendFileSync(this.path, JSON.stringify(entry) + "\n");
+    process.stdout.write(`CLOCK ${JSON.stringify(entry)}\n`);
   }
 
   declare(obs) {
@@ -31,4 +29,4 @@ class ClockRecorder extends Bot {
   }
 }
 
-main(new ClockRecorder(process.argv[2]));
+main(new ClockRecorder());

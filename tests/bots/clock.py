@@ -1,4 +1,5 @@
-"""A random bot that writes down the clock of every decision, one JSON line each, to the file argv[1].
+"""A random bot that prints the clock of every decision, one JSON line each marked ``CLOCK``, for its log
+(a sandboxed bot can write nowhere else that outlives it).
 
 Its first two cards take longer than a 250 ms per-action limit, so the referee draws on its bank and the
 clocks that follow must show the smaller bank.
@@ -7,7 +8,6 @@ clocks that follow must show the smaller bank.
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 from pyramid_sdk.actions import Declare
@@ -20,9 +20,8 @@ from sample_bots.random_bot import RandomBot
 class ClockRecorder(RandomBot):
     name = "clock"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.path = path
         self.plays = 0
 
     def _write(self, obs: Observation) -> None:
@@ -34,8 +33,7 @@ class ClockRecorder(RandomBot):
             "time_left_ms": round(clock.time_left * 1000),
             "left_ms": (clock.deadline - time.monotonic()) * 1000,
         }
-        with open(self.path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(entry) + "\n")
+        print("CLOCK", json.dumps(entry), flush=True)
 
     def declare(self, obs: Observation) -> Declare:
         self._write(obs)
@@ -50,4 +48,4 @@ class ClockRecorder(RandomBot):
 
 
 if __name__ == "__main__":
-    run(ClockRecorder(sys.argv[1]))
+    run(ClockRecorder())
