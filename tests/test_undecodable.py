@@ -1,0 +1,101 @@
+"""Bytes the referee cannot decode, from real bot processes over real gRPC: a malformed fault that keeps
+the seat, never a broken stream that forfeits it; and a refused handshake with a one-line status."""
+
+import asyncio
+
+import grpc
+import pytest
+
+from arena import FAST, RANDOM, assert_no_unknown_cards, assert_played_as, misbehaving, play
+from pyramid_sdk import Match
+from pyramid_sdk.v1 import pyramid_pb2 as pb
+from referee.faults import FaultKind
+from referee.match_runner import MatchStatus
+from referee.server import create_server
+from referee.sessions import SessionRegistry
+from sample_bots.random_bot import RandomBot
+
+
+def _faults_of_seat0(outcome):
+    return [f for f in outcome.faults if f.seat == 0]
+
+
+def _others_undisturbed(outcome, sent):
+    record = outcome.record
+    assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
+    assert record.complete
+    assert Match.replay(record).record() == record
+    for seat in (1, 2):
+        assert not [f for f in outcome.faults if f.seat == seat]
+        assert_played_as(record, seat, RandomBot())
+        assert_no_unknown_cards(record, seat, sent[seat])
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "count", "detail"),
+    [
+        ("garbage", 2, "bytes that do not decode as a ConnectRequest: Wire format was corrupt"),
+        ("bad-utf8-talk", 1, "bytes that do not decode as a ConnectRequest: String field had bad UTF-8"),
+    ],
+)
+def test_undecodable_bytes_mid_match_are_a_malformed_fault_and_the_seat_plays_on(behaviour, count, detail):
+    outcome, sent = play(
+        [misbehaving(behaviour), RANDOM, RANDOM], seed=21, time_control=FAST, record_messages=True
+    )
+    _others_undisturbed(outcome, sent)
+    faults = _faults_of_seat0(outcome)
+    assert [f.kind for f in faults] == [FaultKind.MALFORMED] * count
+    assert all(detail in f.detail for f in faults), faults
+    assert outcome.record.forfeits == ()  # a disconnect would have forfeited the seat at once
+    # The bot was told, and it kept receiving requests to the end of the match.
+    notices = [m.notice.text for m in sent[0] if m.WhichOneof("kind") == "notice"]
+    assert len(notices) == count
+    assert all("(malformed)" in text and "forfeits" not in text for text in notices)
+    assert sent[0][-1].WhichOneof("kind") == "match_end"
+    assert not sent[0][-1].match_end.forfeited
+
+
+def test_garbage_as_the_first_message_is_refused_with_invalid_argument(tmp_path):
+    outcome, _ = play(
+        [misbehaving("garbage-hello"), RANDOM], time_control=FAST, absent_ok=True, log_dir=tmp_path
+    )
+    log = (tmp_path / "seat0.log").read_text()
+    line = next(line for line in log.splitlines() if line.startswith("stream ended:"))
+    assert line == (
+        "stream ended: INVALID_ARGUMENT: the first message is no hello: "
+        "26 bytes that do not decode as a ConnectRequest: Wire format was corrupt"
+    )
+    assert [f.kind for f in _faults_of_seat0(outcome)] == [FaultKind.DISCONNECT]
+    assert "exited with code 1 before connecting" in outcome.faults[0].detail
+
+
+def test_handshake_with_undecodable_bytes_gets_invalid_argument_and_one_line():
+    async def attempt(data: bytes) -> tuple[grpc.StatusCode, str]:
+        registry = SessionRegistry()
+        registry.expect("good-token")
+        server, port = await create_server(registry, hello_timeout=1.0)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                connect = channel.stream_stream(
+                    "/pyramid.v1.RefereeService/Connect", request_serializer=None, response_deserializer=None
+                )
+                call = connect()
+                await call.write(data)
+                try:
+                    await call.read()
+                except grpc.aio.AioRpcError as exc:
+                    return exc.code(), exc.details() or ""
+                return grpc.StatusCode.OK, ""
+        finally:
+            await server.stop(None)
+
+    hello = pb.ConnectRequest(hello=pb.Hello(protocol_version=1, token="@@")).SerializeToString()
+    for data, reason in [
+        (b"\xff\xff", "Wire format was corrupt"),
+        (hello.replace(b"@@", b"\xc3\x28"), "String field had bad UTF-8"),
+    ]:
+        code, details = asyncio.run(attempt(data))
+        assert code is grpc.StatusCode.INVALID_ARGUMENT
+        expected = f"{len(data)} bytes that do not decode as a ConnectRequest: {reason}"
+        assert details == f"the first message is no hello: {expected}"
+        assert "\n" not in details
