@@ -8,6 +8,7 @@ import pytest
 
 from arena import FAST, RANDOM, assert_no_unknown_cards, assert_played_as, misbehaving, play
 from pyramid_sdk import Match
+from pyramid_sdk.actions import Declare
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from referee.faults import FaultKind
 from referee.match_runner import MatchStatus
@@ -55,6 +56,30 @@ def test_undecodable_bytes_mid_match_are_a_malformed_fault_and_the_seat_plays_on
     assert not sent[0][-1].match_end.forfeited
 
 
+def test_talk_attached_to_a_declaration_is_a_talk_fault_and_the_declaration_counts():
+    outcome, sent = play(
+        [misbehaving("declare-talk"), RANDOM, RANDOM], seed=22, time_control=FAST, record_messages=True
+    )
+    _others_undisturbed(outcome, sent)
+    faults = _faults_of_seat0(outcome)
+    assert [f.kind for f in faults] == [FaultKind.TALK]
+    assert "declaration" in faults[0].detail
+    # The bot declared the last legal declaration of its first declare request; the record has it.
+    first = next(
+        m.action_request
+        for m in sent[0]
+        if m.WhichOneof("kind") == "action_request" and m.action_request.observation.phase == pb.PHASE_DECLARE
+    )
+    deal = outcome.record.deals[first.observation.deal_number - 1]
+    assert deal.declarer == 0
+    wire = first.legal_actions[-1].declare
+    assert (deal.declaration.tricks, deal.declaration.trump.code) == (wire.tricks, "SHDC"[wire.trump - 1])
+    assert isinstance(deal.declaration, Declare)
+    assert faults[0].deal == deal.number
+    assert outcome.record.forfeits == ()
+    assert all(message.seat != 0 for d in outcome.record.deals for message in d.talk)
+
+
 def test_garbage_as_the_first_message_is_refused_with_invalid_argument(tmp_path):
     outcome, _ = play(
         [misbehaving("garbage-hello"), RANDOM], time_control=FAST, absent_ok=True, log_dir=tmp_path
@@ -99,3 +124,14 @@ def test_handshake_with_undecodable_bytes_gets_invalid_argument_and_one_line():
         expected = f"{len(data)} bytes that do not decode as a ConnectRequest: {reason}"
         assert details == f"the first message is no hello: {expected}"
         assert "\n" not in details
+
+
+def test_a_bot_gone_before_its_first_request_is_a_disconnect_that_says_how_it_exited(tmp_path):
+    outcome, _ = play(
+        [misbehaving("exit-after-welcome"), RANDOM], time_control=FAST, absent_ok=True, log_dir=tmp_path
+    )
+    assert outcome.status is MatchStatus.COMPLETE
+    faults = _faults_of_seat0(outcome)
+    assert [f.kind for f in faults] == [FaultKind.DISCONNECT]
+    assert "exited with code 4; its last output: 'leaving after the welcome'" in faults[0].detail
+    assert outcome.record.forfeits == (0,)
