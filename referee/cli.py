@@ -7,12 +7,13 @@ import contextlib
 import functools
 import http.server
 import random
+import secrets
 import signal
 import sys
 import time
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import click
 from rich.progress import BarColumn, TextColumn
@@ -20,7 +21,9 @@ from rich.progress import Progress as Bar
 
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.seeds import SEED_BITS
 from referee.check import run_check
+from referee.disclosure import disclosure
 from referee.faults import FaultPolicy
 from referee.launcher import BotSpec, BotSpecError
 from referee.league import League, LeagueError, add_entrant, load_league
@@ -96,7 +99,11 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
 
 @main.command("match")
 @click.argument("bots", nargs=-1, required=True)
-@seed_option
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="Match seed, to replay a match; default: a fresh secret one, printed when the match is over.",
+)
 @rule_option
 @click.option(
     "--per-action", type=click.FloatRange(min=0.001), default=1.0, show_default=True, help="Seconds."
@@ -108,7 +115,7 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
 @click.option("--logs", type=click.Path(file_okay=False, path_type=Path), help="Folder for the bots' stderr.")
 def match_command(
     bots: tuple[str, ...],
-    seed: int,
+    seed: int | None,
     rules: tuple[str, ...],
     per_action: float,
     bank: float,
@@ -131,6 +138,8 @@ def match_command(
         raise click.UsageError(str(exc)) from None
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
+    if seed is None:
+        seed = secrets.randbits(SEED_BITS)  # a bot that knew the seed would know every hand
     try:
         outcome = asyncio.run(_play(specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs))
     except BotSpecError as exc:
@@ -140,6 +149,8 @@ def match_command(
         click.echo(
             f"fault: {outcome.record.seats[fault.seat]} deal {fault.deal} {fault.kind}: {fault.detail}"
         )
+    # Only now, with every bot stopped: --seed replays these deals (and seeded bots' choices).
+    click.echo(f"seed {seed} (--seed {seed} replays this match)")
     if outcome.status is MatchStatus.VOID:
         raise click.ClickException(f"the match is void: {outcome.void_reason}")
 
@@ -168,10 +179,15 @@ async def _play(
             seats,
             rules,
             seed,
-            match_id=f"match-{seed}",
+            match_id=MATCH_ID,
             time_control=time_control,
             fault_policy=FaultPolicy(max_faults),
         )
+
+
+MATCH_ID: Final = "match"
+"""The id the bots of ``referee match`` are told: the same for every match, so it says nothing of the
+seed (an id built from the seed would hand a bot every hand)."""
 
 
 # -- leagues ----------------------------------------------------------------------------------------------
@@ -350,7 +366,8 @@ def replay_command(league_file: str, match_id: str) -> None:
         raise click.ClickException(
             f"no stored match {match_id!r} in {league.database}; `referee export` lists the stored ones"
         )
-    click.echo(replay_text(stored[match_id]), nl=False)
+    shown = disclosure(schedule, stored).deals_shown(stored[match_id])
+    click.echo(replay_text(stored[match_id], shown), nl=False)
 
 
 @main.command("export")

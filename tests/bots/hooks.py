@@ -25,9 +25,16 @@ class Recorder(RandomBot):
 
     def match_start(self, info: MatchInfo) -> None:
         super().match_start(info)
+        print(f"match {info.match_id}, seat {info.seat}, bot seed {info.seed}", file=sys.stderr)
         # The thread that plays is the only Python thread with the SDK's own stream; gRPC's asyncio API
         # adds its poller thread.
-        self._write(hook="match_start", seat=info.seat, threads=threading.active_count())
+        self._write(
+            hook="match_start",
+            seat=info.seat,
+            threads=threading.active_count(),
+            match_id=info.match_id,
+            seed=info.seed,
+        )
 
     def deal_end(self, obs: Observation) -> None:
         self._write(
