@@ -12,6 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from pyramid_sdk import Match, Rules
+from referee.disclosure import disclosure
+from referee.match_runner import MatchStatus
+from referee.schedule import build_schedule
+from referee.store import StoredMatch
+
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
 
@@ -225,3 +231,28 @@ def test_referee_match_draws_a_fresh_secret_seed_and_tells_the_bots_nothing_of_i
     assert again.stdout == first
     replayed = json.loads(hooks.read_text().splitlines()[0])
     assert (replayed["match_id"], replayed["seed"]) == (start["match_id"], start["seed"])
+
+
+def _stored(scheduled, status=MatchStatus.COMPLETE):
+    record = Match(Rules(players=2), scheduled.seed, scheduled.entrants).record()
+    return StoredMatch(
+        scheduled.match_id, scheduled.round, scheduled.table, scheduled.rotation, scheduled.seed, status,
+        record, (), (), (),
+    )  # fmt: skip
+
+
+def test_a_table_is_complete_when_every_match_with_its_seed_is_stored_complete():
+    schedule = build_schedule(5, ("a", "b", "c"), 2, 1, True)
+    first, mate = schedule[0], schedule[1]
+    assert first.seed == mate.seed
+    assert all(m.seed != first.seed for m in schedule[2:])
+    complete = {m.match_id: _stored(m) for m in schedule}
+    assert all(disclosure(schedule, complete).deals_shown(m) for m in complete.values())
+    missing = {k: v for k, v in complete.items() if k != mate.match_id}
+    void = {**complete, mate.match_id: _stored(mate, MatchStatus.VOID)}
+    for stored in (missing, void):
+        shown = disclosure(schedule, stored)
+        assert not shown.deals_shown(stored[first.match_id])
+        assert all(shown.deals_shown(stored[m.match_id]) for m in schedule[2:])
+    # A table dropped from the schedule (its entrant left) has no match to come: it is shown.
+    assert disclosure(schedule[2:], missing).deals_shown(missing[first.match_id])
