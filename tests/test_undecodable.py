@@ -13,7 +13,7 @@ from pyramid_sdk.v1 import pyramid_pb2 as pb
 from referee.faults import FaultKind
 from referee.match_runner import MatchStatus
 from referee.server import create_server
-from referee.sessions import SessionRegistry
+from referee.sessions import Session, SessionRegistry
 from sample_bots.random_bot import RandomBot
 
 
@@ -135,3 +135,32 @@ def test_a_bot_gone_before_its_first_request_is_a_disconnect_that_says_how_it_ex
     assert [f.kind for f in faults] == [FaultKind.DISCONNECT]
     assert "exited with code 4; its last output: 'leaving after the welcome'" in faults[0].detail
     assert outcome.record.forfeits == (0,)
+
+
+class _Scripted:
+    """A stream that says the given messages, then ends; writes go nowhere."""
+
+    def __init__(self, messages: list[bytes]) -> None:
+        self.messages = messages
+
+    async def read(self) -> object:
+        return self.messages.pop(0) if self.messages else grpc.aio.EOF
+
+    async def write(self, message: bytes) -> None:
+        pass
+
+
+def test_undecodable_bytes_with_no_request_pending_wait_as_a_stray_for_the_next_decision():
+    async def go() -> tuple[list[str], str]:
+        reply = pb.ConnectRequest(action=pb.ActionReply(request_id=9, action=pb.Action(card="AS")))
+        stream = _Scripted([b"\x0a\xff", reply.SerializeToString()])
+        session = Session("s1", pb.Hello(bot_name="b"), stream)  # type: ignore[arg-type]
+        await session.serve()
+        return session.take_violations(), session.close_reason
+
+    violations, reason = asyncio.run(go())
+    assert violations == [
+        "2 bytes that do not decode as a ConnectRequest: Wire format was corrupt",
+        "reply to request 9, which is not the one pending",
+    ]  # the stream went on past the garbage: the next message was read too
+    assert reason == "the bot closed its stream"
