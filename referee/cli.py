@@ -9,13 +9,14 @@ import http.server
 import logging
 import os
 import random
+import secrets
 import signal
 import sys
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import click
 from rich.progress import BarColumn, TextColumn
@@ -23,7 +24,9 @@ from rich.progress import Progress as Bar
 
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.seeds import SEED_BITS
 from referee.check import CheckReport, run_check
+from referee.disclosure import disclosure
 from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotSpec, BotSpecError, Confinement
 from referee.league import League, LeagueError, add_entrant, load_league
@@ -133,7 +136,11 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
 
 @main.command("match")
 @click.argument("bots", nargs=-1, required=True)
-@seed_option
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="Match seed, to replay a match; default: a fresh secret one, printed when the match is over.",
+)
 @rule_option
 @click.option(
     "--per-action", type=click.FloatRange(min=0.001), default=1.0, show_default=True, help="Seconds."
@@ -147,7 +154,7 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
 @log_level_option("warning", "on stderr")
 def match_command(
     bots: tuple[str, ...],
-    seed: int,
+    seed: int | None,
     rules: tuple[str, ...],
     per_action: float,
     bank: float,
@@ -175,6 +182,8 @@ def match_command(
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
     confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
+    if seed is None:
+        seed = secrets.randbits(SEED_BITS)  # a bot that knew the seed would know every hand
     try:
         with referee_logging(log_level):
             outcome = asyncio.run(
@@ -187,6 +196,8 @@ def match_command(
         click.echo(
             f"fault: {outcome.record.seats[fault.seat]} deal {fault.deal} {fault.kind}: {fault.detail}"
         )
+    # Only now, with every bot stopped: --seed replays these deals (and seeded bots' choices).
+    click.echo(f"seed {seed} (--seed {seed} replays this match)")
     if outcome.status is MatchStatus.VOID:
         raise click.ClickException(f"the match is void: {outcome.void_reason}")
 
@@ -216,10 +227,15 @@ async def _play(
             seats,
             rules,
             seed,
-            match_id=f"match-{seed}",
+            match_id=MATCH_ID,
             time_control=time_control,
             fault_policy=FaultPolicy(max_faults),
         )
+
+
+MATCH_ID: Final = "match"
+"""The id the bots of ``referee match`` are told: the same for every match, so it says nothing of the
+seed (an id built from the seed would hand a bot every hand)."""
 
 
 # -- leagues ----------------------------------------------------------------------------------------------
@@ -438,7 +454,8 @@ def replay_command(league_file: str, match_id: str) -> None:
         raise click.ClickException(
             f"no stored match {match_id!r} in {league.database}; `referee export` lists the stored ones"
         )
-    click.echo(replay_text(stored[match_id]), nl=False)
+    shown = disclosure(schedule, stored).deals_shown(stored[match_id])
+    click.echo(replay_text(stored[match_id], shown), nl=False)
 
 
 @main.command("export")

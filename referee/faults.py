@@ -38,7 +38,8 @@ class FaultKind(enum.StrEnum):
     ILLEGAL_ACTION = "illegal_action"
     """An action the rules do not allow now (or an in-process bot that raised)."""
     MALFORMED = "malformed"
-    """A message the referee cannot use: wrong request id, out of order, no action, oversized."""
+    """A message the referee cannot use: undecodable bytes, wrong request id, out of order, no action,
+    oversized."""
     DISCONNECT = "disconnect"
     """The connection closed or the process died; the seat forfeits at once."""
     TALK = "talk"

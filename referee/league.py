@@ -143,10 +143,17 @@ class League:
     entrants: tuple[Entrant, ...]
     sandbox: SandboxMode = SandboxMode.AUTO
     limits: Limits = field(default_factory=Limits)
+    seed_secret: bool = False
+    """``seed`` was drawn by the referee, not given in the file: no output may show it (docs/LEAGUE.md)."""
 
     @property
     def players(self) -> int:
         return self.rules.players
+
+    @property
+    def public_seed(self) -> int | None:
+        """The seed for outputs: the file's own, which its organiser chose to publish, else ``None``."""
+        return None if self.seed_secret else self.seed
 
     def entrant(self, name: str) -> Entrant:
         return next(entrant for entrant in self.entrants if entrant.name == name)

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pyramid_sdk.actions import Action, IllegalActionError, IllegalTalkError, Play
+from pyramid_sdk.actions import Action, Declare, IllegalActionError, IllegalTalkError, Play
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
 from pyramid_sdk.encoding import (
     ObservationEncoder,
@@ -40,7 +40,8 @@ LOGGER = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What a seat answered: an action to check, or the fault that stands in for one."""
+    """What a seat answered: an action to check, or the fault that stands in for one, or both (a fault
+    that does not cost the action, such as talk attached to a declaration)."""
 
     action: Action | None = None
     fault: FaultKind | None = None
@@ -159,7 +160,7 @@ class RemoteSeat:
         )
         if await self._send(pb.ConnectResponse(match_start=start)):
             return None
-        return self.session.close_reason
+        return await self._disconnect(self.session.close_reason)
 
     def notify(self, text: str) -> None:
         self._notices.append(text)
@@ -187,15 +188,24 @@ class RemoteSeat:
         outcome = await self.session.ask(message, request_id, time_limit)
         if isinstance(outcome, pb.ActionReply):  # the usual case, checked first
             try:
-                return Decision(action=action_from_wire(outcome.action, outcome.talk))
+                action = action_from_wire(outcome.action, outcome.talk)
             except WireError as exc:
                 return Decision(fault=FaultKind.MALFORMED, detail=str(exc))
+            if outcome.talk and type(action) is Declare:  # talk travels with a card, never a declaration
+                return Decision(
+                    action, FaultKind.TALK, "talk attached to a declaration: the declarer never talks"
+                )
+            return Decision(action=action)
         if isinstance(outcome, Timeout):
             return Decision(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
         if isinstance(outcome, Closed):
-            words = await self._exit_words() if self._exit_words is not None else ""
-            return Decision(fault=FaultKind.DISCONNECT, detail=outcome.reason + words)
+            return Decision(fault=FaultKind.DISCONNECT, detail=await self._disconnect(outcome.reason))
         return Decision(fault=FaultKind.MALFORMED, detail=outcome.detail)  # a Stray
+
+    async def _disconnect(self, reason: str) -> str:
+        """A disconnect's detail: why the stream ended, and how the process exited (its launcher knows)."""
+        words = await self._exit_words() if self._exit_words is not None else ""
+        return reason + words  # Fault makes it one line of bounded length
 
     def _time_left(self, bank_ms: int) -> bytes:
         if bank_ms != self._time_left_source:
@@ -384,7 +394,7 @@ class _Runner:
         self.banks[seat] = max(0.0, self.banks[seat] - max(0.0, elapsed - per_action))
         if decision.fault is not None:
             self._fault(seat, decision.fault, decision.detail)
-        elif decision.action is not None:
+        if decision.action is not None:
             action = decision.action
             try:
                 match.apply(action, seat)

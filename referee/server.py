@@ -16,7 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
-from referee.sessions import Context, SessionRegistry
+from referee.sessions import Context, SessionRegistry, decode_request
 
 MAX_TRANSPORT_BYTES: Final = 1024 * 1024
 """Past this the transport cuts a bot's stream; below it, sessions.MAX_MESSAGE_BYTES is a fault."""
@@ -49,10 +49,14 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 grpc.StatusCode.DEADLINE_EXCEEDED, f"no hello within {self._hello_timeout:g}s"
             )
             return
-        if not isinstance(first, pb.ConnectRequest) or first.WhichOneof("kind") != "hello":
+        message = decode_request(first) if isinstance(first, bytes) else None  # None: grpc.aio.EOF
+        if isinstance(message, str):  # bytes that are no message: say why, on one line
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the first message is no hello: {message}")
+            return
+        if message is None or message.WhichOneof("kind") != "hello":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a hello")
             return
-        hello = first.hello
+        hello = message.hello
         if hello.protocol_version != PROTOCOL_VERSION:
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -77,11 +81,13 @@ SERVICE: Final = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name
 
 def _add_referee_service(servicer: RefereeServicer, server: grpc.aio.Server) -> None:
     """Registers the servicer as the generated ``add_RefereeServiceServicer_to_server`` does, except that
-    responses go out as the bytes the referee wrote: it serialises every message itself, the action
-    requests with ``pyramid_sdk.encoding``."""
-    handlers: dict[str, grpc.RpcMethodHandler[pb.ConnectRequest, bytes]] = {
+    messages pass as bytes both ways. Responses go out as the bytes the referee wrote (it serialises every
+    message itself, the action requests with ``pyramid_sdk.encoding``). Requests come in undecoded: a
+    deserializer that fails breaks the whole stream, which would turn a bot's garbage into a disconnect
+    that forfeits its seat, so the session parses them and makes garbage a malformed fault instead."""
+    handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
         "Connect": grpc.stream_stream_rpc_method_handler(
-            servicer.Connect, request_deserializer=pb.ConnectRequest.FromString, response_serializer=None
+            servicer.Connect, request_deserializer=None, response_serializer=None
         )
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))

@@ -18,14 +18,17 @@ from typing import Final
 
 import grpc
 from google.protobuf import text_format
+from google.protobuf.message import DecodeError
 
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 
 LOGGER = logging.getLogger(__name__)
 """At DEBUG, every message to and from each bot, one line each (``--log-level debug``)."""
 
-Context = grpc.aio.ServicerContext[pb.ConnectRequest, bytes]
-"""Responses are bytes: the referee serialises them itself (``server._add_referee_service``)."""
+Context = grpc.aio.ServicerContext[bytes, bytes]
+"""Bytes both ways: the referee serialises its responses itself, and parses the bot's messages itself
+(``server._add_referee_service``), so that bytes it cannot decode are the bot's fault, not a broken
+stream."""
 
 MAX_MESSAGE_BYTES: Final = 8 * 1024
 """The largest message a bot may send; its largest legal one is well under 1 KiB. A larger one is a
@@ -254,10 +257,10 @@ class Session:
         while True:
             try:
                 message = await self._context.read()
-            except Exception as exc:  # oversized or broken messages end the stream
+            except Exception as exc:  # a message over the transport's limit, or a broken connection
                 self.close(f"stream broken: {_describe(exc)}")
                 return
-            if not isinstance(message, pb.ConnectRequest):  # grpc.aio.EOF
+            if not isinstance(message, bytes):  # grpc.aio.EOF
                 self.close("the bot closed its stream")
                 return
             if self._dispatch(message):
@@ -265,15 +268,20 @@ class Session:
                 # say, and this task asks gRPC for the next message after that, off the critical path.
                 await asyncio.sleep(0)
 
-    def _dispatch(self, message: pb.ConnectRequest) -> bool:
-        """Routes one message; ``True`` if it was the reply the referee was waiting for."""
+    def _dispatch(self, data: bytes) -> bool:
+        """Routes one message; ``True`` if it was the reply the referee was waiting for. Bytes that do not
+        decode are a stray message like any other, so they cost a malformed fault, not the seat."""
+        size = len(data)
+        if size > MAX_MESSAGE_BYTES:
+            return self._stray(f"a message of {size} bytes; the limit is {MAX_MESSAGE_BYTES}")
+        message = decode_request(data)
+        if isinstance(message, str):
+            LOGGER.debug("%s %s -> %d undecodable bytes", self.session_id, self.bot_name, size)
+            return self._stray(message)
         if LOGGER.isEnabledFor(logging.DEBUG):
             self._log_in(message)
         kind = message.WhichOneof("kind")
-        size = message.ByteSize()
-        if size > MAX_MESSAGE_BYTES:
-            detail = f"a message of {size} bytes; the limit is {MAX_MESSAGE_BYTES}"
-        elif kind == "action":
+        if kind == "action":
             reply = message.action
             pending = self._pending
             if pending is not None and pending[0] == reply.request_id and not pending[1].done():
@@ -287,6 +295,11 @@ class Session:
             detail = "a second hello"
         else:
             detail = f"unexpected {kind or 'empty'} message"
+        return self._stray(detail)
+
+    def _stray(self, detail: str) -> bool:
+        """Charges a message that is not the awaited reply: it answers the pending request (which becomes
+        a malformed fault), or waits in the violations for the next decision. Always ``False``."""
         self._violation_count += 1
         if self._violation_count > MAX_VIOLATIONS:
             self.close(f"more than {MAX_VIOLATIONS} stray messages")
@@ -297,6 +310,19 @@ class Session:
         else:
             self._violations.append(detail)
         return False
+
+
+def decode_request(data: bytes) -> pb.ConnectRequest | str:
+    """The message in ``data``, or one line saying why it is none (garbage, or text that is not UTF-8).
+
+    >>> decode_request(b"\\xff\\xff")
+    '2 bytes that do not decode as a ConnectRequest: Wire format was corrupt'
+    """
+    try:
+        return pb.ConnectRequest.FromString(data)
+    except DecodeError as exc:
+        reason = str(exc).rsplit(": ", 1)[-1] or "not protobuf"
+        return f"{len(data)} bytes that do not decode as a ConnectRequest: {reason}"
 
 
 def _describe(exc: BaseException) -> str:

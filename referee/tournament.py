@@ -71,7 +71,7 @@ def open_store(league: League, fresh: bool = False) -> tuple[Store, League]:
     ``seed:`` gets a secret random one, drawn once and kept in the database (``--fresh`` draws anew)."""
     store = Store(league.database)
     if league.seed is None:
-        league = replace(league, seed=store.secret_seed(renew=fresh))
+        league = replace(league, seed=store.secret_seed(renew=fresh), seed_secret=True)
     store.bind(league.name, league_settings(league), fresh)
     store.set_entrants(
         [

@@ -4,6 +4,7 @@ sandboxed bot can write nowhere else that outlives it."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 
 from pyramid_sdk.bot import MatchInfo, MatchResult
@@ -20,9 +21,16 @@ class Recorder(RandomBot):
 
     def match_start(self, info: MatchInfo) -> None:
         super().match_start(info)
+        print(f"match {info.match_id}, seat {info.seat}, bot seed {info.seed}", file=sys.stderr)
         # The thread that plays is the only Python thread with the SDK's own stream; gRPC's asyncio API
         # adds its poller thread.
-        self._write(hook="match_start", seat=info.seat, threads=threading.active_count())
+        self._write(
+            hook="match_start",
+            seat=info.seat,
+            threads=threading.active_count(),
+            match_id=info.match_id,
+            seed=info.seed,
+        )
 
     def deal_end(self, obs: Observation) -> None:
         self._write(

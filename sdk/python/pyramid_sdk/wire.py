@@ -107,7 +107,10 @@ _DECLARATION_BY_WIRE: Final[dict[tuple[int, int], Declare]] = {
 
 
 def action_from_wire(message: pb.Action, talk: str = "") -> Action:
-    """The action a bot sent, with its talk attached to a play; :class:`WireError` if it names none."""
+    """The action a bot sent, with its talk attached to a play; :class:`WireError` if it names none.
+
+    A declaration carries no talk (the declarer never talks): talk sent with one is not kept here, and
+    the referee records it as a talk fault (docs/PROTOCOL.md)."""
     play = _PLAY_BY_CODE.get(message.card)  # the common case, without the oneof lookup
     if play is not None:
         return Play(play.card, talk) if talk else play
