@@ -30,7 +30,7 @@ time_control: {{per_action: 2s, bank: 20s}}
 database: results.sqlite
 entrants:
   - name: hooks
-    command: python tests/bots/hooks.py {{hooks}}
+    command: python tests/bots/hooks.py
     cwd: {ROOT}
   - name: heuristic
     module: sample_bots.heuristic:HeuristicBot
@@ -74,7 +74,7 @@ def secret_league(tmp_path_factory):
     """A league without `seed:` run to the end with a live report; every CLI output kept."""
     folder = tmp_path_factory.mktemp("secret")
     path = folder / "league.yaml"
-    path.write_text(LEAGUE.replace("{hooks}", str(folder / "hooks.jsonl")), encoding="utf-8")
+    path.write_text(LEAGUE, encoding="utf-8")
     outputs = {"run": referee("run", path, "--report", folder / "live")}
     with sqlite3.connect(folder / "results.sqlite") as db:
         secret = int(db.execute("SELECT value FROM meta WHERE key = 'secret_seed'").fetchone()[0])
@@ -101,7 +101,7 @@ def test_a_secret_league_seed_appears_in_no_output(secret_league):
     texts = {f"`referee {name}`": r.stdout + r.stderr for name, r in outputs.items()}
     texts |= {str(p.relative_to(folder)): text for p, text in files_under(folder).items()}
     # What was checked: the live and final reports, the export file, the bots' logs, what the bot saw.
-    for expected in ("live/index.html", "report/match-0001.html", "matches.jsonl", "hooks.jsonl"):
+    for expected in ("live/index.html", "report/match-0001.html", "matches.jsonl", "results-logs/hooks.log"):
         assert expected in texts
     assert any(name.startswith("results-logs/") for name in texts)
     assert all("secret seed" in texts[f"{site}/index.html"] for site in ("live", "report"))
@@ -109,17 +109,17 @@ def test_a_secret_league_seed_appears_in_no_output(secret_league):
         for spelling in spellings(secret):
             assert spelling not in text, f"the secret seed ({spelling}) is in {name}"
     # The seeds the bot was given are neither the league's nor any match's.
-    given = [json.loads(line)["seed"] for line in texts["hooks.jsonl"].splitlines() if "match_start" in line]
+    given = [entry["seed"] for entry in hook_lines(texts["results-logs/hooks.log"]) if "seed" in entry]
     match_seeds = {line["seed"] for line in export(path)}
     assert len(given) == 4
     assert not set(given) & ({secret} | match_seeds)
 
 
 def test_a_seed_given_in_the_league_file_is_public_and_shown(secret_league, tmp_path):
-    folder, path, _, _ = secret_league
+    _, path, _, _ = secret_league
     public = tmp_path / "league.yaml"
     text = path.read_text().replace("name: Secret League\n", "name: Public League\nseed: 987654321\n")
-    hooks = f"command: python tests/bots/hooks.py {folder / 'hooks.jsonl'}"
+    hooks = "command: python tests/bots/hooks.py"
     public.write_text(text.replace(hooks, "module: sample_bots.random_bot:RandomBot"), encoding="utf-8")
     referee("run", public, "--report", tmp_path / "report")
     assert "seed 987654321" in (tmp_path / "report" / "index.html").read_text()
@@ -141,7 +141,7 @@ def _incomplete_copy(folder: Path, path: Path, target: Path) -> tuple[Path, str,
 
 
 def test_the_deals_of_an_incomplete_table_are_hidden_until_it_is_complete(secret_league, tmp_path):
-    folder, path, _, _ = secret_league
+    _, path, _, _ = secret_league
     league, deleted, mate, seed = _incomplete_copy(folder, path, tmp_path / "league")
     hidden_seeds = spellings(seed)
 
@@ -192,6 +192,11 @@ def test_the_deals_of_an_incomplete_table_are_hidden_until_it_is_complete(secret
     assert "hidden" not in live[tmp_path / "live" / "matches.html"]
 
 
+def hook_lines(log: str) -> list[dict]:
+    """What tests/bots/hooks.py printed for its log: one JSON object per hook."""
+    return [json.loads(line.removeprefix("HOOK ")) for line in log.splitlines() if line.startswith("HOOK ")]
+
+
 def _match_seed(stdout: str) -> int:
     last = stdout.rstrip().splitlines()[-1]
     found = re.fullmatch(r"seed (\d+) \(--seed \1 replays this match\)", last)
@@ -204,11 +209,16 @@ def test_referee_match_draws_a_fresh_secret_seed_and_tells_the_bots_nothing_of_i
     the seed and a bot seed that is not it; --seed replays the match exactly."""
     runs = []
     for number in range(2):
-        hooks = tmp_path / f"hooks{number}.jsonl"
+        logs = tmp_path / f"logs{number}"
         result = referee(
-            "match", f"python tests/bots/hooks.py {hooks}", "sample_bots.random_bot:RandomBot", cwd=ROOT
+            "match",
+            "python tests/bots/hooks.py",
+            "sample_bots.random_bot:RandomBot",
+            "--logs",
+            logs,
+            cwd=ROOT,
         )
-        start = json.loads(hooks.read_text().splitlines()[0])
+        start = hook_lines((logs / "hooks.log").read_text())[0]
         runs.append((result.stdout, _match_seed(result.stdout), start))
     (first, seed, start), (_, other_seed, other_start) = runs
     assert seed != other_seed
@@ -219,17 +229,19 @@ def test_referee_match_draws_a_fresh_secret_seed_and_tells_the_bots_nothing_of_i
     for spelling in spellings(seed):
         assert spelling not in json.dumps(start)
         assert spelling not in first.rsplit("\n", 2)[0]  # printed once, at the end, and only there
-    hooks = tmp_path / "replay.jsonl"
+    logs = tmp_path / "replay"
     again = referee(
         "match",
-        f"python tests/bots/hooks.py {hooks}",
+        "python tests/bots/hooks.py",
         "sample_bots.random_bot:RandomBot",
         "--seed",
         seed,
+        "--logs",
+        logs,
         cwd=ROOT,
     )
     assert again.stdout == first
-    replayed = json.loads(hooks.read_text().splitlines()[0])
+    replayed = hook_lines((logs / "hooks.log").read_text())[0]
     assert (replayed["match_id"], replayed["seed"]) == (start["match_id"], start["seed"])
 
 
