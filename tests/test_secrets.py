@@ -141,7 +141,7 @@ def _incomplete_copy(folder: Path, path: Path, target: Path) -> tuple[Path, str,
 
 
 def test_the_deals_of_an_incomplete_table_are_hidden_until_it_is_complete(secret_league, tmp_path):
-    _, path, _, _ = secret_league
+    folder, path, _, _ = secret_league
     league, deleted, mate, seed = _incomplete_copy(folder, path, tmp_path / "league")
     hidden_seeds = spellings(seed)
 
