@@ -37,3 +37,18 @@ def test_bad_input_is_one_line_naming_what_is_wrong():
         errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
         assert len(errors) == 1, result.stderr
         assert message in errors[0]
+
+
+def test_a_wrongly_typed_action_of_an_in_process_bot_is_its_fault_not_a_void_match():
+    cases = (
+        ("tests.bots.badtypes:FloatDeclarer", "a declaration is a whole number of tricks (an int)"),
+        ("tests.bots.badtypes:CodePlayer", "a play is a Card, not '"),
+    )
+    for bot, problem in cases:
+        result = referee("match", RANDOM, bot, "--seed", "5", "--max-faults", "3")
+        assert result.returncode == 0, result.stderr  # a void match exits 1
+        assert "void" not in result.stdout + result.stderr
+        faults = [line for line in result.stdout.splitlines() if line.startswith("fault:")]
+        assert len(faults) == 3, result.stdout  # then the seat forfeits and the referee plays it
+        assert all(" malformed: seat 1: " + problem in line for line in faults), faults
+        assert "(forfeited)" in result.stdout
