@@ -46,6 +46,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 LOGGER = logging.getLogger(__name__)
 
 
+class InputError(click.ClickException):
+    """A broken league file or bot: one line naming what and where, exit code 2. (Wrong flags and
+    arguments are click's usage errors, which show the usage first.)"""
+
+    exit_code = 2
+
+
 def log_level_option(default: str, where: str) -> Callable[[F], F]:
     return click.option(
         "--log-level",
@@ -177,7 +184,7 @@ def match_command(
         for spec in specs:
             spec.check()
     except BotSpecError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise InputError(str(exc)) from None
     specs = [replace(spec, paths=tuple(path.resolve() for path in ro_paths)) for spec in specs]
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
@@ -245,7 +252,7 @@ def _league(path: str) -> League:
     try:
         return load_league(path)
     except LeagueError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise InputError(str(exc)) from None
 
 
 def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
@@ -524,7 +531,7 @@ def submit_command(
     """
     league = _league(league_file)
     if any(entrant.name == name for entrant in league.entrants):
-        raise click.UsageError(f"{league.path}: an entrant is already named {name!r}; choose another --name")
+        raise InputError(f"{league.path}: an entrant is already named {name!r}; choose another --name")
     report = _check(command, cwd, sandbox, ro_paths)
     click.echo("\n".join(report.lines()))
     if not report.clean:

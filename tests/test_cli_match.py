@@ -28,7 +28,11 @@ def test_bad_input_is_one_line_naming_what_is_wrong():
         (("match", RANDOM, RANDOM, "--rule", "players=3"), "'players=3': not a rule option"),
         (("match", RANDOM, RANDOM, "--rules", "trick_winner=nope"), "trick_winner: must be one of"),
         (("match", RANDOM, "sample_bots.random_bot:Nope"), "has no Bot subclass Nope"),
-        (("match", RANDOM, "python sample_bots/no_such_bot.py"), "its last output:"),
+        (("match", RANDOM, "python sample_bots/no_such_bot.py"), "no script 'sample_bots/no_such_bot.py' in"),
+        (
+            ("match", RANDOM, "python -c \"raise SystemExit('no model file')\""),
+            "before connecting; its last output: 'no model file'",
+        ),
     ]
     for args, message in cases:
         result = referee(*args)
@@ -37,6 +41,12 @@ def test_bad_input_is_one_line_naming_what_is_wrong():
         errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
         assert len(errors) == 1, result.stderr
         assert message in errors[0]
+        if {"--rule", "--rules"} & set(args):  # a wrong flag shows the usage first
+            assert result.stderr.startswith("Usage: referee match"), result.stderr
+        else:  # a bot that cannot play is one line, no usage banner: the flags were right
+            assert result.stderr == errors[0] + "\n", result.stderr
+            # 2: refused before anything started; 1: the bot started and failed
+            assert result.returncode == (1 if "before connecting" in message else 2)
 
 
 def test_a_wrongly_typed_action_of_an_in_process_bot_is_its_fault_not_a_void_match():
