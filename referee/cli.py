@@ -34,7 +34,15 @@ from referee.logs import LEVELS, referee_logging
 from referee.match_runner import MatchOutcome, MatchStatus, play_match
 from referee.ratings import Leaderboard, rate
 from referee.report import write_report
-from referee.reports import FORMATS, eta_text, export_lines, leaderboard_table, replay_text
+from referee.reports import (
+    FORMATS,
+    eta_text,
+    export_lines,
+    leaderboard_table,
+    matches_text,
+    replay_text,
+)
+from referee.results import open_results
 from referee.sandbox import SandboxError, SandboxMode
 from referee.store import Store, StoreError
 from referee.table import open_table
@@ -248,11 +256,27 @@ seed (an id built from the seed would hand a bot every hand)."""
 # -- leagues ----------------------------------------------------------------------------------------------
 
 
-def _league(path: str) -> League:
+def _league(path: str, check_commands: bool = True) -> League:
     try:
-        return load_league(path)
+        return load_league(path, check_commands)
     except LeagueError as exc:
         raise InputError(str(exc)) from None
+
+
+def _results(league_file: str) -> tuple[Store, League]:
+    """For the commands that read a league's results: its stored results, opened read-only. Its bots
+    are not checked (results stay readable when a bot has moved), and nothing is written: a league
+    never run gets no database, only one line saying that ``referee run`` plays it (exit code 1)."""
+    league = _league(league_file, check_commands=False)
+    try:
+        return open_results(league, league_file)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _ratings(league: League, store: Store) -> Leaderboard:
+    """The leaderboard of the stored results, without storing it (``referee run`` does)."""
+    return rate([e.name for e in league.entrants], schedule_of(league), store.matches())
 
 
 def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
@@ -437,9 +461,8 @@ def _cpu_count() -> int:
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="table", show_default=True)
 def leaderboard_command(league_file: str, fmt: str) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
-    league = _league(league_file)
-    store, league = _store(league)
-    board = _board(league, store)
+    store, league = _results(league_file)
+    board = _ratings(league, store)
     click.echo(FORMATS[fmt](board) if fmt != "table" else leaderboard_table(board, league.name), nl=False)
 
 
@@ -451,32 +474,65 @@ def replay_command(league_file: str, match_id: str) -> None:
 
     MATCH_ID is an id from `referee export` (like r1:alice,bob) or a schedule position from 1.
     """
-    league = _league(league_file)
-    store, league = _store(league)
+    store, league = _results(league_file)
     stored = store.matches()
     schedule = schedule_of(league)
     if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
         match_id = schedule[int(match_id) - 1].match_id
     if match_id not in stored:
         raise click.ClickException(
-            f"no stored match {match_id!r} in {league.database}; `referee export` lists the stored ones"
+            f"no stored match {match_id!r} in {league.database}; `referee matches {league_file}` lists the "
+            "stored ones"
         )
     shown = disclosure(schedule, stored).deals_shown(stored[match_id])
     click.echo(replay_text(stored[match_id], shown), nl=False)
+
+
+@main.command("matches")
+@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
+@click.option("--entrant", metavar="NAME", help="Only the matches this entrant played.")
+@click.option("--status", type=click.Choice(["complete", "void"]), help="Only the matches of this status.")
+def matches_command(league_file: str, entrant: str | None, status: str | None) -> None:
+    """Lists the stored matches of LEAGUE: position, id, status, points per seat, faults per entrant.
+
+    Results only, never a deal. `referee replay LEAGUE ID` shows one of them (ID or position).
+    """
+    store, league = _results(league_file)
+    stored = store.matches()
+    known = {e.name for e in league.entrants} | {name for m in stored.values() for name in m.record.seats}
+    if entrant is not None and entrant not in known:
+        raise click.BadParameter(
+            f"no entrant {entrant!r} in {league.name}; its entrants are {', '.join(sorted(known))}",
+            param_hint="--entrant",
+        )
+    click.echo(matches_text(schedule_of(league), stored, entrant, status), nl=False)
 
 
 @main.command("export")
 @click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
 @click.option(
-    "-o", "--output", type=click.File("w", encoding="utf-8"), default="-", help="File (default stdout)."
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default="-",
+    help="File (default stdout).",
 )
-def export_command(league_file: str, fmt: str, output: Any) -> None:
+def export_command(league_file: str, fmt: str, output: Path) -> None:
     """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
-    league = _league(league_file)
-    store, league = _store(league)
-    for line in export_lines(league, schedule_of(league), store.matches()):
-        output.write(line + "\n")
+    store, league = _results(league_file)
+    lines = list(export_lines(league, schedule_of(league), store.matches()))
+    if str(output) == "-":
+        for line in lines:
+            click.echo(line)
+        return
+    try:
+        output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"{output}: cannot write the export: {exc.strerror or exc}") from None
+    click.echo(
+        f"export: {len(lines)} match{'es' if len(lines) != 1 else ''} of {league.name} written to {output}"
+    )
 
 
 @main.command("check", context_settings={"ignore_unknown_options": True})
@@ -555,8 +611,7 @@ def submit_command(
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 def report_command(league_file: str, output: Path, serve: bool, port: int) -> None:
     """Writes LEAGUE's results as a static HTML site (opens from disk, no network needed)."""
-    league = _league(league_file)
-    store, league = _store(league)
+    store, league = _results(league_file)
     index = _write_report(league, store, output)
     click.echo(f"report: {index}")
     if serve:

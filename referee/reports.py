@@ -16,6 +16,7 @@ from pyramid_sdk.cards import format_cards
 from referee.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.faults import Fault
 from referee.league import League
+from referee.match_runner import MatchStatus
 from referee.ratings import Leaderboard, Standing
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch
@@ -167,6 +168,50 @@ def replay_text(match: StoredMatch, deals_shown: bool = True) -> str:
     for fault in match.faults:
         lines.append(f"fault: {seats[fault.seat]} deal {fault.deal} {fault.kind}: {fault.detail}")
     return "\n".join(lines + ending(record)) + "\n"
+
+
+def matches_text(
+    schedule: Sequence[ScheduledMatch],
+    stored: dict[str, StoredMatch],
+    entrant: str | None = None,
+    status: str | None = None,
+) -> str:
+    """The stored matches, one line each in schedule order: position, id, status, each seat's entrant
+    and points (a forfeit marked), and the faults per entrant. Results only, never a deal, so a table
+    still being played gives nothing away (``referee.disclosure``). ``entrant`` and ``status`` filter.
+    A stored match no longer in the schedule (its entrant left the league) comes last, as ``-``."""
+    position = {scheduled.match_id: scheduled.position + 1 for scheduled in schedule}
+    order = sorted(stored.values(), key=lambda m: (position.get(m.match_id, len(position) + 1), m.match_id))
+    rows = [("#", "match", "status", "points", "faults")]
+    for match in order:
+        record = match.record
+        if entrant is not None and entrant not in record.seats:
+            continue
+        if status is not None and str(match.status) != status:
+            continue
+        void = match.status is not MatchStatus.COMPLETE
+        points = "  ".join(
+            f"{name} {'—' if void else record.totals[seat]}{' (forfeit)' if seat in record.forfeits else ''}"
+            for seat, name in enumerate(record.seats)
+        )
+        counts: dict[str, int] = {}
+        for fault in match.faults:
+            counts[record.seats[fault.seat]] = counts.get(record.seats[fault.seat], 0) + 1
+        faults = "  ".join(f"{name} {count}" for name, count in counts.items()) or "—"
+        number = str(position.get(match.match_id, "-"))
+        rows.append((number, match.match_id, str(match.status), points, faults))
+    w = [max(len(row[column]) for row in rows) for column in range(4)]
+    lines = [f"{a:>{w[0]}}  {b:<{w[1]}}  {c:<{w[2]}}  {d:<{w[3]}}  {e}" for a, b, c, d, e in rows]
+    complete = sum(m.status is MatchStatus.COMPLETE for m in stored.values())
+    in_schedule = sum(match_id in position for match_id in stored)
+    summary = (
+        f"{in_schedule} of {len(schedule)} scheduled matches stored: "
+        f"{complete} complete, {len(stored) - complete} void"
+    )
+    shown = len(rows) - 1
+    if entrant is not None or status is not None:
+        summary += f"; {shown} shown"
+    return "\n".join([*lines, summary]) + "\n" if shown else summary + "\n"
 
 
 def eta_text(seconds: float) -> str:
