@@ -86,6 +86,11 @@ def test_reading_a_played_league_changes_nothing_on_disk(played, tmp_path):
         args = [arg.replace("{folder}", str(tmp_path)) for arg in command]
         result = referee(args[0], played, *args[1:], cwd=tmp_path)
         assert result.returncode == 0, (command, result.stdout + result.stderr)
+        if "-o" in command and command[0] == "export":  # it says what it wrote, and where
+            assert (
+                result.stdout
+                == f"export: 12 matches of Read League written to {tmp_path / 'matches.jsonl'}\n"
+            )
     assert files_under(played.parent) == before
     assert (tmp_path / "site" / "index.html").is_file()
     written = (tmp_path / "matches.jsonl").read_text(encoding="utf-8").splitlines()
