@@ -31,7 +31,7 @@ from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotSpec, BotSpecError, Confinement
 from referee.league import League, LeagueError, add_entrant, load_league
 from referee.logs import LEVELS, referee_logging
-from referee.match_runner import MatchOutcome, MatchStatus, play_match
+from referee.match_runner import LocalSeat, MatchOutcome, MatchStatus, RemoteSeat, Seat, play_match
 from referee.ratings import Leaderboard, rate
 from referee.report import write_report
 from referee.reports import (
@@ -165,10 +165,18 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
 )
 @click.option("--max-faults", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--logs", type=click.Path(file_okay=False, path_type=Path), help="Folder for the bots' stderr.")
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    metavar="NAME",
+    help="A seat's name, in the order of BOTS; repeat it (default: the name each bot gives itself).",
+)
 @sandbox_options
 @log_level_option("warning", "on stderr")
 def match_command(
     bots: tuple[str, ...],
+    names: tuple[str, ...],
     seed: int | None,
     rules: tuple[str, ...],
     per_action: float,
@@ -186,6 +194,11 @@ def match_command(
     """
     if not 2 <= len(bots) <= 4:
         raise click.UsageError(f"a match needs 2 to 4 bots, got {len(bots)}")
+    if len(names) > len(bots) or not all(_clean_name(name) for name in names):
+        raise click.BadParameter(
+            f"one printable name per bot at most: {len(names)} name(s) for {len(bots)} bots",
+            param_hint="--name",
+        )
     parsed = _parse_rules(len(bots), rules)
     try:
         specs = _unique_names([BotSpec.parse(text) for text in bots])
@@ -202,10 +215,14 @@ def match_command(
     try:
         with referee_logging(log_level):
             outcome = asyncio.run(
-                _play(specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement)
+                _play(
+                    specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement, names
+                )
             )
     except (BotSpecError, SandboxError) as exc:
         raise click.ClickException(str(exc)) from None
+    seats = outcome.record.seats
+    click.echo("seats: " + ", ".join(f"{seat}={name}" for seat, name in enumerate(seats)))
     click.echo(brief(outcome.record))
     for fault in outcome.faults:
         click.echo(
@@ -228,6 +245,29 @@ def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
     return named
 
 
+def _clean_name(name: str) -> str:
+    """A seat name fit to print: printable, one word-ish line, at most 40 characters (a bot's own name
+    comes from its hello, which any bot may fill with anything)."""
+    return "".join(char if char.isprintable() else "?" for char in name.strip())[:40]
+
+
+def _name_seats(seats: list[Seat], given: tuple[str, ...]) -> None:
+    """Each seat's name: ``--name``, else the name the bot gives itself (its hello's ``bot_name``, its
+    class's ``name``), else the one from its command line; repeated names get #2, #3 ..."""
+    chosen = []
+    for index, seat in enumerate(seats):
+        own = ""
+        if isinstance(seat, RemoteSeat):
+            own = seat.session.bot_name
+        elif isinstance(seat, LocalSeat):
+            own = str(seat.bot.name)
+        chosen.append(_clean_name(given[index] if index < len(given) else own) or seat.name)
+    seen: dict[str, int] = {}
+    for seat, name in zip(seats, chosen, strict=True):
+        seen[name] = seen.get(name, 0) + 1
+        seat.name = name if seen[name] == 1 else f"{name}#{seen[name]}"
+
+
 async def _play(
     specs: list[BotSpec],
     rules: Rules,
@@ -236,8 +276,10 @@ async def _play(
     max_faults: int,
     logs: Path | None,
     confinement: Confinement,
+    names: tuple[str, ...] = (),
 ) -> MatchOutcome:
     async with open_table(specs, logs, confinement=confinement) as seats:
+        _name_seats(seats, names)
         return await play_match(
             seats,
             rules,

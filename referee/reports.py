@@ -153,10 +153,11 @@ def replay_text(match: StoredMatch, deals_shown: bool = True) -> str:
                 f"fault: {seats[fault.seat]} deal {fault.deal} {fault.kind}: {mask_cards(fault.detail)}"
             )
         return "\n".join(lines + standings(record)) + "\n"
+    width = max(12, *map(len, seats))  # long names keep the hands aligned
     for deal in record.deals:
         lines += ["", deal_line(deal, seats)]
         for seat, hand in enumerate(deal.hands):
-            lines.append(f"    {seats[seat]:>12}: {format_cards(hand, human=True)}")
+            lines.append(f"    {seats[seat]:>{width}}: {format_cards(hand, human=True)}")
         for number, trick in enumerate(deal.tricks, start=1):
             plays = "  ".join(
                 f"{seats[trick.seat_of(i, len(seats))]} {card.human}" for i, card in enumerate(trick.cards)

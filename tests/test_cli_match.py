@@ -62,3 +62,26 @@ def test_a_wrongly_typed_action_of_an_in_process_bot_is_its_fault_not_a_void_mat
         assert len(faults) == 3, result.stdout  # then the seat forfeits and the referee plays it
         assert all(" malformed: seat 1: " + problem in line for line in faults), faults
         assert "(forfeited)" in result.stdout
+
+
+def test_the_seats_are_named_by_the_bots_themselves_or_by_name_options():
+    process = "python sample_bots/random_bot.py"  # its script is random_bot.py; it calls itself random
+    result = referee("match", process, "sample_bots.heuristic:HeuristicBot", process, "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "seats: 0=random, 1=heuristic, 2=random#2"
+    assert lines[1].startswith("deal  1  dealer ")
+    named = referee(
+        "match", process, "sample_bots.heuristic:HeuristicBot", process, "--seed", "3", "--name", "alice"
+    )
+    assert named.returncode == 0, named.stderr
+    assert named.stdout.splitlines()[0] == "seats: 0=alice, 1=heuristic, 2=random"
+    assert "alice" in named.stdout.splitlines()[1]
+
+    def words(text: str) -> list[str]:
+        return text.replace("alice", "random").replace("random#2", "random").split()
+
+    assert words(named.stdout) == words(result.stdout)  # the same match, under other names
+    too_many = referee("match", RANDOM, RANDOM, "--name", "a", "--name", "b", "--name", "c")
+    assert too_many.returncode == 2
+    assert "--name" in too_many.stderr.splitlines()[-1]

@@ -9,6 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from pyramid_sdk import Match, Phase, Rules
+from referee.match_runner import MatchStatus
+from referee.reports import replay_text
+from referee.store import StoredMatch
+
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
 
@@ -153,3 +158,21 @@ def test_replay_of_a_match_not_stored_points_to_the_listing(played):
     assert result.returncode == 1
     assert result.stderr.strip().endswith(f"`referee matches {played}` lists the stored ones")
     assert referee("matches", played).returncode == 0
+
+
+def test_a_replay_keeps_hands_and_totals_aligned_with_long_names():
+    names = ("al", "an-entrant-with-a-long-name.v2", "bo")
+    match = Match(Rules(players=3), seed=4, seats=names)
+    while not match.is_over:
+        if match.phase is Phase.DEAL_OVER:
+            match.next_deal()
+        else:
+            match.apply(match.default_action())
+    stored = StoredMatch("r1:x", 1, 1, 0, 4, MatchStatus.COMPLETE, match.record(), (), (), ())
+    lines = replay_text(stored).splitlines()
+    hands = [line for line in lines if line.startswith("    ") and line.split(":")[0].strip() in names]
+    assert len(hands) == 3 * 48
+    assert len({line.index(":") for line in hands}) == 1  # every hand starts in the same column
+    totals = [line for line in lines if line[:3] in ("1. ", "2. ", "3. ")]
+    assert len(totals) == 3
+    assert len({len(line.rstrip()) for line in totals}) == 1  # the totals end in the same column
