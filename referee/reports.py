@@ -39,16 +39,17 @@ COLUMNS = (
 
 
 def _cell(key: str, standing: Standing) -> str:
-    value = standing.to_dict()[key]
+    """A leaderboard figure as people read it, rounded once from the exact value, exactly as the HTML
+    report's leaderboard shows it (templates/index.html): the two must never disagree."""
     if key in ("mu", "sigma", "conservative"):
-        return f"{value:.2f}"
+        return f"{getattr(standing, key):.2f}"
     if key == "mean_points":
-        return f"{value:.1f}"
+        return f"{standing.mean_points:.1f}"
     if key == "points_ci95":
-        return "—" if value is None else f"{value:.1f}"
+        return f"{standing.points_ci95:.1f}" if standing.matches > 1 else "—"
     if key == "exact_rate":
-        return f"{100 * float(str(value)):.0f}%"
-    return str(value)
+        return f"{100 * standing.exact_rate:.0f}%"
+    return str(standing.to_dict()[key])
 
 
 def leaderboard_table(board: Leaderboard, title: str = "") -> str:

@@ -2,16 +2,19 @@
 and matches write nothing (not even for a league never run), and `referee matches` lists and filters."""
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from pyramid_sdk import Match, Phase, Rules
 from referee.match_runner import MatchStatus
-from referee.reports import replay_text
+from referee.ratings import Leaderboard, Standing
+from referee.reports import leaderboard_markdown, replay_text
 from referee.store import StoredMatch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,3 +179,29 @@ def test_a_replay_keeps_hands_and_totals_aligned_with_long_names():
     totals = [line for line in lines if line[:3] in ("1. ", "2. ", "3. ")]
     assert len(totals) == 3
     assert len({len(line.rstrip()) for line in totals}) == 1  # the totals end in the same column
+
+
+def test_the_cli_and_the_html_report_round_every_figure_the_same_way(played, tmp_path):
+    site = referee("report", played, "-o", tmp_path / "site")
+    assert site.returncode == 0, site.stderr
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    body = html[html.index("<tbody>") : html.index("</tbody>")]
+    in_html = [
+        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)
+    ]
+    markdown = referee("leaderboard", played, "--format", "markdown").stdout.splitlines()[2:]
+    in_cli = [[cell.strip() for cell in line.strip("|").split("|")] for line in markdown]
+    assert in_cli == in_html
+    table = referee("leaderboard", played).stdout
+    for row in in_cli:
+        assert re.search(r"\s+".join(map(re.escape, row)), table), row
+
+
+def test_a_figure_is_rounded_once_from_its_exact_value():
+    standing = Standing("x", mu=25.00549, sigma=1.0)  # rounded to 3 places first, it would show 25.00
+    assert leaderboard_markdown(Leaderboard((standing,), ())).splitlines()[2].split("|")[3].strip() == "25.01"
+    template = jinja2.Template('{{ "%.2f"|format(mu) }}')  # as templates/index.html writes it
+    assert template.render(mu=standing.mu) == "25.01"
+    cells = leaderboard_markdown(Leaderboard((Standing("idle"),), ())).splitlines()[2].split("|")
+    assert cells[9].strip() == "—"  # no matches, no interval: as the report says
