@@ -36,10 +36,11 @@ from referee.ratings import Leaderboard, rate
 from referee.report import write_report
 from referee.reports import (
     FORMATS,
-    eta_text,
+    PROGRESS_WIDTH,
     export_lines,
     leaderboard_table,
     matches_text,
+    progress_line,
     replay_text,
 )
 from referee.results import open_results
@@ -348,35 +349,49 @@ def _run_until_signal(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 class _Display:
-    """Live progress: a bar on a terminal, one line per match otherwise (logs, CI)."""
+    """Live progress: a bar on a terminal, one line per match otherwise (logs, CI); 80 columns at most.
+    The speed and ETA come from the matches played in this run only (see ``progress_line``)."""
 
-    def __init__(self, league: League) -> None:
+    BAR = 16
+
+    def __init__(self, league: League, workers: int = 1) -> None:
         self.league = league
+        self.workers = workers
         self.live = sys.stdout.isatty()
         self.bar: Any = None
+        self.durations: list[float] = []
+        self.seen = 0
+        self.first_start: float | None = None
+        """When this run's first match started (the builds before it are no match time)."""
 
     def __call__(self, progress: Progress) -> None:
-        elapsed = time.monotonic() - progress.started
-        rate_per_s = progress.played / elapsed if elapsed > 0 and progress.played else 0.0
-        left = progress.total - progress.done
-        eta = left / rate_per_s if rate_per_s else float("inf")
-        leader = ""
-        if progress.leader is not None:
-            name, mean = progress.leader
-            leader = f"leader: {name} ({mean:.1f} points/match)"
-        text = f"{progress.done}/{progress.total} matches  {rate_per_s:.2f}/s  ETA {eta_text(eta)}" + (
-            f"  void {progress.void}" if progress.void else ""
+        now = time.monotonic()
+        if progress.played > self.seen and progress.last is not None:
+            self.seen = progress.played
+            self.durations.append(progress.last.elapsed)
+            if self.first_start is None:
+                self.first_start = now - progress.last.elapsed
+        workers = max(1, min(self.workers, progress.total - progress.done))
+        width = PROGRESS_WIDTH - (self.BAR + 1 if self.live else 0)
+        wall = None if self.first_start is None else now - self.first_start
+        text = progress_line(
+            progress.done,
+            progress.total,
+            self.durations,
+            workers,
+            progress.void,
+            progress.leader,
+            width,
+            wall,
         )
         if self.live:
             if self.bar is None:
-                self.bar = Bar(
-                    TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[info]}")
-                )
+                self.bar = Bar(BarColumn(bar_width=self.BAR), TextColumn("{task.fields[info]}"))
                 self.bar.start()
                 self.task = self.bar.add_task(self.league.name, total=progress.total, info="")
-            self.bar.update(self.task, completed=progress.done, info=f"{text}  {leader}")
+            self.bar.update(self.task, completed=progress.done, info=text)
         elif progress.played:
-            click.echo(f"{text}  {leader}")
+            click.echo(text)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -430,7 +445,7 @@ def run_command(
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / "referee.log"
     tournament = Tournament(league, store, log_dir, concurrency, hidden)
-    display = _Display(league)
+    display = _Display(league, tournament.concurrency)
     cpus = _cpu_count()
     if tournament.concurrency > cpus:
         click.echo(

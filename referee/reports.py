@@ -216,6 +216,54 @@ def matches_text(
     return "\n".join([*lines, summary]) + "\n" if shown else summary + "\n"
 
 
+PROGRESS_WIDTH = 80
+"""Columns a progress line may take: it fits a classic terminal."""
+
+
+def progress_line(
+    done: int,
+    total: int,
+    durations: Sequence[float],
+    workers: int,
+    void: int = 0,
+    leader: tuple[str, float] | None = None,
+    width: int = PROGRESS_WIDTH,
+    wall: float | None = None,
+) -> str:
+    """One line of a league's progress, at most ``width`` columns (a long leader's name is shortened).
+
+    The speed comes from the matches played *in this run* only: a resumed run's stored matches say
+    nothing of its speed, and the builds before its first match are no match time. ``durations`` are
+    the seconds each of them took, ``workers`` how many run at once, ``wall`` the seconds since this
+    run's first match started. Until every worker has finished a match the speed is ``workers`` matches
+    per mean duration; then it is the matches played over ``wall``, which counts every overhead.
+
+    >>> progress_line(16, 20, [30.0, 34.0], workers=4, leader=("montecarlo", 115.04))
+    '16/20 matches  0.12/s  ETA 32s  leader: montecarlo (115.0 points/match)'
+    >>> progress_line(16, 20, [30.0, 34.0], workers=2, wall=40.0)
+    '16/20 matches  0.05/s  ETA 1m20s'
+    >>> len(progress_line(1, 20, [8.0], 1, void=2, leader=("x" * 64, 99.0)))
+    80
+    """
+    played, spent = len(durations), sum(durations)
+    if wall is not None and wall > 0 and played >= workers:
+        rate = played / wall
+    else:
+        rate = workers * played / spent if played and spent > 0 else 0.0
+    eta = (total - done) / rate if rate else math.inf
+    text = f"{done}/{total} matches  {rate:.2f}/s  ETA {eta_text(eta)}" + (f"  void {void}" if void else "")
+    if leader is None:
+        return text[:width]
+    name, mean = leader
+    tail = f" ({mean:.1f} points/match)"
+    room = width - len(text) - len("  leader: ") - len(tail)
+    if room < 4:
+        return text[:width]
+    if len(name) > room:
+        name = name[: room - 1] + "…"
+    return f"{text}  leader: {name}{tail}"
+
+
 def eta_text(seconds: float) -> str:
     if not math.isfinite(seconds):
         return "?"
