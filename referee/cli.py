@@ -247,8 +247,8 @@ def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
 
 
 def _clean_name(name: str) -> str:
-    """A seat name fit to print: printable, one word-ish line, at most 40 characters (a bot's own name
-    comes from its hello, which any bot may fill with anything)."""
+    """A seat name fit to print: one line of printable characters, at most 40 (a bot's own name comes
+    from its hello, which any bot may fill with anything)."""
     return "".join(char if char.isprintable() else "?" for char in name.strip())[:40]
 
 
@@ -263,10 +263,14 @@ def _name_seats(seats: list[Seat], given: tuple[str, ...]) -> None:
         elif isinstance(seat, LocalSeat):
             own = str(seat.bot.name)
         chosen.append(_clean_name(given[index] if index < len(given) else own) or seat.name)
-    seen: dict[str, int] = {}
+    taken: set[str] = set()
     for seat, name in zip(seats, chosen, strict=True):
-        seen[name] = seen.get(name, 0) + 1
-        seat.name = name if seen[name] == 1 else f"{name}#{seen[name]}"
+        unique, number = name, 1
+        while unique in taken:
+            number += 1
+            unique = f"{name}#{number}"
+        taken.add(unique)
+        seat.name = unique
 
 
 async def _play(
