@@ -242,6 +242,8 @@ def progress_line(
     '16/20 matches  0.12/s  ETA 32s  leader: montecarlo (115.0 points/match)'
     >>> progress_line(16, 20, [30.0, 34.0], workers=2, wall=40.0)
     '16/20 matches  0.05/s  ETA 1m20s'
+    >>> progress_line(5, 6, [0.5], 1, leader=("an-entrant-with-a-long-name", 110.0), width=63)
+    '5/6 matches  2.00/s  ETA 0s  leader: an-entrant-… (110.0/match)'
     >>> len(progress_line(1, 20, [8.0], 1, void=2, leader=("x" * 64, 99.0)))
     80
     """
@@ -257,6 +259,9 @@ def progress_line(
     name, mean = leader
     tail = f" ({mean:.1f} points/match)"
     room = width - len(text) - len("  leader: ") - len(tail)
+    if room < min(len(name), 12):  # a tight fit: the name matters more than the word
+        tail = f" ({mean:.1f}/match)"
+        room = width - len(text) - len("  leader: ") - len(tail)
     if room < 4:
         return text[:width]
     if len(name) > room:
