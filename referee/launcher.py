@@ -137,7 +137,7 @@ class BotSpec:
         try:
             module = importlib.import_module(module_name)
         except (Exception, SystemExit) as exc:  # a module that runs a bot when imported exits
-            raise BotSpecError(f"bot {self.name!r}: cannot import {module_name}: {_describe(exc)}") from None
+            raise BotSpecError(f"bot {self.name!r}: cannot import {module_name}: {_error_line(exc)}") from None
         cls = getattr(module, class_name, None)
         if not (isinstance(cls, type) and issubclass(cls, Bot)):
             raise BotSpecError(f"bot {self.name!r}: {module_name} has no Bot subclass {class_name}")
@@ -145,7 +145,7 @@ class BotSpec:
             return cls()
         except (Exception, SystemExit) as exc:
             raise BotSpecError(
-                f"bot {self.name!r}: {class_name}() failed: {_describe(exc)} "
+                f"bot {self.name!r}: {class_name}() failed: {_error_line(exc)} "
                 "(an in-process bot is made with no arguments)"
             ) from None
 
@@ -267,7 +267,8 @@ def _script_found(program: str, script: str, where: Path) -> bool:
     return False
 
 
-def _describe(exc: BaseException) -> str:
+def _error_line(exc: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
