@@ -137,7 +137,9 @@ class BotSpec:
         try:
             module = importlib.import_module(module_name)
         except (Exception, SystemExit) as exc:  # a module that runs a bot when imported exits
-            raise BotSpecError(f"bot {self.name!r}: cannot import {module_name}: {_error_line(exc)}") from None
+            raise BotSpecError(
+                f"bot {self.name!r}: cannot import {module_name}: {_error_line(exc)}"
+            ) from None
         cls = getattr(module, class_name, None)
         if not (isinstance(cls, type) and issubclass(cls, Bot)):
             raise BotSpecError(f"bot {self.name!r}: {module_name} has no Bot subclass {class_name}")
