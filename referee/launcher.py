@@ -129,10 +129,12 @@ class BotSpec:
             raise BotSpecError(f"bot {self.name!r}: no script {name!r} in {where} (for {program})")
 
     def load(self) -> Bot:
-        """An instance of the in-process bot class."""
+        """An instance of the in-process bot class. Its folder is on ``sys.path`` only while its module is
+        imported, so that one entrant's folder never shadows another's modules."""
         module_name, class_name = self.module.split(":")
         where = str(self.cwd or Path.cwd())
-        if where not in sys.path:
+        added = where not in sys.path
+        if added:
             sys.path.insert(0, where)
         try:
             module = importlib.import_module(module_name)
@@ -140,6 +142,9 @@ class BotSpec:
             raise BotSpecError(
                 f"bot {self.name!r}: cannot import {module_name}: {_error_line(exc)}"
             ) from None
+        finally:
+            if added:
+                sys.path.remove(where)
         cls = getattr(module, class_name, None)
         if not (isinstance(cls, type) and issubclass(cls, Bot)):
             raise BotSpecError(f"bot {self.name!r}: {module_name} has no Bot subclass {class_name}")
