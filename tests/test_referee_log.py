@@ -59,8 +59,7 @@ def test_a_void_match_logs_its_traceback_to_stderr():
     )
     assert result.returncode == 1
     assert (
-        "ERROR referee.match_runner: match match: referee error in deal 1; the match is void"
-        in result.stderr
+        "ERROR referee.match_runner: match match: referee error in deal 1; the match is void" in result.stderr
     )
     assert "Traceback (most recent call last)" in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
