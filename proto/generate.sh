@@ -12,4 +12,5 @@ out=sdk/python
   proto/pyramid/v1/views.proto
 touch "$out/pyramid_sdk/v1/__init__.py"
 # The Node.js SDK package carries its own copy of the protocol (tests/test_node_package.py checks it).
+mkdir -p sdk/node/proto/pyramid/v1
 cp proto/pyramid/v1/pyramid.proto sdk/node/proto/pyramid/v1/pyramid.proto
