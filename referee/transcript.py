@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyramid_sdk import DealRecord, MatchRecord, Pyramid, render_pyramid
+from pyramid_sdk import DealRecord, MatchRecord, Pyramid, format_cards, render_pyramid
 
 
 def deal_line(deal: DealRecord, seats: tuple[str, ...]) -> str:
@@ -42,3 +42,48 @@ def standings(record: MatchRecord) -> list[str]:
 def brief(record: MatchRecord) -> str:
     """Every deal's declaration and result, then :func:`ending`."""
     return "\n".join([deal_line(deal, record.seats) for deal in record.deals] + ending(record))
+
+
+def deal_text(record: MatchRecord, number: int) -> str:
+    """Deal ``number`` (from 1) in full, for people: the hands as dealt, the declaration, each trick in
+    play order with its winner, the talk, and the declarer's score.
+
+    >>> from pyramid_sdk import Match, Phase, Rules
+    >>> match = Match(Rules(players=2), seed=3, seats=["ann", "bob"])
+    >>> while match.phase is not Phase.DEAL_OVER:
+    ...     match.apply(match.default_action())
+    >>> print(deal_text(match.record(), 1))
+    deal 1 of 32  dealer bob  declarer ann: 3 ♠
+    ann  9♠ 10♠ Q♠ 10♥ J♥ 10♦
+    bob  J♠ J♦ K♦ 10♣ Q♣ K♣
+    trick 1  ann 9♠  bob 10♣  -> ann
+    trick 2  ann 10♠  bob J♠  -> bob
+    trick 3  bob J♦  ann 10♥  -> bob
+    trick 4  bob Q♣  ann 10♦  -> bob
+    trick 5  bob K♦  ann J♥  -> bob
+    trick 6  bob K♣  ann Q♠  -> ann
+    ann declared 3, took 2: 8 points
+    """
+    deals = record.deals
+    if not 1 <= number <= len(deals):
+        raise ValueError(f"deal {number}: this record has deals 1 to {len(deals)}")
+    deal = deals[number - 1]
+    seats = record.seats
+    players = len(seats)
+    width = max(len(name) for name in seats)
+    lines = [
+        f"deal {deal.number} of {record.rules.deals}  dealer {seats[deal.dealer]}  "
+        f"declarer {seats[deal.declarer]}: {deal.declaration.human}"
+    ]
+    lines += [
+        f"{seats[seat]:<{width}}  {format_cards(hand, human=True)}" for seat, hand in enumerate(deal.hands)
+    ]
+    for position, trick in enumerate(deal.tricks, start=1):
+        plays = "  ".join(f"{seats[seat]} {card.human}" for seat, card in trick.plays(players))
+        winner = seats[trick.winner] if trick.winner is not None else "?"
+        lines.append(f"trick {position}  {plays}  -> {winner}")
+        lines += [f"  {seats[m.seat]} said: {m.text}" for m in deal.talk if m.trick == position]
+    lines.append(
+        f"{seats[deal.declarer]} declared {deal.declaration.tricks}, took {deal.taken}: {deal.points} points"
+    )
+    return "\n".join(lines)

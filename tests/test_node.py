@@ -82,7 +82,8 @@ def test_the_writing_a_bot_node_example_plays_a_match(tmp_path):
     code = re.search(r"```js bot\n(.*?)```", text, re.DOTALL).group(1)
     assert len(code.strip().splitlines()) <= 25
     (tmp_path / "my_bot.js").write_text(code, encoding="utf-8")
-    (tmp_path / "sdk").symlink_to(ROOT / "sdk")  # the example sits beside the repository's sdk/ folder
+    (tmp_path / "node_modules").mkdir()  # as `npm install` of the SDK's tarball leaves it (a link here)
+    (tmp_path / "node_modules/pyramid-arena-sdk").symlink_to(NODE_SDK)
     tmp_path.chmod(0o755)  # a sandboxed bot runs as a uid of its own
     outcome, _ = play([f"node {tmp_path / 'my_bot.js'}", RANDOM], seed=8, log_dir=tmp_path, paths=(tmp_path,))
     assert outcome.status is MatchStatus.COMPLETE

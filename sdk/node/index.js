@@ -3,8 +3,10 @@
  * Pyramid Arena bot SDK for Node.js.
  *
  * Subclass `Bot`, write `declare(obs)` and `play(obs)` (plain values or Promises), call `run(bot)`.
- * The protocol is loaded from proto/pyramid/v1/pyramid.proto at run time, so nothing is generated or
- * committed; see docs/PROTOCOL.md for the messages and docs/WRITING_A_BOT.md for a walk-through.
+ * The protocol is loaded at run time from the package's own copy of pyramid/v1/pyramid.proto (in proto/
+ * beside this file, a copy of the repository's proto/ that a test keeps identical), so nothing is
+ * generated and the package works wherever it is installed; see docs/PROTOCOL.md for the messages and
+ * docs/WRITING_A_BOT.md for a walk-through. Type declarations for the bot API are in index.d.ts.
  */
 const fs = require("node:fs");
 const path = require("node:path");
@@ -12,7 +14,8 @@ const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
 const PROTOCOL_VERSION = 1;
-const PROTO_ROOT = process.env.PYRAMID_PROTO_ROOT || path.join(__dirname, "..", "..", "proto");
+/** Where pyramid/v1/pyramid.proto is read from: the package's own copy, unless PYRAMID_PROTO_ROOT says otherwise. */
+const PROTO_ROOT = process.env.PYRAMID_PROTO_ROOT || path.join(__dirname, "proto");
 const RANKS = "9TJQKA";
 const SUITS = "SHDC";
 const SUIT_NAMES = { S: "SUIT_SPADES", H: "SUIT_HEARTS", D: "SUIT_DIAMONDS", C: "SUIT_CLUBS" };
@@ -311,4 +314,18 @@ function main(bot) {
   );
 }
 
-module.exports = { Bot, run, main, rank, suit, RANKS, SUITS, observationFromWire, clockFromWire, replyFor, protocol, PROTOCOL_VERSION };
+module.exports = {
+  Bot,
+  run,
+  main,
+  rank,
+  suit,
+  RANKS,
+  SUITS,
+  observationFromWire,
+  clockFromWire,
+  replyFor,
+  protocol,
+  PROTOCOL_VERSION,
+  PROTO_ROOT,
+};
