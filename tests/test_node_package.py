@@ -106,7 +106,7 @@ def test_a_bot_in_its_own_project_plays_a_match_with_the_installed_tarball(tarba
     assert result.returncode == 0, result.stdout + result.stderr
     assert "deal 32" in result.stdout
     assert "fault" not in result.stdout
-    assert re.search(r"^\d\. my_bot ", result.stdout, re.M)
+    assert re.search(r"^\d\. mybot-js ", result.stdout, re.M)  # the name the bot gives itself
     log = (logs / "my_bot.log").read_text()
     assert "seat 0 of 2" in log
     assert re.search(r"totals \d+,\d+, ranks [12],[12], faults 0", log)

@@ -102,7 +102,7 @@ def test_a_bot_in_a_fresh_venv_with_the_sdk_alone_plays_a_match(wheel: Path, tmp
     )  # fmt: skip
     assert "deal 32" in result.stdout
     assert "fault" not in result.stdout
-    assert re.search(r"^\d\. my_bot ", result.stdout, re.M)
+    assert re.search(r"^\d\. mybot ", result.stdout, re.M)  # the name the bot gives itself
     log = (logs / "my_bot.log").read_text()
     assert "faults 0" in log
     assert f"sdk {venv}" in log  # the bot process imported the SDK from its own venv
