@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from referee.league import LeagueError, load_league, parse_duration
-from referee.schedule import build_schedule
+from referee.schedule import Seating
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -16,7 +16,7 @@ GOOD = f"""\
 name: Test League
 seed: 7
 players: 3
-schedule: {{format: round-robin, rounds: 2, rotate_seats: true}}
+schedule: {{format: round-robin, rounds: 2, seating: all}}
 rules: {{trick_winner: highest-rank, talk: defenders}}
 time_control: {{per_action: 500ms, bank: 10s}}
 faults: {{max: 5}}
@@ -53,13 +53,14 @@ def test_a_valid_league_loads_with_defaults_and_absolute_paths(tmp_path):
     assert league.time_control.bank == 10.0
     assert league.max_faults == 5
     assert league.database == tmp_path / "out/results.sqlite"
+    assert league.seating is Seating.ALL
     assert [e.name for e in league.entrants] == ["a", "b", "c", "d"]
     assert league.entrants[1].in_process
     assert league.entrants[0].spec.cwd == ROOT
     minimal = load_league(
         write(tmp_path, GOOD.split("schedule:", maxsplit=1)[0] + "entrants:" + GOOD.split("entrants:")[1])
     )
-    assert (minimal.rounds, minimal.rotate_seats, minimal.concurrency) == (1, True, 1)
+    assert (minimal.rounds, minimal.seating, minimal.concurrency) == (1, Seating.BALANCED, 1)
     assert minimal.time_control.per_action == 1.0
 
 
@@ -69,23 +70,6 @@ def test_durations():
     assert parse_duration("2m") == 120.0
     with pytest.raises(ValueError, match="duration"):
         parse_duration("soon")
-
-
-def test_schedule_size_and_duplicate_rotations():
-    names = ("a", "b", "c", "d", "e")
-    schedule = build_schedule(7, names, 4, 2, True)
-    assert len(schedule) == 5 * 4 * 2  # C(5,4) tables x 4 rotations x 2 rounds
-    assert len({m.match_id for m in schedule}) == len(schedule)
-    table = schedule[:4]
-    assert len({m.seed for m in table}) == 1  # every rotation deals the same cards
-    for seat in range(4):  # every entrant holds every seat once per table
-        assert {m.entrants[seat] for m in table} == {"a", "b", "c", "d"}
-    assert schedule[0].seed != schedule[20].seed  # a new round, new deals
-    assert build_schedule(7, names, 4, 2, True) == schedule
-    grown = build_schedule(7, (*names, "f"), 4, 2, True)
-    old = {m.match_id: m.seed for m in schedule}
-    assert all(old[m.match_id] == m.seed for m in grown if m.match_id in old)  # adding keeps old matches
-    assert len(build_schedule(7, names, 4, 1, False)) == 5
 
 
 BROKEN = [
@@ -145,6 +129,21 @@ BROKEN = [
         "bad-format",
         GOOD.replace("format: round-robin", "format: swiss"),
         r":4: schedule.format: Input should be 'round-robin'",
+    ),
+    (
+        "bad-seating",
+        GOOD.replace("seating: all", "seating: shuffled"),
+        r":4: schedule.seating: Input should be 'single', 'cyclic', 'balanced' or 'all'",
+    ),
+    (
+        "rotate-seats-replaced",
+        GOOD.replace("seating: all", "rotate_seats: true"),
+        r":4: schedule.rotate_seats: replaced by schedule.seating: write seating: cyclic for what",
+    ),
+    (
+        "rotate-seats-false-replaced",
+        GOOD.replace("seating: all", "rotate_seats: false"),
+        r":4: schedule.rotate_seats: replaced by schedule.seating: write seating: single for what",
     ),
     ("not-yaml", GOOD.replace("players: 3", "players: [3"), r"not valid YAML"),
     ("not-a-mapping", "- just\n- a list\n", r"a league file is a mapping"),
