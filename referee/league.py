@@ -25,6 +25,7 @@ from ruamel.yaml.error import YAMLError
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
 from referee.launcher import BotSpec, BotSpecError
+from referee.ratings import RatingMode
 from referee.schedule import Seating
 
 
@@ -94,6 +95,7 @@ class _League(_Strict):
     rules: dict[str, Any] = {}
     time_control: _TimeControl = Field(default_factory=_TimeControl)
     faults: _Faults = Field(default_factory=_Faults)
+    rating: Literal["duplicate", "match"] = "duplicate"
     concurrency: int = Field(1, ge=1, le=64)
     database: str = "results.sqlite"
     entrants: list[_Entrant] = Field(min_length=1)
@@ -121,6 +123,7 @@ class League:
     rules: Rules
     rounds: int
     seating: Seating
+    rating: RatingMode
     time_control: TimeControl
     max_faults: int
     concurrency: int
@@ -237,6 +240,7 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         rules=rules,
         rounds=raw.schedule.rounds,
         seating=Seating(raw.schedule.seating),
+        rating=RatingMode(raw.rating),
         time_control=TimeControl(raw.time_control.per_action, raw.time_control.bank),
         max_faults=raw.faults.max,
         concurrency=raw.concurrency,

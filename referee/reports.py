@@ -25,6 +25,7 @@ COLUMNS = (
     ("mu", "μ"),
     ("sigma", "σ"),
     ("conservative", "μ−3σ"),
+    ("tables", "tables"),
     ("matches", "matches"),
     ("wins", "wins"),
     ("mean_points", "points/match"),

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from referee.league import LeagueError, load_league, parse_duration
+from referee.ratings import RatingMode
 from referee.schedule import Seating
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,6 +18,7 @@ name: Test League
 seed: 7
 players: 3
 schedule: {{format: round-robin, rounds: 2, seating: all}}
+rating: match
 rules: {{trick_winner: highest-rank, talk: defenders}}
 time_control: {{per_action: 500ms, bank: 10s}}
 faults: {{max: 5}}
@@ -53,14 +55,19 @@ def test_a_valid_league_loads_with_defaults_and_absolute_paths(tmp_path):
     assert league.time_control.bank == 10.0
     assert league.max_faults == 5
     assert league.database == tmp_path / "out/results.sqlite"
-    assert league.seating is Seating.ALL
+    assert (league.seating, league.rating) == (Seating.ALL, RatingMode.MATCH)
     assert [e.name for e in league.entrants] == ["a", "b", "c", "d"]
     assert league.entrants[1].in_process
     assert league.entrants[0].spec.cwd == ROOT
     minimal = load_league(
         write(tmp_path, GOOD.split("schedule:", maxsplit=1)[0] + "entrants:" + GOOD.split("entrants:")[1])
     )
-    assert (minimal.rounds, minimal.seating, minimal.concurrency) == (1, Seating.BALANCED, 1)
+    assert (minimal.rounds, minimal.seating, minimal.rating, minimal.concurrency) == (
+        1,
+        Seating.BALANCED,
+        RatingMode.DUPLICATE,
+        1,
+    )
     assert minimal.time_control.per_action == 1.0
 
 
@@ -73,7 +80,7 @@ def test_durations():
 
 
 BROKEN = [
-    ("unknown-key", GOOD.replace("concurrency: 2", "concurency: 2"), r":8: concurency: unknown key"),
+    ("unknown-key", GOOD.replace("concurrency: 2", "concurency: 2"), r":9: concurency: unknown key"),
     (
         "wrong-type",
         GOOD.replace("players: 3", "players: three"),
@@ -84,18 +91,18 @@ BROKEN = [
         GOOD.replace("players: 3", "players: 5"),
         r":3: players: Input should be less than or equal",
     ),
-    ("bad-rule", GOOD.replace("talk: defenders", "talk: loud"), r":5: rules.talk: must be one of open"),
+    ("bad-rule", GOOD.replace("talk: defenders", "talk: loud"), r":6: rules.talk: must be one of open"),
     ("unknown-rule", GOOD.replace("talk: defenders", "tlak: open"), r"rules.tlak: unknown rule"),
-    ("bad-duration", GOOD.replace("500ms", "fast"), r":6: time_control.per_action: expected a duration"),
+    ("bad-duration", GOOD.replace("500ms", "fast"), r":7: time_control.per_action: expected a duration"),
     (
         "few-entrants",
         GOOD.split("  - name: b", maxsplit=1)[0],
-        r":10: entrants: 1 entrants cannot fill a table of 3",
+        r":11: entrants: 1 entrants cannot fill a table of 3",
     ),
     (
         "duplicate-name",
         GOOD.replace("name: c", "name: a"),
-        r":17: entrants\[2\].name: duplicate entrant name 'a'",
+        r":18: entrants\[2\].name: duplicate entrant name 'a'",
     ),
     (
         "no-program",
@@ -113,7 +120,7 @@ BROKEN = [
             "    module: sample_bots.random_bot:RandomBot",
             "    module: sample_bots.random_bot:RandomBot\n    command: python x.py",
         ),
-        r":14: entrants\[1\]: give exactly one of command: or module:",
+        r":15: entrants\[1\]: give exactly one of command: or module:",
     ),
     (
         "bad-module",
@@ -145,6 +152,7 @@ BROKEN = [
         GOOD.replace("seating: all", "rotate_seats: false"),
         r":4: schedule.rotate_seats: replaced by schedule.seating: write seating: single for what",
     ),
+    ("bad-rating", GOOD.replace("rating: match", "rating: elo"), r":5: rating: Input should be 'duplicate'"),
     ("not-yaml", GOOD.replace("players: 3", "players: [3"), r"not valid YAML"),
     ("not-a-mapping", "- just\n- a list\n", r"a league file is a mapping"),
     ("missing-name", GOOD.replace("name: Test League\n", ""), r"name: required key is missing"),

@@ -134,9 +134,9 @@ def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished)
         assert pair[0]["seats"] == pair[1]["seats"][::-1]
     board = json.loads(referee("leaderboard", path, "--format", "json").stdout)
     assert [row["rank"] for row in board] == [1, 2, 3]
-    assert {"rank", "entrant", "mu", "sigma", "conservative", "matches"} <= set(board[0])
+    assert {"rank", "entrant", "mu", "sigma", "conservative", "tables", "matches"} <= set(board[0])
     assert board[0]["entrant"] == "heuristic"
-    assert all(row["matches"] == 4 for row in board)
+    assert all((row["tables"], row["matches"]) == (2, 4) for row in board)
     conservative = [row["conservative"] for row in board]
     assert conservative == sorted(conservative, reverse=True)
     assert "| # |" in referee("leaderboard", path, "--format", "markdown").stdout
