@@ -2,9 +2,9 @@
 
 A fair schedule and rating cannot tell them apart: neither may be ahead systematically, and where the
 seatings are symmetric in the two (``seating: all``) they must tie exactly. Used by tests/test_twins.py;
-run it as a script for the figures in docs/LEAGUE.md ("Seatings"):
+run it as a script for the figures in docs/LEAGUE.md ("Seatings"), e.g.
 
-    .venv/bin/python tests/twins.py            # Monte Carlo with 4 worlds a decision: ~15 minutes
+    .venv/bin/python tests/twins.py balanced duplicate 5    # seating, rating, rounds [swapped]
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import statistics
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from pathlib import Path
 from pyramid_sdk.bot import MatchInfo
 from pyramid_sdk.seeds import derive_seed
 from referee.league import load_league
-from referee.ratings import Leaderboard, rate
+from referee.ratings import Leaderboard, ci95, rate
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch
 from referee.tournament import Tournament, open_store, schedule_of
@@ -56,6 +57,8 @@ OTHER_RANDOM = "twins:OtherRandom"
 
 ISSUE_FIELD = (("random", RANDOM), ("heuristic", HEURISTIC), ("heuristic2", HEURISTIC), ("mc", MONTECARLO))
 """The league of the issue, in its order."""
+CHEAP_FIELD = (*ISSUE_FIELD[:3], ("other", OTHER_RANDOM))
+"""The same with a second random stream for the Monte Carlo bot: as asymmetric, a hundred times faster."""
 
 
 def league_text(
@@ -119,47 +122,43 @@ def play(
         store.close()
 
 
-@dataclass(frozen=True, slots=True)
-class TwinLine:
-    seed: int
-    mu: tuple[float, float]
-    points: tuple[float, float]
-
-
-def twin_lines(
-    seeds: tuple[int, ...], entrants: tuple[tuple[str, str], ...], seating: str, rating: str
-) -> list[TwinLine]:
-    """Per seed: μ and mean points per match of ``heuristic`` and ``heuristic2``."""
-    lines = []
-    with tempfile.TemporaryDirectory() as folder:
-        for seed in seeds:
-            played = play(Path(folder) / f"{seating}-{rating}-{seed}", seed, entrants, seating, rating)
-            by_name = {s.entrant: s for s in played.board.standings}
-            first, second = by_name["heuristic"], by_name["heuristic2"]
-            lines.append(TwinLine(seed, (first.mu, second.mu), (first.mean_points, second.mean_points)))
-    return lines
-
-
 def main() -> None:
-    seeds = (101, 202, 303, 404, 505)
-    swapped = (ISSUE_FIELD[0], ISSUE_FIELD[2], ISSUE_FIELD[1], ISSUE_FIELD[3])
-    configs = [
-        ("cyclic", "match", ISSUE_FIELD),
-        ("balanced", "duplicate", ISSUE_FIELD),
-        ("balanced", "duplicate", swapped),
-        ("all", "duplicate", ISSUE_FIELD),
-    ]
-    for seating, rating, entrants in configs:
-        order = ", ".join(name for name, _ in entrants)
-        print(f"\nseating: {seating}, rating: {rating}, entrants: {order}", flush=True)
-        print("| seed | μ heuristic | μ heuristic2 | points heuristic | points heuristic2 |")
-        print("|---:|---:|---:|---:|---:|")
-        for line in twin_lines(seeds, entrants, seating, rating):
+    """``twins.py SEATING RATING ROUNDS [swapped] [cheap] [seeds=N]``: a Markdown table, a line per seed.
+
+    ``cheap`` puts a second random stream in the Monte Carlo bot's place (seconds instead of an hour)."""
+    seating, rating, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    options = sys.argv[4:]
+    field = CHEAP_FIELD if "cheap" in options else ISSUE_FIELD
+    entrants = (field[0], field[2], field[1], field[3]) if "swapped" in options else field
+    count = next((int(o.split("=")[1]) for o in options if o.startswith("seeds=")), 5)
+    order = ", ".join(name for name, _ in entrants)
+    print(f"seating: {seating}, rating: {rating}, rounds: {rounds}, entrants: {order}", flush=True)
+    print(
+        "| seed | μ heuristic | μ heuristic2 | σ | points/match heuristic | heuristic2 | ±95% | tables won |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    per_match: list[float] = []
+    with tempfile.TemporaryDirectory() as folder:
+        for seed in (101, 202, 303, 404, 505)[:count]:
+            played = play(Path(folder) / str(seed), seed, entrants, seating, rating, rounds=rounds)
+            by_name = {standing.entrant: standing for standing in played.board.standings}
+            one, two = by_name["heuristic"], by_name["heuristic2"]
+            tables = played.table_totals().values()
+            diffs = [t["heuristic"] - t["heuristic2"] for t in tables]
+            per_match += [d * len(tables) / len(played.schedule) for d in diffs]
+            won = f"{sum(d > 0 for d in diffs)}-{sum(d < 0 for d in diffs)}-{sum(d == 0 for d in diffs)}"
             print(
-                f"| {line.seed} | {line.mu[0]:.2f} | {line.mu[1]:.2f} | "
-                f"{line.points[0]:.2f} | {line.points[1]:.2f} |",
+                f"| {seed} | {one.mu:.2f} | {two.mu:.2f} | {one.sigma:.2f} / {two.sigma:.2f} "
+                f"| {one.mean_points:.2f} | {two.mean_points:.2f} "
+                f"| {one.points_ci95:.1f} / {two.points_ci95:.1f} | {won} |",
                 flush=True,
             )
+    print(
+        f"\nOver the {len(per_match)} tables, heuristic − heuristic2: {statistics.fmean(per_match):+.2f} "
+        f"± {ci95(per_match):.2f} points per match (95%), "
+        f"tables won {sum(d > 0 for d in per_match)}-{sum(d < 0 for d in per_match)}"
+        f"-{sum(d == 0 for d in per_match)}"
+    )
 
 
 if __name__ == "__main__":
