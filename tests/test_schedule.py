@@ -47,13 +47,22 @@ def test_every_table_cancels_seats_and_neighbours(players, mode):
         assert len({m.table_id for m in table}) == 1
 
 
-def test_the_counts_at_four_players():
-    """Balanced: each seat 3 times, each ordered neighbour pair 4 times (A4). All: 6 and 8."""
-    for mode, per_seat, per_pair in [(Seating.BALANCED, 3, 4), (Seating.ALL, 6, 8)]:
-        table = next(tables(build_schedule(1, NAMES[:4], 4, 1, mode)))
-        assert set(seat_counts(table).values()) == {per_seat}
-        assert set(neighbour_counts(table).values()) == {per_pair}
-        assert len(table) == per_seat * 4
+@pytest.mark.parametrize(
+    ("players", "mode", "per_seat", "per_pair"),
+    [
+        (2, Seating.BALANCED, 1, 2),
+        (3, Seating.BALANCED, 2, 3),
+        (4, Seating.BALANCED, 3, 4),
+        (4, Seating.ALL, 6, 8),
+    ],
+)
+def test_the_counts_of_docs_league(players, mode, per_seat, per_pair):
+    """The table in docs/LEAGUE.md, "Seatings": times each entrant holds each seat, times it plays right
+    after each other entrant (A4 at 4 players: 3 and 4)."""
+    table = next(tables(build_schedule(1, NAMES[:players], players, 1, mode)))
+    assert set(seat_counts(table).values()) == {per_seat}
+    assert set(neighbour_counts(table).values()) == {per_pair}
+    assert len(table) == per_seat * players
 
 
 def test_cyclic_cancels_seats_but_not_neighbours():
