@@ -1,11 +1,12 @@
-"""Conformance check of one bot: its process plays a 2-, a 3- and a 4-player match, in that order and on
-one connection, against seeded random opponents (the sample random bot, in-process); the report says
-whether it is fit for a league.
+"""Conformance check of one bot: it plays a 2-, a 3- and a 4-player match, in that order, each with a fresh
+process in its sandbox as in a league, against seeded random opponents (the sample random bot,
+in-process); the report says whether it is fit for a league.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -13,11 +14,11 @@ from pathlib import Path
 
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.seeds import derive_seed
 from referee.faults import Fault
-from referee.launcher import BotSpec, BotSpecError, Launcher
+from referee.launcher import BotSpec, BotSpecError, Confinement
 from referee.match_runner import LocalSeat, MatchStatus, RemoteSeat, Seat, play_match
-from referee.server import create_server
-from referee.sessions import SessionRegistry
+from referee.table import open_launcher
 from sample_bots.random_bot import RandomBot
 
 
@@ -25,7 +26,7 @@ from sample_bots.random_bot import RandomBot
 class CheckReport:
     bot: str
     handshake: float = 0.0
-    """Seconds from starting the process to its hello being accepted."""
+    """The most seconds from starting a process to its hello being accepted (a fresh one per match)."""
     matches: list[str] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
@@ -55,50 +56,58 @@ class CheckReport:
         return lines
 
 
-async def check_bot(command: tuple[str, ...], cwd: Path | None = None, seed: int = 1) -> CheckReport:
-    spec = BotSpec(name=Path(command[-1]).stem if command else "bot", command=command, cwd=cwd)
+async def check_bot(
+    command: tuple[str, ...],
+    cwd: Path | None = None,
+    seed: int | None = None,
+    confinement: Confinement | None = None,
+    paths: tuple[Path, ...] = (),
+) -> CheckReport:
+    """Plays the three matches, each with a fresh process in its sandbox, as a league would. The deals
+    come from a fresh random seed unless ``seed`` is given, so a bot cannot learn them by heart."""
+    spec = BotSpec(name=Path(command[-1]).stem if command else "bot", command=command, cwd=cwd, paths=paths)
     report = CheckReport(" ".join(command))
     try:
         spec.check()
     except BotSpecError as exc:
         report.error = str(exc)
         return report
-    registry = SessionRegistry()
-    server, port = await create_server(registry)
-    try:
-        async with Launcher(registry, f"127.0.0.1:{port}") as launcher:
+    seed = secrets.randbits(63) if seed is None else seed
+    async with open_launcher(confinement=confinement) as launcher:
+        for players in (2, 3, 4):
             started = time.monotonic()
             try:
                 process = await launcher.start(spec)
             except BotSpecError as exc:
                 report.error = str(exc)
                 return report
-            report.handshake = time.monotonic() - started
+            report.handshake = max(report.handshake, time.monotonic() - started)
             assert process.session is not None
-            for players in (2, 3, 4):
-                seats: list[Seat] = [RemoteSeat(process.session, spec.name, exit_words=process.exit_words)]
-                seats += [LocalSeat(RandomBot(), f"random{i}") for i in range(1, players)]
-                outcome = await play_match(
-                    seats,
-                    Rules(players=players),
-                    seed + players,
-                    match_id=f"check-{players}p",
-                    time_control=TimeControl(),
-                )
-                own = [f for f in outcome.faults if f.seat == 0]
-                report.faults += own
-                report.latencies += outcome.latencies[0]
-                result = f"rank {outcome.record.ranks[0]} of {players}, {outcome.record.totals[0]} points"
-                if outcome.status is MatchStatus.VOID:
-                    report.error = f"{players}-player match void: {outcome.void_reason}"
-                    break
-                report.matches.append(f"{players} players     {result}, {len(own)} faults")
-                if process.session.is_closed:
-                    break
-    finally:
-        await server.stop(grace=1.0)
+            seats: list[Seat] = [RemoteSeat(process.session, spec.name, exit_words=process.exit_words)]
+            seats += [LocalSeat(RandomBot(), f"random{i}") for i in range(1, players)]
+            outcome = await play_match(
+                seats,
+                Rules(players=players),
+                derive_seed(seed, "check", players),
+                match_id=f"check-{players}p",
+                time_control=TimeControl(),
+            )
+            await process.stop()
+            own = [f for f in outcome.faults if f.seat == 0]
+            report.faults += own
+            report.latencies += outcome.latencies[0]
+            result = f"rank {outcome.record.ranks[0]} of {players}, {outcome.record.totals[0]} points"
+            if outcome.status is MatchStatus.VOID:
+                report.error = f"{players}-player match void: {outcome.void_reason}"
+                break
+            report.matches.append(f"{players} players     {result}, {len(own)} faults")
     return report
 
 
-def run_check(command: tuple[str, ...], cwd: Path | None = None) -> CheckReport:
-    return asyncio.run(check_bot(command, cwd))
+def run_check(
+    command: tuple[str, ...],
+    cwd: Path | None = None,
+    confinement: Confinement | None = None,
+    paths: tuple[Path, ...] = (),
+) -> CheckReport:
+    return asyncio.run(check_bot(command, cwd, confinement=confinement, paths=paths))

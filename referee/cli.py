@@ -6,13 +6,17 @@ import asyncio
 import contextlib
 import functools
 import http.server
+import logging
+import os
 import random
+import secrets
 import signal
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import click
 from rich.progress import BarColumn, TextColumn
@@ -20,20 +24,36 @@ from rich.progress import Progress as Bar
 
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
-from referee.check import run_check
-from referee.faults import FaultPolicy
-from referee.launcher import BotSpec, BotSpecError
+from pyramid_sdk.seeds import SEED_BITS
+from referee.check import CheckReport, run_check
+from referee.disclosure import disclosure
+from referee.faults import FaultPolicy, RefereeInternalError
+from referee.launcher import BotSpec, BotSpecError, Confinement
 from referee.league import League, LeagueError, add_entrant, load_league
+from referee.logs import LEVELS, referee_logging
 from referee.match_runner import MatchOutcome, MatchStatus, play_match
 from referee.ratings import Leaderboard, rate
 from referee.report import write_report
 from referee.reports import FORMATS, eta_text, export_lines, leaderboard_table, replay_text
+from referee.sandbox import SandboxError, SandboxMode
 from referee.store import Store, StoreError
 from referee.table import open_table
 from referee.tournament import Progress, Tournament, open_store, schedule_of
 from referee.transcript import brief
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+LOGGER = logging.getLogger(__name__)
+
+
+def log_level_option(default: str, where: str) -> Callable[[F], F]:
+    return click.option(
+        "--log-level",
+        type=click.Choice(sorted(LEVELS)),
+        default=default,
+        show_default=True,
+        help=f"The referee's own log, {where}: debug logs every message to and from each bot.",
+    )
 
 
 def _parse_rules(players: int, options: tuple[str, ...]) -> Rules:
@@ -71,6 +91,26 @@ rule_option = click.option(
     metavar="KEY=VALUE",
     help="A rule option, e.g. trick_winner=highest-rank or talk=open; repeat it for several.",
 )
+
+
+def sandbox_options(command: Any) -> Any:
+    """``--sandbox`` and ``--ro-path``: the league keys ``sandbox:`` and an entrant's ``paths:``."""
+    command = click.option(
+        "--ro-path",
+        "ro_paths",
+        multiple=True,
+        type=click.Path(exists=True, path_type=Path),
+        help="A further path the bot may read (its folder always is); repeat it for several.",
+    )(command)
+    return click.option(
+        "--sandbox",
+        type=click.Choice([mode.value for mode in SandboxMode]),
+        default=SandboxMode.AUTO.value,
+        show_default=True,
+        help="Run bots in the bubblewrap sandbox: auto (where it works), required, or none (trusted bots).",
+    )(command)
+
+
 seed_option = click.option(
     "--seed", type=click.IntRange(min=0), default=2026, show_default=True, help="Match seed."
 )
@@ -96,7 +136,11 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
 
 @main.command("match")
 @click.argument("bots", nargs=-1, required=True)
-@seed_option
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="Match seed, to replay a match; default: a fresh secret one, printed when the match is over.",
+)
 @rule_option
 @click.option(
     "--per-action", type=click.FloatRange(min=0.001), default=1.0, show_default=True, help="Seconds."
@@ -106,14 +150,19 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
 )
 @click.option("--max-faults", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--logs", type=click.Path(file_okay=False, path_type=Path), help="Folder for the bots' stderr.")
+@sandbox_options
+@log_level_option("warning", "on stderr")
 def match_command(
     bots: tuple[str, ...],
-    seed: int,
+    seed: int | None,
     rules: tuple[str, ...],
     per_action: float,
     bank: float,
     max_faults: int,
     logs: Path | None,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
+    log_level: str,
 ) -> None:
     """Plays one match between 2-4 BOTS and prints it deal by deal.
 
@@ -129,17 +178,26 @@ def match_command(
             spec.check()
     except BotSpecError as exc:
         raise click.UsageError(str(exc)) from None
+    specs = [replace(spec, paths=tuple(path.resolve() for path in ro_paths)) for spec in specs]
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
+    confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
+    if seed is None:
+        seed = secrets.randbits(SEED_BITS)  # a bot that knew the seed would know every hand
     try:
-        outcome = asyncio.run(_play(specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs))
-    except BotSpecError as exc:
+        with referee_logging(log_level):
+            outcome = asyncio.run(
+                _play(specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement)
+            )
+    except (BotSpecError, SandboxError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(brief(outcome.record))
     for fault in outcome.faults:
         click.echo(
             f"fault: {outcome.record.seats[fault.seat]} deal {fault.deal} {fault.kind}: {fault.detail}"
         )
+    # Only now, with every bot stopped: --seed replays these deals (and seeded bots' choices).
+    click.echo(f"seed {seed} (--seed {seed} replays this match)")
     if outcome.status is MatchStatus.VOID:
         raise click.ClickException(f"the match is void: {outcome.void_reason}")
 
@@ -151,7 +209,7 @@ def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
     for spec in specs:
         seen[spec.name] = seen.get(spec.name, 0) + 1
         name = spec.name if seen[spec.name] == 1 else f"{spec.name}#{seen[spec.name]}"
-        named.append(BotSpec(name, spec.command, spec.module, spec.cwd))
+        named.append(replace(spec, name=name))
     return named
 
 
@@ -162,16 +220,22 @@ async def _play(
     time_control: TimeControl,
     max_faults: int,
     logs: Path | None,
+    confinement: Confinement,
 ) -> MatchOutcome:
-    async with open_table(specs, logs) as seats:
+    async with open_table(specs, logs, confinement=confinement) as seats:
         return await play_match(
             seats,
             rules,
             seed,
-            match_id=f"match-{seed}",
+            match_id=MATCH_ID,
             time_control=time_control,
             fault_policy=FaultPolicy(max_faults),
         )
+
+
+MATCH_ID: Final = "match"
+"""The id the bots of ``referee match`` are told: the same for every match, so it says nothing of the
+seed (an id built from the seed would hand a bot every hand)."""
 
 
 # -- leagues ----------------------------------------------------------------------------------------------
@@ -274,16 +338,33 @@ def _write_report(league: League, store: Store, folder: Path, live: bool = False
     type=click.Path(file_okay=False, path_type=Path),
     help="Keep an HTML report in this folder, rewritten after every match.",
 )
-def run_command(league_file: str, concurrency: int | None, fresh: bool, report_dir: Path | None) -> None:
+@log_level_option("info", "in LOGS/referee.log")
+def run_command(
+    league_file: str, concurrency: int | None, fresh: bool, report_dir: Path | None, log_level: str
+) -> None:
     """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
 
-    Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes.
+    Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes. The bots'
+    logs and the referee's own (referee.log) are in the folder beside the results database.
     """
     league = _league(league_file)
     store, league = _store(league, fresh)
     log_dir = league.database.parent / f"{league.database.stem}-logs"
-    tournament = Tournament(league, store, log_dir, concurrency)
+    hidden: tuple[Path, ...] = ()
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)  # before any bot starts, so that its sandbox masks it
+        hidden = (report_dir.resolve(),)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = log_dir / "referee.log"
+    tournament = Tournament(league, store, log_dir, concurrency, hidden)
     display = _Display(league)
+    cpus = _cpu_count()
+    if tournament.concurrency > cpus:
+        click.echo(
+            f"warning: concurrency {tournament.concurrency} is more than the {cpus} CPU(s) of this machine; "
+            "bots that wait for a CPU run out of time, and their timeouts are charged to them",
+            err=True,
+        )
 
     pending: list[asyncio.Future[Path]] = []
     last_report = [0.0]
@@ -298,7 +379,16 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
             pending.append(asyncio.ensure_future(asyncio.to_thread(_report_in_thread, league, report_dir)))
 
     try:
-        progress = _run_until_signal(tournament.run(on_progress))
+        with referee_logging(log_level, log_file):
+            if tournament.concurrency > cpus:
+                LOGGER.warning("concurrency %d is more than the %d CPU(s)", tournament.concurrency, cpus)
+            progress = _run_until_signal(tournament.run(on_progress))
+    except RefereeInternalError as exc:
+        display.close()
+        raise click.ClickException(f"{exc}; the tracebacks are in {log_file}") from None
+    except SandboxError as exc:
+        display.close()
+        raise click.ClickException(str(exc)) from None
     except (asyncio.CancelledError, KeyboardInterrupt):
         display.close()
         done = len(store.complete_ids())
@@ -311,14 +401,28 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
         display.close()
     for name, reason in tournament.disqualified.items():
         click.echo(f"disqualified: {name}: {reason}", err=True)
+    for refusal in tournament.refusals:
+        click.echo(f"refused: {refusal}", err=True)
     if progress.void:
-        click.echo(f"{progress.void} match(es) void after retries; run again to retry them", err=True)
+        click.echo(
+            f"{progress.void} match(es) void after retries (the referee's errors are in {log_file}); "
+            "run again to retry them",
+            err=True,
+        )
     click.echo(
         leaderboard_table(_board(league, store), f"{league.name} — {progress.done}/{progress.total} matches")
     )
     if report_dir is not None:
         click.echo(f"report: {_write_report(league, store, report_dir)}")
     store.close()
+
+
+def _cpu_count() -> int:
+    """CPUs this process may run on (its affinity, where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 @main.command("leaderboard")
@@ -350,7 +454,8 @@ def replay_command(league_file: str, match_id: str) -> None:
         raise click.ClickException(
             f"no stored match {match_id!r} in {league.database}; `referee export` lists the stored ones"
         )
-    click.echo(replay_text(stored[match_id]), nl=False)
+    shown = disclosure(schedule, stored).deals_shown(stored[match_id])
+    click.echo(replay_text(stored[match_id], shown), nl=False)
 
 
 @main.command("export")
@@ -371,16 +476,30 @@ def export_command(league_file: str, fmt: str, output: Any) -> None:
 @click.option(
     "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
 )
+@sandbox_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def check_command(cwd: Path | None, command: tuple[str, ...]) -> None:
+def check_command(
+    cwd: Path | None, sandbox: str, ro_paths: tuple[Path, ...], command: tuple[str, ...]
+) -> None:
     """Conformance run of one bot: referee check -- python my_bot.py
 
-    Starts COMMAND as a bot process and plays a 2-, 3- and 4-player match against random opponents on one
-    connection; reports the handshake, decision latency p50/p99 and any fault. Exit code 0 only if clean.
+    Plays a 2-, 3- and 4-player match against random opponents, each with a fresh process of COMMAND in
+    its sandbox, as a league does; reports the handshake, decision latency p50/p99 and any fault. Exit
+    code 0 only if clean.
     """
-    report = run_check(tuple(command), cwd)
+    report = _check(command, cwd, sandbox, ro_paths)
     click.echo("\n".join(report.lines()))
     sys.exit(0 if report.clean else 1)
+
+
+def _check(
+    command: tuple[str, ...], cwd: Path | None, sandbox: str, ro_paths: tuple[Path, ...]
+) -> CheckReport:
+    paths = tuple(path.resolve() for path in ro_paths)
+    try:
+        return run_check(tuple(command), cwd, Confinement(SandboxMode(sandbox)), paths)
+    except SandboxError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @main.command("submit", context_settings={"ignore_unknown_options": True})
@@ -389,8 +508,16 @@ def check_command(cwd: Path | None, command: tuple[str, ...]) -> None:
 @click.option(
     "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
 )
+@sandbox_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def submit_command(league_file: str, name: str, cwd: Path | None, command: tuple[str, ...]) -> None:
+def submit_command(
+    league_file: str,
+    name: str,
+    cwd: Path | None,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
+    command: tuple[str, ...],
+) -> None:
     """Checks a bot and, if it passes, adds it to LEAGUE: referee submit league.yaml --name me -- ./run.sh
 
     The league file keeps its comments and layout; the next `referee run` plays the new entrant's matches.
@@ -398,12 +525,13 @@ def submit_command(league_file: str, name: str, cwd: Path | None, command: tuple
     league = _league(league_file)
     if any(entrant.name == name for entrant in league.entrants):
         raise click.UsageError(f"{league.path}: an entrant is already named {name!r}; choose another --name")
-    report = run_check(tuple(command), cwd)
+    report = _check(command, cwd, sandbox, ro_paths)
     click.echo("\n".join(report.lines()))
     if not report.clean:
         raise click.ClickException(f"not submitted: {name} did not pass the check")
     try:
-        add_entrant(league.path, name, tuple(command), (cwd or Path.cwd()).resolve())
+        paths = tuple(extra.resolve() for extra in ro_paths)
+        add_entrant(league.path, name, tuple(command), (cwd or Path.cwd()).resolve(), paths)
     except LeagueError as exc:
         raise click.ClickException(f"not submitted: {exc}") from None
     click.echo(

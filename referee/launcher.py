@@ -1,8 +1,11 @@
-"""Bot processes: start them with a secret token, wait for their connection, and always stop them.
+"""Bot processes: start them in their sandbox with a secret token, wait for their connection, and always
+stop them.
 
-Each process runs in its own process group so that stopping it also stops anything it started; every
-process a :class:`Launcher` started is stopped when the launcher's ``async with`` block ends, however it
-ends.
+The token reaches the process through an inherited pipe (file descriptor ``PYRAMID_TOKEN_FD``), never its
+environment, which any process of the same user could read in ``/proc``; the SDKs read it once at start.
+A bot gets a clean environment, not the referee's. Each process runs in its own process group (and, where
+the sandbox runs, its own PID namespace) so that stopping it also stops anything it started; every process
+a :class:`Launcher` started is stopped when the launcher's ``async with`` block ends, however it ends.
 """
 
 from __future__ import annotations
@@ -16,18 +19,31 @@ import secrets
 import shlex
 import shutil
 import signal
+import stat
 import sys
+import tempfile
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
 from pyramid_sdk.bot import Bot
+from pyramid_sdk.client import ENV_ADDRESS, ENV_TOKEN, ENV_TOKEN_FD
+from referee.sandbox import (
+    HOME_INSIDE,
+    SOCKET_INSIDE,
+    Limits,
+    SandboxMode,
+    SandboxPlan,
+    entrant_uid,
+    exit_signal,
+    python_paths,
+    resolve_mode,
+)
 from referee.sessions import Session, SessionRegistry
 
-ENV_ADDRESS: Final = "PYRAMID_ADDRESS"
-ENV_TOKEN: Final = "PYRAMID_TOKEN"
 CONNECT_TIMEOUT: Final = 20.0
 STOP_GRACE: Final = 2.0
 EXIT_GRACE: Final = 1.0
@@ -57,6 +73,8 @@ class BotSpec:
     command: tuple[str, ...] = ()
     module: str = ""
     cwd: Path | None = None
+    paths: tuple[Path, ...] = ()
+    """Extra paths the sandboxed process may read (its ``cwd`` is always readable)."""
 
     @classmethod
     def parse(cls, text: str, name: str | None = None, cwd: Path | None = None) -> BotSpec:
@@ -131,40 +149,65 @@ def _default_name(argv: tuple[str, ...]) -> str:
     return Path(argv[0]).name
 
 
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """How a launcher confines the processes it starts (see :mod:`referee.sandbox`)."""
+
+    mode: SandboxMode = SandboxMode.AUTO
+    limits: Limits = field(default_factory=Limits)
+    hidden: tuple[Path, ...] = ()
+    """Paths no bot may read even where they lie inside its folder: the league file, its database, logs
+    and report. The other entrants' folders are added per bot from ``entrant_dirs``."""
+    entrant_dirs: tuple[Path, ...] = ()
+
+
 class BotProcess:
     """One running bot process and its session."""
 
-    def __init__(self, spec: BotSpec, log_path: Path | None = None) -> None:
+    def __init__(self, spec: BotSpec, log_path: Path | None = None, limits: Limits | None = None) -> None:
         self.spec = spec
         self.token = secrets.token_urlsafe(24)
         self.log_path = log_path
+        self.limits = limits or Limits()
         self.process: asyncio.subprocess.Process | None = None
         self.session: Session | None = None
+        self.scratch: Path | None = None
+        """The unsandboxed process's own ``HOME`` and ``TMPDIR``, removed when it stops."""
         self._logger: asyncio.Task[None] | None = None
         self._tail: deque[bytes] = deque(maxlen=TAIL_LINES)
 
     async def start(
-        self, registry: SessionRegistry, address: str, timeout: float = CONNECT_TIMEOUT
+        self,
+        registry: SessionRegistry,
+        argv: Sequence[str],
+        env: dict[str, str],
+        timeout: float = CONNECT_TIMEOUT,
     ) -> Session:
-        """Starts the process and waits until it has connected and said hello."""
+        """Starts ``argv`` (the bot's command, wrapped in its sandbox or not) with the token on a pipe, and
+        waits until the process has connected and said hello."""
         waiting = registry.expect(self.token)
-        env = _environment(address, self.token)
+        token_in, token_out = os.pipe()
         try:
+            os.write(token_out, self.token.encode())  # 32 bytes: never blocks on a pipe
+            os.close(token_out)
             self.process = await asyncio.create_subprocess_exec(
                 *_DEATH_SIGNAL,
-                *self.spec.command,
+                *argv,
                 cwd=self.spec.cwd,
-                env=env,
+                env={**env, ENV_TOKEN_FD: str(token_in)},
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                pass_fds=(token_in,),
             )
         except OSError as exc:
             registry.forget(self.token)
             raise BotSpecError(
                 f"bot {self.spec.name!r}: cannot start {shlex.join(self.spec.command)}: {exc}"
             ) from None
+        finally:
+            os.close(token_in)
         if self.process.stdout is not None:
             self._logger = asyncio.create_task(_keep_log(self.process.stdout, self.log_path, self._tail))
         exited = asyncio.create_task(self.process.wait())
@@ -177,10 +220,12 @@ class BotProcess:
         if waiting in done:
             self.session = waiting.result()
             return self.session
-        registry.forget(self.token)
+        registry.forget(self.token)  # a process that has exited can never use its token
         await self.stop()
         if exited in done:
-            problem = f"exited with code {exited.result()} before connecting"
+            if self._logger is not None:
+                await asyncio.wait({self._logger}, timeout=0.5)
+            problem = f"{describe_exit(exited.result())} before connecting{self._limit_hit(exited.result())}"
         else:
             problem = f"did not connect within {timeout:g}s"
         raise BotSpecError(f"bot {self.spec.name!r} {problem}{self.last_words()}")
@@ -198,12 +243,20 @@ class BotProcess:
             return self.last_words()
         if self._logger is not None:
             await asyncio.wait({self._logger}, timeout=wait)
-        return f"; it exited with code {process.returncode}{self.last_words()}"
+        code = process.returncode
+        return f"; it {describe_exit(code)}{self._limit_hit(code)}{self.last_words()}"
+
+    def _limit_hit(self, returncode: int) -> str:
+        limit = self.limits.explain(returncode, self._last_line())
+        return f", having hit {limit}" if limit else ""
+
+    def _last_line(self) -> str:
+        lines = [line for chunk in self._tail for line in chunk.decode("utf-8", "replace").splitlines()]
+        return next((line.strip() for line in reversed(lines) if line.strip()), "")
 
     def last_words(self) -> str:
         """The last line the bot printed, quoted for an error message (where a crash says why), or ``""``."""
-        lines = [line for chunk in self._tail for line in chunk.decode("utf-8", "replace").splitlines()]
-        last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+        last = self._last_line()
         if not last:
             return ""
         return f"; its last output: {last[:MAX_WORDS] + ('…' if len(last) > MAX_WORDS else '')!r}"
@@ -217,23 +270,39 @@ class BotProcess:
         if session is not None:
             session.close("the referee stopped this bot")
         process, self.process = self.process, None  # stopped once: a reaped pid may be reused later
-        if process is None:
-            return
-        if polite and process.returncode is None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), EXIT_GRACE)
-        if process.returncode is None:
-            _signal_group(process.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), grace)
-            except TimeoutError:
-                _signal_group(process.pid, signal.SIGKILL)
-                await process.wait()
-        _signal_group(process.pid, signal.SIGKILL)  # anything the bot left behind in its group
-        if self._logger is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._logger), grace)
-            self._logger.cancel()
+        if process is not None:
+            if polite and process.returncode is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), EXIT_GRACE)
+            if process.returncode is None:
+                _signal_group(process.pid, signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(process.wait(), grace)
+                except TimeoutError:
+                    _signal_group(process.pid, signal.SIGKILL)
+                    await process.wait()
+            _signal_group(process.pid, signal.SIGKILL)  # anything the bot left behind in its group
+            if self._logger is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(self._logger), grace)
+                self._logger.cancel()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+
+def describe_exit(returncode: int) -> str:
+    """How a process ended, in words: ``exited with code 1``, ``was killed by SIGSEGV``. A sandboxed
+    bot's code comes through bubblewrap, which reports a death by signal N as code 128 + N.
+
+    >>> describe_exit(1), describe_exit(-11), describe_exit(137)
+    ('exited with code 1', 'was killed by SIGSEGV', 'was killed by SIGKILL')
+    """
+    number = exit_signal(returncode)
+    if number is not None:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(number).name}"
+    return f"exited with code {returncode}"
 
 
 async def _keep_log(
@@ -259,35 +328,121 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
         os.killpg(pid, sig)
 
 
-def _environment(address: str, token: str) -> dict[str, str]:
-    """The bot's environment: the referee's, plus address and token, with the referee's interpreter first
-    on PATH so that a ``python`` command runs with the SDK installed."""
-    env = dict(os.environ)
-    env[ENV_ADDRESS] = address
-    env[ENV_TOKEN] = token
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return env
+def _environment(address: str, home: str, path: str) -> dict[str, str]:
+    """A bot's whole environment: not the referee's (which may hold secrets, proxies or credentials),
+    but what a bot needs, the referee's address, and any ``PYRAMID_*`` setting the organiser gave the
+    referee for its bots (``PYRAMID_STREAM``, say). The referee's interpreter comes first on ``PATH``, so
+    that a ``python`` command runs with the SDK installed."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key.startswith("PYRAMID_") and key not in (ENV_TOKEN, ENV_TOKEN_FD, ENV_ADDRESS)
+    }
+    for key in ("LANG", "LC_ALL", "TZ"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env | {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), path]),
+        "HOME": home,
+        "TMPDIR": str(Path(home).parent) if home == HOME_INSIDE else home,
+        "PYTHONUNBUFFERED": "1",
+        ENV_ADDRESS: address,
+    }
 
 
 class Launcher:
-    """Owns bot processes; ``async with`` guarantees they are all stopped at the end."""
+    """Owns bot processes; ``async with`` guarantees they are all stopped at the end.
 
-    def __init__(self, registry: SessionRegistry, address: str, log_dir: Path | None = None) -> None:
+    ``socket`` is the referee's Unix socket; a sandboxed bot sees it at ``SOCKET_INSIDE``.
+    """
+
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        socket: Path,
+        log_dir: Path | None = None,
+        confinement: Confinement | None = None,
+    ) -> None:
         self.registry = registry
-        self.address = address
+        self.socket = socket
         self.log_dir = log_dir
-        self.processes: list[BotProcess] = []
+        self.confinement = confinement or Confinement()
+        self.sandboxed = resolve_mode(self.confinement.mode)
+        self.processes: set[BotProcess] = set()
+        """Those not stopped yet (a long league starts hundreds of thousands)."""
+        self.started = 0
+        self._uids: dict[str, int] = {}
+
+    def plan(self, spec: BotSpec) -> tuple[list[str], dict[str, str], Path | None]:
+        """The command line that starts ``spec`` (in its sandbox, if any), its environment, and the
+        scratch folder an unsandboxed bot gets as ``HOME``."""
+        if not self.sandboxed:
+            scratch = Path(tempfile.mkdtemp(prefix="pyramid-bot-"))
+            env = _environment(f"unix:{self.socket}", str(scratch), os.environ.get("PATH", os.defpath))
+            limits = self.confinement.limits.prlimit_args(processes=False)  # it would count the referee's
+            prlimit = ["prlimit", *limits, "--"] if shutil.which("prlimit") else []
+            return [*prlimit, *spec.command], env, scratch
+        cwd = (spec.cwd or Path.cwd()).resolve()
+        granted = (cwd, *spec.paths, *python_paths())
+        others = tuple(
+            folder
+            for folder in self.confinement.entrant_dirs
+            if not any(root == folder or folder in root.parents for root in granted)
+        )
+        hidden = (*self.confinement.hidden, *others)
+        # A file the command names (python /srv/bots/alpha.py) is shown too, unless it is a hidden one.
+        named = (
+            path
+            for path in (Path(arg).resolve() for arg in spec.command if arg.startswith("/"))
+            if path.is_file() and not any(secret == path or secret in path.parents for secret in hidden)
+        )
+        visible = (*granted[1:], *named)
+        uid = None
+        if os.geteuid() == 0:
+            for root in (cwd, *spec.paths):
+                if not _world_readable(root):
+                    raise BotSpecError(
+                        f"bot {spec.name!r}: {root} is not readable by other users, and a sandboxed bot "
+                        "runs as a uid of its own: make it readable (chmod -R o+rX), or use --sandbox none"
+                    )
+            uid = self._uids.get(spec.name)
+            if uid is None:
+                uid = self._uids[spec.name] = entrant_uid(spec.name, self._uids.values())
+        plan = SandboxPlan(
+            command=spec.command,
+            cwd=cwd,
+            socket=self.socket,
+            visible=visible,
+            hidden=hidden,
+            uid=uid,
+            limits=self.confinement.limits,
+        )
+        env = _environment(f"unix:{SOCKET_INSIDE}", HOME_INSIDE, "/usr/local/bin:/usr/bin:/bin")
+        return plan.argv(), env, None
 
     async def start(self, spec: BotSpec, timeout: float = CONNECT_TIMEOUT) -> BotProcess:
         log = self.log_dir / f"{_safe(spec.name)}.log" if self.log_dir else None
-        process = BotProcess(spec, log)
-        self.processes.append(process)
-        await process.start(self.registry, self.address, timeout)
+        process = BotProcess(spec, log, self.confinement.limits)
+        self.processes.add(process)
+        self.started += 1
+        argv, env, process.scratch = self.plan(spec)
+        try:
+            await process.start(self.registry, argv, env, timeout)
+        except BaseException:
+            await asyncio.shield(self.stop(process))  # a failed start stopped it; a cancelled one has not
+            raise
         return process
 
+    async def stop(self, process: BotProcess) -> None:
+        try:
+            await process.stop()
+        finally:
+            self.processes.discard(process)
+
     async def stop_all(self) -> None:
-        await asyncio.gather(*(process.stop() for process in self.processes), return_exceptions=True)
+        await asyncio.gather(
+            *(self.stop(process) for process in list(self.processes)), return_exceptions=True
+        )
 
     async def __aenter__(self) -> Launcher:
         return self
@@ -296,6 +451,13 @@ class Launcher:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await asyncio.shield(self.stop_all())
+
+
+def _world_readable(path: Path) -> bool:
+    """Whether any uid can read ``path`` (and enter it, for a folder)."""
+    mode = path.stat().st_mode
+    need = stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0)
+    return mode & need == need
 
 
 def _safe(name: str) -> str:

@@ -12,8 +12,9 @@ import io
 import os
 import re
 import shlex
+import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -26,6 +27,7 @@ from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
 from referee.launcher import BotSpec, BotSpecError
 from referee.ratings import RatingMode
+from referee.sandbox import Limits, SandboxMode, parse_size
 from referee.schedule import Seating
 
 
@@ -54,6 +56,7 @@ def parse_duration(value: object) -> float:
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0, le=3600)]
+Size = Annotated[int, BeforeValidator(parse_size), Field(ge=1024**2, le=1024**4)]
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.+-]{0,63}$")]
 
 
@@ -79,12 +82,25 @@ class _Faults(_Strict):
     max: int = Field(3, ge=1, le=1000)
 
 
+_DEFAULT_LIMITS = Limits()
+
+
+class _Limits(_Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    memory: Size = _DEFAULT_LIMITS.memory
+    processes: int = Field(_DEFAULT_LIMITS.processes, ge=16, le=100_000)
+    open_files: int = Field(_DEFAULT_LIMITS.open_files, ge=32, le=1_000_000)
+    file_size: Size = _DEFAULT_LIMITS.file_size
+    tmp: Size = _DEFAULT_LIMITS.tmp
+
+
 class _Entrant(_Strict):
     name: Name
     command: str | None = None
     module: str | None = None
     cwd: str = "."
     build: str | None = None
+    paths: list[str] = []
 
 
 class _League(_Strict):
@@ -98,6 +114,8 @@ class _League(_Strict):
     rating: Literal["duplicate", "match"] = "duplicate"
     concurrency: int = Field(1, ge=1, le=64)
     database: str = "results.sqlite"
+    sandbox: Literal["auto", "required", "none"] = "auto"
+    limits: _Limits = Field(default_factory=_Limits)
     entrants: list[_Entrant] = Field(min_length=1)
 
 
@@ -129,10 +147,19 @@ class League:
     concurrency: int
     database: Path
     entrants: tuple[Entrant, ...]
+    sandbox: SandboxMode = SandboxMode.AUTO
+    limits: Limits = field(default_factory=Limits)
+    seed_secret: bool = False
+    """``seed`` was drawn by the referee, not given in the file: no output may show it (docs/LEAGUE.md)."""
 
     @property
     def players(self) -> int:
         return self.rules.players
+
+    @property
+    def public_seed(self) -> int | None:
+        """The seed for outputs: the file's own, which its organiser chose to publish, else ``None``."""
+        return None if self.seed_secret else self.seed
 
     def entrant(self, name: str) -> Entrant:
         return next(entrant for entrant in self.entrants if entrant.name == name)
@@ -200,8 +227,7 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
     try:
         rules = Rules.from_dict({**raw.rules, "players": raw.players})
     except RulesError as exc:
-        field = str(exc).split(":", 1)[0]
-        raise LeagueError(f"{_where(path, data, ['rules', field])}: {str(exc).split(': ', 1)[1]}") from None
+        raise LeagueError(f"{_where(path, data, ['rules', exc.field])}: {exc.problem}") from None
     if "players" in raw.rules:
         raise LeagueError(
             f"{_where(path, data, ['rules', 'players'])}: set players at the top level, not in rules"
@@ -212,14 +238,26 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         where: list[int | str] = ["entrants", index]
         if item.name in seen:
             raise LeagueError(f"{_where(path, data, [*where, 'name'])}: duplicate entrant name {item.name!r}")
+        if item.name.lower() == "referee":  # its log would be the referee's own, referee.log
+            raise LeagueError(
+                f"{_where(path, data, [*where, 'name'])}: "
+                "the name 'referee' is the referee's own (its log); choose another"
+            )
         seen.add(item.name)
         if (item.command is None) == (item.module is None):
             raise LeagueError(f"{_where(path, data, where)}: give exactly one of command: or module:")
         cwd = (base / item.cwd).resolve()
         if not cwd.is_dir():
             raise LeagueError(f"{_where(path, data, [*where, 'cwd'])}: no folder {cwd}")
+        extra = tuple((base / extra_path).resolve() for extra_path in item.paths)
+        for number, extra_path in enumerate(extra):
+            if not extra_path.exists():
+                raise LeagueError(
+                    f"{_where(path, data, [*where, 'paths', number])}: no such path {extra_path}"
+                )
         try:
             spec = BotSpec.parse(item.command or item.module or "", name=item.name, cwd=cwd)
+            spec = replace(spec, paths=extra)
             if item.module is not None and not spec.module:
                 raise BotSpecError(f"module {item.module!r} must look like package.module:ClassName")
             if check_commands and item.build is None:
@@ -246,6 +284,8 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         concurrency=raw.concurrency,
         database=(base / raw.database).resolve(),
         entrants=tuple(entrants),
+        sandbox=SandboxMode(raw.sandbox),
+        limits=Limits(**raw.limits.model_dump()),
     )
 
 
@@ -270,9 +310,16 @@ def _message(error: Mapping[str, Any]) -> str:
     return f"{message}, got {error['input']!r}" if kind not in ("value_error",) else message
 
 
-def add_entrant(path: Path, name: str, command: tuple[str, ...], cwd: Path) -> None:
-    """Appends a command entrant to a league file, keeping its comments and layout, and checks that the
-    result is a valid league; on any problem the file is left as it was."""
+def add_entrant(
+    path: Path, name: str, command: tuple[str, ...], cwd: Path, paths: tuple[Path, ...] = ()
+) -> None:
+    """Appends a command entrant to a league file, keeping its comments and layout.
+
+    The new league is written to ``LEAGUE.new`` beside the file, checked as a league, and only then
+    renamed over the old file (gomill writes its state files this way): at every moment the league file
+    is either the old one or the new, valid one, even if the referee is killed or the disk fills
+    mid-write. On any problem the file is left as it was and ``LEAGUE.new`` is removed.
+    """
     original = path.read_text(encoding="utf-8")
     yaml = YAML(typ="rt")
     yaml.indent(mapping=2, sequence=4, offset=2)  # the "  - name:" style of our examples and docs
@@ -280,14 +327,33 @@ def add_entrant(path: Path, name: str, command: tuple[str, ...], cwd: Path) -> N
     entry = CommentedMap()
     entry["name"] = name
     entry["command"] = shlex.join(command)
-    relative = os.path.relpath(cwd, path.parent)
-    entry["cwd"] = relative if not relative.startswith("../../../") else str(cwd)
+    entry["cwd"] = _relative(cwd, path.parent)
+    if paths:
+        entry["paths"] = [_relative(extra, path.parent) for extra in paths]
     data["entrants"].append(entry)
     buffer = io.StringIO()
     yaml.dump(data, buffer)
-    path.write_text(buffer.getvalue(), encoding="utf-8")
+    new = path.with_name(path.name + ".new")
     try:
-        load_league(path)
-    except LeagueError:
-        path.write_text(original, encoding="utf-8")
+        with new.open("w", encoding="utf-8") as out:
+            out.write(buffer.getvalue())
+            out.flush()
+            os.fsync(out.fileno())
+        shutil.copymode(path, new)
+        try:
+            load_league(new)
+        except LeagueError as exc:  # it names the file it read: name the one the user knows
+            raise LeagueError(str(exc).replace(str(new.resolve()), str(path.resolve()))) from None
+        os.replace(new, path)
+    except OSError as exc:
+        new.unlink(missing_ok=True)
+        raise LeagueError(f"{path}: cannot write the league file: {exc.strerror or exc}") from None
+    except BaseException:
+        new.unlink(missing_ok=True)
         raise
+
+
+def _relative(target: Path, base: Path) -> str:
+    """``target`` relative to the league file's folder, unless that climbs more than two levels."""
+    relative = os.path.relpath(target, base)
+    return relative if not relative.startswith("../../../") else str(target)

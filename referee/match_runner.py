@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pyramid_sdk.actions import Action, IllegalActionError, IllegalTalkError, Play
+from pyramid_sdk.actions import Action, Declare, IllegalActionError, IllegalTalkError, Play
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
 from pyramid_sdk.encoding import (
     ObservationEncoder,
@@ -25,19 +26,22 @@ from pyramid_sdk.encoding import (
     time_left_fields,
 )
 from pyramid_sdk.engine import Match
-from pyramid_sdk.observation import Observation, Phase
+from pyramid_sdk.observation import Clock, Observation, Phase
 from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.rules import Rules
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.wire import WireError, action_from_wire, rules_to_wire
-from referee.faults import Fault, FaultKind, FaultPolicy
+from referee.faults import Fault, FaultKind, FaultPolicy, one_line
 from referee.sessions import Closed, Session, Timeout
+
+LOGGER = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What a seat answered: an action to check, or the fault that stands in for one."""
+    """What a seat answered: an action to check, or the fault that stands in for one, or both (a fault
+    that does not cost the action, such as talk attached to a declaration)."""
 
     action: Action | None = None
     fault: FaultKind | None = None
@@ -77,16 +81,17 @@ class LocalSeat:
         try:
             self.bot.match_start(info)
         except Exception as exc:
-            return f"match_start raised {type(exc).__name__}: {exc}"[:200]
+            return f"match_start raised {type(exc).__name__}: {exc}"
         return None
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
         started = time.monotonic()
+        obs.clock = Clock(time_limit - bank, bank, started)  # as the SDK gives it to a bot process
         try:
             action = self.bot.act(obs)
         except (Exception, SystemExit) as exc:  # a trusted bot still must not stop the referee
             return Decision(
-                fault=FaultKind.ILLEGAL_ACTION, detail=f"the bot raised {type(exc).__name__}: {exc}"[:200]
+                fault=FaultKind.ILLEGAL_ACTION, detail=f"the bot raised {type(exc).__name__}: {exc}"
             )
         if time.monotonic() - started > time_limit:
             return Decision(fault=FaultKind.TIMEOUT, detail=f"answered after the {time_limit:.2f}s it had")
@@ -155,7 +160,7 @@ class RemoteSeat:
         )
         if await self._send(pb.ConnectResponse(match_start=start)):
             return None
-        return self.session.close_reason
+        return await self._disconnect(self.session.close_reason)
 
     def notify(self, text: str) -> None:
         self._notices.append(text)
@@ -183,15 +188,24 @@ class RemoteSeat:
         outcome = await self.session.ask(message, request_id, time_limit)
         if isinstance(outcome, pb.ActionReply):  # the usual case, checked first
             try:
-                return Decision(action=action_from_wire(outcome.action, outcome.talk))
+                action = action_from_wire(outcome.action, outcome.talk)
             except WireError as exc:
-                return Decision(fault=FaultKind.MALFORMED, detail=str(exc)[:200])
+                return Decision(fault=FaultKind.MALFORMED, detail=str(exc))
+            if outcome.talk and type(action) is Declare:  # talk travels with a card, never a declaration
+                return Decision(
+                    action, FaultKind.TALK, "talk attached to a declaration: the declarer never talks"
+                )
+            return Decision(action=action)
         if isinstance(outcome, Timeout):
             return Decision(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
         if isinstance(outcome, Closed):
-            words = await self._exit_words() if self._exit_words is not None else ""
-            return Decision(fault=FaultKind.DISCONNECT, detail=(outcome.reason + words)[:300])
+            return Decision(fault=FaultKind.DISCONNECT, detail=await self._disconnect(outcome.reason))
         return Decision(fault=FaultKind.MALFORMED, detail=outcome.detail)  # a Stray
+
+    async def _disconnect(self, reason: str) -> str:
+        """A disconnect's detail: why the stream ended, and how the process exited (its launcher knows)."""
+        words = await self._exit_words() if self._exit_words is not None else ""
+        return reason + words  # Fault makes it one line of bounded length
 
     def _time_left(self, bank_ms: int) -> bytes:
         if bank_ms != self._time_left_source:
@@ -334,8 +348,21 @@ class _Runner:
                     await self._turn(acting)
             await self._finish()
         except Exception as exc:
-            return self._outcome(MatchStatus.VOID, started, f"referee error: {type(exc).__name__}: {exc}")
-        return self._outcome(MatchStatus.COMPLETE, started)
+            # Our bug, not a bot's: loud, with its traceback, in the referee's log; the match is void.
+            LOGGER.exception(
+                "match %s: referee error in deal %d; the match is void", self.match_id, match.deal_number
+            )
+            reason = one_line(f"referee error: {type(exc).__name__}: {exc}")
+            return self._outcome(MatchStatus.VOID, started, reason)
+        outcome = self._outcome(MatchStatus.COMPLETE, started)
+        LOGGER.info(
+            "match %s: complete in %.1fs, totals %s, %d fault(s)",
+            self.match_id,
+            outcome.elapsed,
+            " ".join(map(str, match.totals)),
+            len(self.faults),
+        )
+        return outcome
 
     def _present(self) -> list[int]:
         return [seat for seat in range(self.match.players) if not self.match.forfeited[seat]]
@@ -367,7 +394,7 @@ class _Runner:
         self.banks[seat] = max(0.0, self.banks[seat] - max(0.0, elapsed - per_action))
         if decision.fault is not None:
             self._fault(seat, decision.fault, decision.detail)
-        elif decision.action is not None:
+        if decision.action is not None:
             action = decision.action
             try:
                 match.apply(action, seat)
@@ -392,9 +419,10 @@ class _Runner:
                     break  # a flood of stray messages costs the seat the match, not the record its size
 
     def _fault(self, seat: int, kind: FaultKind, detail: str) -> None:
-        self.faults.append(Fault(seat, self.match.deal_number, kind, detail))
+        fault = Fault(seat, self.match.deal_number, kind, detail)
+        self.faults.append(fault)
         self.fault_counts[seat] += 1
-        note = f"fault {self.fault_counts[seat]} of {self.policy.max_faults} ({kind}): {detail}"
+        note = f"fault {self.fault_counts[seat]} of {self.policy.max_faults} ({kind}): {fault.detail}"
         if kind is FaultKind.DISCONNECT or self.fault_counts[seat] >= self.policy.max_faults:
             self.match.forfeit(seat)
             note += "; this seat forfeits the match, and the referee plays it from now on"

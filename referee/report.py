@@ -12,7 +12,7 @@ import os
 import re
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -20,6 +20,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from pyramid_sdk.cards import Suit
 from pyramid_sdk.rules import QUOTAS
+from referee.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
+from referee.faults import Fault
 from referee.league import League
 from referee.match_runner import MatchStatus
 from referee.ratings import Leaderboard, RatingMode
@@ -123,9 +125,15 @@ def head_to_head(
 
 
 def entrant_stats(
-    name: str, schedule: list[ScheduledMatch], stored: dict[str, StoredMatch]
+    name: str,
+    schedule: list[ScheduledMatch],
+    stored: dict[str, StoredMatch],
+    shown: Disclosure | None = None,
 ) -> dict[str, Any]:
-    """Pyramid accuracy per declared number, points per trump, faults: for one entrant's page."""
+    """Pyramid accuracy per declared number, points per trump, faults: for one entrant's page. The deals
+    of tables not complete yet (``shown``) are left out, and their fault details masked."""
+    shown = shown or disclosure(schedule, stored)
+    hidden = 0
     numbers: list[dict[str, Any]] = [
         {"number": n, "quota": q, "declared": 0, "exact": 0, "off": 0, "points": 0}
         for n, q in enumerate(QUOTAS)
@@ -139,6 +147,10 @@ def entrant_stats(
             continue
         seat = scheduled.entrants.index(name)
         matches.append((scheduled, match, seat))
+        if not shown.deals_shown(match):
+            hidden += 1
+            faults += [(scheduled, _masked(fault)) for fault in match.faults if fault.seat == seat]
+            continue
         for deal in match.record.deals:
             if deal.declarer != seat:
                 continue
@@ -156,7 +168,17 @@ def entrant_stats(
         row["mean_off"] = row["off"] / count
         row["mean_points"] = row["points"] / count
         row["heat"] = _heat(row["exact_rate"])
-    return {"numbers": numbers, "trumps": list(trumps.values()), "faults": faults, "matches": matches}
+    return {
+        "numbers": numbers,
+        "trumps": list(trumps.values()),
+        "faults": faults,
+        "matches": matches,
+        "hidden_matches": hidden,
+    }
+
+
+def _masked(fault: Fault) -> Fault:
+    return replace(fault, detail=mask_cards(fault.detail))
 
 
 def _heat(rate: float | None) -> str:
@@ -167,8 +189,22 @@ def _heat(rate: float | None) -> str:
     return f"rgb({red},{green},{round(205 - 20 * rate)})"
 
 
-def match_view(scheduled: ScheduledMatch, match: StoredMatch) -> dict[str, Any]:
+def match_view(scheduled: ScheduledMatch, match: StoredMatch, deals_shown: bool = True) -> dict[str, Any]:
+    """What a match page shows: everything, or without ``deals_shown`` the results alone (no seed, no
+    deal, no pyramid, fault details masked)."""
     record = match.record
+    if not deals_shown:
+        faults = [_masked(fault) for fault in match.faults]
+        return {
+            "scheduled": scheduled,
+            "match": match,
+            "record": record,
+            "deals": [],
+            "pyramids": [],
+            "faults": faults,
+            "hidden_note": HIDDEN_NOTE,
+            "ranked": sorted((rank, seat) for seat, rank in enumerate(record.ranks)),
+        }
     players = len(record.seats)
     deals = []
     for deal in record.deals:
@@ -197,7 +233,15 @@ def match_view(scheduled: ScheduledMatch, match: StoredMatch) -> dict[str, Any]:
         pyramids.append(
             {"name": record.seats[seat], "total": pyramid.total, "rank": record.ranks[seat], "rows": rows}
         )
-    return {"scheduled": scheduled, "match": match, "record": record, "deals": deals, "pyramids": pyramids}
+    return {
+        "scheduled": scheduled,
+        "match": match,
+        "record": record,
+        "deals": deals,
+        "pyramids": pyramids,
+        "faults": list(match.faults),
+        "hidden_note": "",
+    }
 
 
 def write_report(
@@ -218,16 +262,20 @@ def write_report(
     render = _ENVIRONMENT.get_template
     write_atomic(folder / "style.css", render("style.css").render())
     write_atomic(folder / "sort.js", render("sort.js").render())
+    shown = disclosure(schedule, stored)
     for scheduled, match in played:
-        view = match_view(scheduled, match)
+        view = match_view(scheduled, match, shown.deals_shown(match))
         write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
     for name in names:
-        stats = entrant_stats(name, schedule, stored)
+        stats = entrant_stats(name, schedule, stored, shown)
         standing = next(s for s in board.standings if s.entrant == name)
         write_atomic(
             folder / pages[name], render("entrant.html").render(**common, standing=standing, **stats)
         )
-    write_atomic(folder / "matches.html", render("matches.html").render(**common, played=played))
+    write_atomic(
+        folder / "matches.html",
+        render("matches.html").render(**common, played=played, hidden=shown.pending_tables, key=table_key),
+    )
     index = folder / "index.html"
     write_atomic(
         index,

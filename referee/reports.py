@@ -13,11 +13,13 @@ from rich.console import Console
 from rich.table import Table
 
 from pyramid_sdk.cards import format_cards
+from referee.disclosure import HIDDEN_NOTE, disclosure, mask_cards
+from referee.faults import Fault
 from referee.league import League
 from referee.ratings import Leaderboard, Standing
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch
-from referee.transcript import deal_line, ending
+from referee.transcript import deal_line, ending, standings
 
 COLUMNS = (
     ("rank", "#"),
@@ -95,12 +97,15 @@ FORMATS = {
 def export_lines(
     league: League, schedule: Sequence[ScheduledMatch], stored: dict[str, StoredMatch]
 ) -> Iterator[str]:
-    """One JSON object per stored match of the schedule, in schedule order (docs/FORMATS.md)."""
+    """One JSON object per stored match of the schedule, in schedule order (docs/FORMATS.md). A match
+    of a table not complete yet has no seed and no deals, only its results (``referee.disclosure``)."""
+    shown = disclosure(schedule, stored).deals_shown
     for scheduled in schedule:
         match = stored.get(scheduled.match_id)
         if match is None:
             continue
         record = match.record
+        visible = shown(match)
         yield json.dumps(
             {
                 "match_id": match.match_id,
@@ -108,33 +113,46 @@ def export_lines(
                 "round": match.round,
                 "table": match.table,
                 "rotation": match.rotation,
-                "seed": match.seed,
+                "seed": match.seed if visible else None,
                 "players": record.rules.players,
                 "rules": {"trick_winner": str(record.rules.trick_winner), "talk": str(record.rules.talk)},
                 "seats": list(record.seats),
                 "status": str(match.status),
+                "deals_hidden": not visible,
                 "deals": [
                     {key: value for key, value in deal.to_dict().items() if key != "talk"}
-                    for deal in record.deals
+                    for deal in (record.deals if visible else ())
                 ],
                 "totals": list(record.totals),
                 "ranks": list(record.ranks),
                 "forfeits": list(record.forfeits),
-                "faults": [fault.to_dict() for fault in match.faults],
+                "faults": [_fault_dict(fault, visible) for fault in match.faults],
             },
             ensure_ascii=False,
         )
 
 
-def replay_text(match: StoredMatch) -> str:
-    """The match deal by deal for a person, ending with every pyramid as drawn on paper."""
+def _fault_dict(fault: Fault, visible: bool) -> dict[str, object]:
+    return fault.to_dict() if visible else {**fault.to_dict(), "detail": mask_cards(fault.detail)}
+
+
+def replay_text(match: StoredMatch, deals_shown: bool = True) -> str:
+    """The match deal by deal for a person, ending with every pyramid as drawn on paper; without
+    ``deals_shown`` (its table is not complete), only its results."""
     record = match.record
     seats = record.seats
     lines = [
-        f"match {match.match_id}  ({match.status})  seed {match.seed}",
+        f"match {match.match_id}  ({match.status})" + (f"  seed {match.seed}" if deals_shown else ""),
         "seats: " + ", ".join(f"{seat}={name}" for seat, name in enumerate(seats)),
         f"rules: trick_winner={record.rules.trick_winner} talk={record.rules.talk}",
     ]
+    if not deals_shown:
+        lines += ["", f"{HIDDEN_NOTE}: {len(record.deals)} deals played"]
+        for fault in match.faults:
+            lines.append(
+                f"fault: {seats[fault.seat]} deal {fault.deal} {fault.kind}: {mask_cards(fault.detail)}"
+            )
+        return "\n".join(lines + standings(record)) + "\n"
     for deal in record.deals:
         lines += ["", deal_line(deal, seats)]
         for seat, hand in enumerate(deal.hands):

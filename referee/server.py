@@ -7,6 +7,7 @@ The servicer is thin on purpose (gRPC route_guide style): it checks the hello, h
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Final
 
 import grpc
@@ -15,7 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
-from referee.sessions import Context, SessionRegistry
+from referee.sessions import Context, SessionRegistry, decode_request
 
 MAX_TRANSPORT_BYTES: Final = 1024 * 1024
 """Past this the transport cuts a bot's stream; below it, sessions.MAX_MESSAGE_BYTES is a fault."""
@@ -48,10 +49,14 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
                 grpc.StatusCode.DEADLINE_EXCEEDED, f"no hello within {self._hello_timeout:g}s"
             )
             return
-        if not isinstance(first, pb.ConnectRequest) or first.WhichOneof("kind") != "hello":
+        message = decode_request(first) if isinstance(first, bytes) else None  # None: grpc.aio.EOF
+        if isinstance(message, str):  # bytes that are no message: say why, on one line
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the first message is no hello: {message}")
+            return
+        if message is None or message.WhichOneof("kind") != "hello":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a hello")
             return
-        hello = first.hello
+        hello = message.hello
         if hello.protocol_version != PROTOCOL_VERSION:
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -61,7 +66,10 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
             return
         session = self._registry.attach(hello.token, hello, context)
         if session is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing, unknown or already used token")
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "missing, unknown or already used token, or its process has ended",
+            )
             return
         welcome = pb.Welcome(protocol_version=PROTOCOL_VERSION, session_id=session.session_id)
         await session.send(pb.ConnectResponse(welcome=welcome).SerializeToString())
@@ -73,11 +81,13 @@ SERVICE: Final = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name
 
 def _add_referee_service(servicer: RefereeServicer, server: grpc.aio.Server) -> None:
     """Registers the servicer as the generated ``add_RefereeServiceServicer_to_server`` does, except that
-    responses go out as the bytes the referee wrote: it serialises every message itself, the action
-    requests with ``pyramid_sdk.encoding``."""
-    handlers: dict[str, grpc.RpcMethodHandler[pb.ConnectRequest, bytes]] = {
+    messages pass as bytes both ways. Responses go out as the bytes the referee wrote (it serialises every
+    message itself, the action requests with ``pyramid_sdk.encoding``). Requests come in undecoded: a
+    deserializer that fails breaks the whole stream, which would turn a bot's garbage into a disconnect
+    that forfeits its seat, so the session parses them and makes garbage a malformed fault instead."""
+    handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
         "Connect": grpc.stream_stream_rpc_method_handler(
-            servicer.Connect, request_deserializer=pb.ConnectRequest.FromString, response_serializer=None
+            servicer.Connect, request_deserializer=None, response_serializer=None
         )
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
@@ -87,7 +97,8 @@ def _add_referee_service(servicer: RefereeServicer, server: grpc.aio.Server) -> 
 async def create_server(
     registry: SessionRegistry, address: str = "127.0.0.1:0", hello_timeout: float = HELLO_TIMEOUT
 ) -> tuple[grpc.aio.Server, int]:
-    """A started server on ``address`` (loopback, any free port by default) and the port it took."""
+    """A started server on ``address`` and the port it took: loopback, any free port by default, or a
+    ``unix:PATH`` socket (the launcher's choice: a sandboxed bot has no network, only that socket)."""
     server = grpc.aio.server(options=list(SERVER_OPTIONS))
     _add_referee_service(RefereeServicer(registry, hello_timeout), server)
     health_servicer = health.aio.HealthServicer()
@@ -96,6 +107,8 @@ async def create_server(
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     await server.start()
+    if address.startswith("unix:"):
+        os.chmod(address.removeprefix("unix:"), 0o666)  # bots may run under uids of their own
     await health_servicer.set("pyramid.v1.RefereeService", health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     return server, port

@@ -8,18 +8,27 @@ floods, lies about request ids or goes silent can never block the match that use
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import itertools
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
 import grpc
+from google.protobuf import text_format
+from google.protobuf.message import DecodeError
 
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 
-Context = grpc.aio.ServicerContext[pb.ConnectRequest, bytes]
-"""Responses are bytes: the referee serialises them itself (``server._add_referee_service``)."""
+LOGGER = logging.getLogger(__name__)
+"""At DEBUG, every message to and from each bot, one line each (``--log-level debug``)."""
+
+Context = grpc.aio.ServicerContext[bytes, bytes]
+"""Bytes both ways: the referee serialises its responses itself, and parses the bot's messages itself
+(``server._add_referee_service``), so that bytes it cannot decode are the bot's fault, not a broken
+stream."""
 
 MAX_MESSAGE_BYTES: Final = 8 * 1024
 """The largest message a bot may send; its largest legal one is well under 1 KiB. A larger one is a
@@ -76,6 +85,27 @@ class Session:
         self._violation_count = 0
         self._closed = asyncio.Event()
         self.close_reason = ""
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            self._log_in(pb.ConnectRequest(hello=hello))
+
+    def _log_out(self, message: bytes) -> None:
+        """Logs a message to the bot (called only at DEBUG: decoding it costs more than sending it)."""
+        text = text_format.MessageToString(pb.ConnectResponse.FromString(message), as_one_line=True)
+        LOGGER.debug("%s %s <- %s", self.session_id, self.bot_name, text)
+
+    def _log_in(self, message: pb.ConnectRequest) -> None:
+        """Logs a message from the bot (called only at DEBUG). A hello's token is a secret: never logged."""
+        if message.HasField("hello") and message.hello.token:
+            redacted = pb.ConnectRequest()
+            redacted.CopyFrom(message)
+            redacted.hello.token = "(secret)"
+            message = redacted
+        LOGGER.debug(
+            "%s %s -> %s",
+            self.session_id,
+            self.bot_name,
+            text_format.MessageToString(message, as_one_line=True),
+        )
 
     @property
     def is_closed(self) -> bool:
@@ -84,6 +114,7 @@ class Session:
     def close(self, reason: str) -> None:
         """Ends the session; the stream handler returns and the bot sees its stream end."""
         if not self._closed.is_set():
+            LOGGER.debug("%s %s: session closed: %s", self.session_id, self.bot_name, reason)
             self.close_reason = reason
             self._closed.set()
             if self._timer is not None:
@@ -128,6 +159,8 @@ class Session:
         """
         if self.is_closed:
             return False
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            self._log_out(message)
         try:
             async with asyncio.timeout(timeout), self._write_lock:
                 await self._context.write(message)
@@ -151,6 +184,8 @@ class Session:
         """
         if self.is_closed:
             return Closed(self.close_reason)
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            self._log_out(message)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Outcome] = loop.create_future()
         now = loop.time()
@@ -222,10 +257,10 @@ class Session:
         while True:
             try:
                 message = await self._context.read()
-            except Exception as exc:  # oversized or broken messages end the stream
+            except Exception as exc:  # a message over the transport's limit, or a broken connection
                 self.close(f"stream broken: {_describe(exc)}")
                 return
-            if not isinstance(message, pb.ConnectRequest):  # grpc.aio.EOF
+            if not isinstance(message, bytes):  # grpc.aio.EOF
                 self.close("the bot closed its stream")
                 return
             if self._dispatch(message):
@@ -233,13 +268,20 @@ class Session:
                 # say, and this task asks gRPC for the next message after that, off the critical path.
                 await asyncio.sleep(0)
 
-    def _dispatch(self, message: pb.ConnectRequest) -> bool:
-        """Routes one message; ``True`` if it was the reply the referee was waiting for."""
-        kind = message.WhichOneof("kind")
-        size = message.ByteSize()
+    def _dispatch(self, data: bytes) -> bool:
+        """Routes one message; ``True`` if it was the reply the referee was waiting for. Bytes that do not
+        decode are a stray message like any other, so they cost a malformed fault, not the seat."""
+        size = len(data)
         if size > MAX_MESSAGE_BYTES:
-            detail = f"a message of {size} bytes; the limit is {MAX_MESSAGE_BYTES}"
-        elif kind == "action":
+            return self._stray(f"a message of {size} bytes; the limit is {MAX_MESSAGE_BYTES}")
+        message = decode_request(data)
+        if isinstance(message, str):
+            LOGGER.debug("%s %s -> %d undecodable bytes", self.session_id, self.bot_name, size)
+            return self._stray(message)
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            self._log_in(message)
+        kind = message.WhichOneof("kind")
+        if kind == "action":
             reply = message.action
             pending = self._pending
             if pending is not None and pending[0] == reply.request_id and not pending[1].done():
@@ -253,6 +295,11 @@ class Session:
             detail = "a second hello"
         else:
             detail = f"unexpected {kind or 'empty'} message"
+        return self._stray(detail)
+
+    def _stray(self, detail: str) -> bool:
+        """Charges a message that is not the awaited reply: it answers the pending request (which becomes
+        a malformed fault), or waits in the violations for the next decision. Always ``False``."""
         self._violation_count += 1
         if self._violation_count > MAX_VIOLATIONS:
             self.close(f"more than {MAX_VIOLATIONS} stray messages")
@@ -265,6 +312,19 @@ class Session:
         return False
 
 
+def decode_request(data: bytes) -> pb.ConnectRequest | str:
+    """The message in ``data``, or one line saying why it is none (garbage, or text that is not UTF-8).
+
+    >>> decode_request(b"\\xff\\xff")
+    '2 bytes that do not decode as a ConnectRequest: Wire format was corrupt'
+    """
+    try:
+        return pb.ConnectRequest.FromString(data)
+    except DecodeError as exc:
+        reason = str(exc).rsplit(": ", 1)[-1] or "not protobuf"
+        return f"{len(data)} bytes that do not decode as a ConnectRequest: {reason}"
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, grpc.RpcError):
         code = exc.code() if hasattr(exc, "code") else None
@@ -272,17 +332,27 @@ def _describe(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
 class SessionRegistry:
     """Tokens the launcher handed out, and the sessions that presented them.
 
-    A token admits one connection at a time. :meth:`expect` returns a future that the handshake of the
-    connection with that token resolves.
+    A token admits one connection, once: it is bound to the process launched with it, and is void once
+    used or once that process has ended (:meth:`forget`). :meth:`expect` returns a future that the
+    handshake of the connection with that token resolves. A hello that presents a token already spent is
+    refused and kept in :attr:`refusals`: some process other than the bot tried to take its seat.
     """
 
     def __init__(self) -> None:
         self._waiting: dict[str, asyncio.Future[Session]] = {}
         self._active: dict[str, Session] = {}
+        self._spent: set[bytes] = set()
+        """Digests of the tokens used or void: enough to recognise a replay, kept small for long runs."""
         self._ids: Iterator[int] = itertools.count(1)
+        self.refusals: list[str] = []
+        """One line per refused hello that presented a spent token (never the token itself)."""
 
     def expect(self, token: str) -> asyncio.Future[Session]:
         future: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
@@ -290,6 +360,7 @@ class SessionRegistry:
         return future
 
     def forget(self, token: str) -> None:
+        self._spent.add(_digest(token))
         future = self._waiting.pop(token, None)
         if future is not None and not future.done():
             future.cancel()
@@ -302,7 +373,14 @@ class SessionRegistry:
         for known, future in self._waiting.items():
             if hmac.compare_digest(token.encode(), known.encode()) and not future.done():
                 session = Session(f"s{next(self._ids)}", hello, context)
+                del self._waiting[known]
+                self._spent.add(_digest(known))
                 self._active[known] = session
                 future.set_result(session)
                 return session
+        if _digest(token) in self._spent:
+            self.refusals.append(
+                f"a hello from {context.peer() or 'an unknown peer'} (bot name {hello.bot_name[:40]!r}) "
+                "presented the token of a seat that was already taken or whose process had ended"
+            )
         return None

@@ -1,21 +1,48 @@
 """Sets up one table: a server, the bots' processes or objects, and the seats that play a match.
 
-Shared by ``referee match`` and the tests, so both go through the same launcher and server code.
+Shared by ``referee match``, ``referee check``, the tournament and the tests, so all go through the same
+launcher and server code.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 from pyramid_sdk.v1 import pyramid_pb2 as pb
-from referee.launcher import CONNECT_TIMEOUT, BotSpec, BotSpecError, Launcher
+from referee.launcher import CONNECT_TIMEOUT, BotSpec, BotSpecError, Confinement, Launcher
 from referee.match_runner import AbsentSeat, LocalSeat, RemoteSeat, Seat
 from referee.server import HELLO_TIMEOUT, create_server
 from referee.sessions import SessionRegistry
 
 Tap = Callable[[pb.ConnectResponse], None]
+
+
+@contextlib.asynccontextmanager
+async def open_launcher(
+    log_dir: Path | None = None,
+    confinement: Confinement | None = None,
+    hello_timeout: float = HELLO_TIMEOUT,
+) -> AsyncIterator[Launcher]:
+    """A referee server on a Unix socket in a private folder, and a launcher whose bots reach it there;
+    the server, the folder and every process started are gone when the block ends."""
+    registry = SessionRegistry()
+    folder = Path(tempfile.mkdtemp(prefix="pyramid-referee-"))
+    socket = folder / "referee.sock"
+    try:
+        launcher = Launcher(registry, socket, log_dir, confinement)
+        server, _ = await create_server(registry, f"unix:{socket}", hello_timeout=hello_timeout)
+        try:
+            async with launcher:
+                yield launcher
+        finally:
+            await server.stop(grace=1.0)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.asynccontextmanager
@@ -26,31 +53,40 @@ async def open_table(
     absent_ok: bool = False,
     hello_timeout: float = HELLO_TIMEOUT,
     connect_timeout: float = CONNECT_TIMEOUT,
+    confinement: Confinement | None = None,
 ) -> AsyncIterator[list[Seat]]:
     """Seats for ``specs`` in order; every process started here is stopped when the block ends.
 
     A bot that cannot start or connect raises :class:`BotSpecError`, or with ``absent_ok`` takes its seat
     as an :class:`AbsentSeat` that forfeits (a tournament goes on without it).
     """
-    registry = SessionRegistry()
-    server, port = await create_server(registry, hello_timeout=hello_timeout)
-    try:
-        async with Launcher(registry, f"127.0.0.1:{port}", log_dir) as launcher:
-            seats: list[Seat] = []
-            for index, spec in enumerate(specs):
-                if spec.module:
-                    seats.append(LocalSeat(spec.load(), spec.name))
-                    continue
-                try:
-                    process = await launcher.start(spec, connect_timeout)
-                except BotSpecError as exc:
-                    if not absent_ok:
-                        raise
-                    seats.append(AbsentSeat(spec.name, str(exc)))
-                    continue
-                assert process.session is not None
-                tap = taps[index] if taps else None
-                seats.append(RemoteSeat(process.session, spec.name, tap, process.exit_words))
-            yield seats
-    finally:
-        await server.stop(grace=1.0)
+    async with open_launcher(log_dir, confinement, hello_timeout) as launcher:
+        yield await take_seats(launcher, specs, taps, absent_ok, connect_timeout)
+
+
+async def take_seats(
+    launcher: Launcher,
+    specs: Sequence[BotSpec],
+    taps: Sequence[Tap | None] | None = None,
+    absent_ok: bool = False,
+    connect_timeout: float = CONNECT_TIMEOUT,
+) -> list[Seat]:
+    """Seats for ``specs``, their processes started all at once: a fresh process per command bot, a fresh
+    object per in-process bot."""
+    starts = [launcher.start(spec, connect_timeout) for spec in specs if not spec.module]
+    started = iter(await asyncio.gather(*starts, return_exceptions=True))
+    seats: list[Seat] = []
+    for index, spec in enumerate(specs):
+        if spec.module:
+            seats.append(LocalSeat(spec.load(), spec.name))
+            continue
+        process = next(started)
+        if isinstance(process, BaseException):
+            if not absent_ok or not isinstance(process, BotSpecError):
+                raise process
+            seats.append(AbsentSeat(spec.name, str(process)))
+            continue
+        assert process.session is not None
+        tap = taps[index] if taps else None
+        seats.append(RemoteSeat(process.session, spec.name, tap, process.exit_words))
+    return seats

@@ -1,8 +1,10 @@
 """Runs a league: builds the entrants, plays every missing match of the schedule, stores each one.
 
-The in-process asyncio executor: up to ``concurrency`` matches at once on one event loop, with bot
-processes pooled per entrant (at most ``concurrency`` each, reused from match to match, replaced when one
-dies). Each finished match is committed before it is counted; an interrupted run loses only the matches
+The in-process asyncio executor: up to ``concurrency`` matches at once on one event loop. Every match gets
+fresh bot processes (each in a fresh sandbox), so no bot carries anything from one match to the next —
+the duplicate format replays a table's deals from other seats, and a bot that remembered them would know
+every hand. To make that cheap, each worker starts the bots of its next match while the current one
+plays. Each finished match is committed before it is counted; an interrupted run loses only the matches
 that were in flight, and the next run plays them again.
 """
 
@@ -10,17 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from referee.faults import FaultPolicy
-from referee.launcher import BotProcess, BotSpecError, Launcher
-from referee.league import Entrant, League
+from referee.faults import FaultPolicy, RefereeInternalError
+from referee.launcher import BotProcess, BotSpecError, Confinement, Launcher
+from referee.league import League
 from referee.match_runner import (
     AbsentSeat,
     LocalSeat,
@@ -31,12 +34,15 @@ from referee.match_runner import (
     play_match,
 )
 from referee.schedule import ScheduledMatch, build_schedule
-from referee.server import create_server
-from referee.sessions import SessionRegistry
 from referee.store import Store, settings_fingerprint
+from referee.table import open_launcher
 
 BUILD_TIMEOUT: Final = 600.0
 VOID_RETRIES: Final = 2
+VOIDS_IN_A_ROW: Final = 5
+"""Void matches in a row (retries included) after which a run stops with :class:`RefereeInternalError`:
+by then the referee's failure is no accident, and retrying would only repeat it."""
+LOGGER = logging.getLogger(__name__)
 
 
 def schedule_of(league: League) -> tuple[ScheduledMatch, ...]:
@@ -67,7 +73,7 @@ def open_store(league: League, fresh: bool = False) -> tuple[Store, League]:
     ``seed:`` gets a secret random one, drawn once and kept in the database (``--fresh`` draws anew)."""
     store = Store(league.database)
     if league.seed is None:
-        league = replace(league, seed=store.secret_seed(renew=fresh))
+        league = replace(league, seed=store.secret_seed(renew=fresh), seed_secret=True)
     store.bind(league.name, league_settings(league), fresh)
     store.set_entrants(
         [
@@ -144,43 +150,56 @@ async def run_builds(league: League, log_dir: Path) -> dict[str, str]:
     return failed
 
 
-class _Pool:
-    """Idle processes of one command entrant."""
+@dataclass(slots=True)
+class _Lineup:
+    """The seats of one match, their processes started (or failed) ahead of the match."""
 
-    def __init__(self, entrant: Entrant, launcher: Launcher) -> None:
-        self.entrant = entrant
-        self.launcher = launcher
-        self.idle: list[BotProcess] = []
-
-    async def acquire(self) -> BotProcess:
-        while self.idle:
-            process = self.idle.pop()
-            if process.session is not None and not process.session.is_closed:
-                return process
-            await process.stop()
-        return await self.launcher.start(self.entrant.spec)
-
-    async def release(self, process: BotProcess) -> None:
-        session = process.session
-        if session is not None and not session.is_closed and not session.busy:
-            self.idle.append(process)
-        else:
-            await process.stop()
+    seats: list[Seat]
+    processes: list[BotProcess]
 
 
 class Tournament:
-    def __init__(self, league: League, store: Store, log_dir: Path, concurrency: int | None = None) -> None:
+    def __init__(
+        self,
+        league: League,
+        store: Store,
+        log_dir: Path,
+        concurrency: int | None = None,
+        hidden: tuple[Path, ...] = (),
+    ) -> None:
         self.league = league
         self.store = store
         self.log_dir = log_dir
         self.concurrency = concurrency or league.concurrency
         self.schedule = schedule_of(league)
+        self.hidden = hidden
+        """Paths besides the league's own files that no bot may read (a live report's folder)."""
         self.disqualified: dict[str, str] = {}
         self.processes_started = 0
+        self.refusals: list[str] = []
+        """Hellos refused because they presented a seat's token that was already spent."""
+        self.voids_in_a_row = 0
 
     def missing(self) -> list[ScheduledMatch]:
         done = self.store.complete_ids()
         return [match for match in self.schedule if match.match_id not in done]
+
+    def confinement(self) -> Confinement:
+        """The sandbox of every bot of this league: the league's settings, and what it must not see."""
+        league = self.league
+        database = league.database
+        hidden = (
+            league.path,
+            league.path.parent,
+            database,
+            *(database.with_name(database.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
+            self.log_dir,
+            *self.hidden,
+        )
+        folders = tuple(
+            {e.spec.cwd.resolve() for e in league.entrants if e.spec.cwd is not None and not e.in_process}
+        )
+        return Confinement(league.sandbox, league.limits, hidden, folders)
 
     async def run(self, on_progress: Callable[[Progress], None] = lambda progress: None) -> Progress:
         missing = self.missing()
@@ -195,23 +214,36 @@ class Tournament:
             return progress
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.disqualified = await run_builds(self.league, self.log_dir)
-        async with self._pools() as pools:
+        async with open_launcher(self.log_dir, self.confinement()) as launcher:
             queue: asyncio.Queue[ScheduledMatch] = asyncio.Queue()
             for match in missing:
                 queue.put_nowait(match)
+            stopping: set[asyncio.Task[None]] = set()
 
             async def worker() -> None:
-                while not queue.empty():
-                    scheduled = queue.get_nowait()
-                    outcome = await self._play(scheduled, pools)
-                    progress.played += 1
-                    progress.last = outcome
-                    if outcome.status is MatchStatus.COMPLETE:
-                        progress.done += 1
-                        progress.count(scheduled.entrants, outcome.record.totals)
-                    else:
-                        progress.void += 1
-                    on_progress(progress)
+                upcoming: tuple[ScheduledMatch, asyncio.Task[_Lineup]] | None = None
+                try:
+                    while upcoming is not None or not queue.empty():
+                        if upcoming is None:
+                            first = queue.get_nowait()
+                            upcoming = (first, asyncio.create_task(self._lineup(first, launcher)))
+                        (scheduled, starting), upcoming = upcoming, None
+                        lineup = await starting
+                        if not queue.empty():  # the next match's bots start while this one plays
+                            following = queue.get_nowait()
+                            upcoming = (following, asyncio.create_task(self._lineup(following, launcher)))
+                        outcome = await self._play(scheduled, lineup, launcher, stopping)
+                        progress.played += 1
+                        progress.last = outcome
+                        if outcome.status is MatchStatus.COMPLETE:
+                            progress.done += 1
+                            progress.count(scheduled.entrants, outcome.record.totals)
+                        else:
+                            progress.void += 1
+                        on_progress(progress)
+                finally:
+                    if upcoming is not None:
+                        upcoming[1].cancel()
 
             workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(missing)))]
             try:
@@ -220,46 +252,22 @@ class Tournament:
                 for task in workers:
                     task.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
+                await asyncio.gather(*stopping, return_exceptions=True)
+                self.processes_started = launcher.started
+                self.refusals = list(launcher.registry.refusals)
         return progress
 
-    @contextlib.asynccontextmanager
-    async def _pools(self) -> AsyncIterator[dict[str, _Pool]]:
-        registry = SessionRegistry()
-        server, port = await create_server(registry)
-        try:
-            async with Launcher(registry, f"127.0.0.1:{port}", self.log_dir) as launcher:
-                try:
-                    yield {e.name: _Pool(e, launcher) for e in self.league.entrants if not e.in_process}
-                finally:
-                    self.processes_started = len(launcher.processes)
-        finally:
-            await server.stop(grace=1.0)
+    async def _lineup(self, scheduled: ScheduledMatch, launcher: Launcher) -> _Lineup:
+        """Fresh seats for one match: a new process per command entrant, a new object per in-process one,
+        all started at once. A bot that fails to start twice in a row is disqualified for the rest of the
+        run."""
+        lineup = _Lineup([], [])
+        lineup.seats = list(
+            await asyncio.gather(*(self._seat(name, launcher, lineup) for name in scheduled.entrants))
+        )
+        return lineup
 
-    async def _play(self, scheduled: ScheduledMatch, pools: dict[str, _Pool]) -> MatchOutcome:
-        for _attempt in range(VOID_RETRIES + 1):
-            started = time.time()
-            held: list[tuple[_Pool, BotProcess]] = []
-            seats: list[Seat] = []
-            try:
-                for name in scheduled.entrants:
-                    seats.append(await self._seat(name, pools, held))
-                outcome = await play_match(
-                    seats,
-                    self.league.rules,
-                    scheduled.seed,
-                    match_id=scheduled.match_id,
-                    time_control=self.league.time_control,
-                    fault_policy=FaultPolicy(self.league.max_faults),
-                )
-            finally:
-                for pool, process in held:
-                    await pool.release(process)
-            self.store.save(scheduled, outcome, started)
-            if outcome.status is MatchStatus.COMPLETE:
-                break
-        return outcome
-
-    async def _seat(self, name: str, pools: dict[str, _Pool], held: list[tuple[_Pool, BotProcess]]) -> Seat:
+    async def _seat(self, name: str, launcher: Launcher, lineup: _Lineup) -> Seat:
         entrant = self.league.entrant(name)
         if name in self.disqualified:
             return AbsentSeat(name, f"disqualified: {self.disqualified[name]}")
@@ -268,15 +276,69 @@ class Tournament:
                 return LocalSeat(entrant.spec.load(), name)
             except BotSpecError as exc:
                 return AbsentSeat(name, str(exc))
-        pool = pools[name]
         try:
             try:
-                process = await pool.acquire()
+                process = await launcher.start(entrant.spec)
             except BotSpecError:
-                process = await pool.acquire()  # once more: a busy machine can make a start miss its window
+                process = await launcher.start(
+                    entrant.spec
+                )  # a busy machine can make a start miss its window
         except BotSpecError as exc:
             self.disqualified[name] = str(exc)  # twice in a row: it will not start next time either
             return AbsentSeat(name, str(exc))
-        held.append((pool, process))
+        lineup.processes.append(process)
         assert process.session is not None
         return RemoteSeat(process.session, name, exit_words=process.exit_words)
+
+    async def _play(
+        self,
+        scheduled: ScheduledMatch,
+        lineup: _Lineup,
+        launcher: Launcher,
+        stopping: set[asyncio.Task[None]],
+    ) -> MatchOutcome:
+        """Plays and stores one match; a void one is played again from scratch, with fresh bots. The
+        bots are stopped in the background (a polite stop waits a moment for the bot to exit by itself),
+        each task kept in ``stopping`` until it is done."""
+        for attempt in range(VOID_RETRIES + 1):
+            if attempt:
+                lineup = await self._lineup(scheduled, launcher)
+            started = time.time()
+            try:
+                outcome = await play_match(
+                    lineup.seats,
+                    self.league.rules,
+                    scheduled.seed,
+                    match_id=scheduled.match_id,
+                    time_control=self.league.time_control,
+                    fault_policy=FaultPolicy(self.league.max_faults),
+                )
+            finally:
+                task = asyncio.create_task(_stop(launcher, lineup.processes))
+                stopping.add(task)
+                task.add_done_callback(stopping.discard)
+            self.store.save(scheduled, outcome, started)
+            if outcome.status is MatchStatus.COMPLETE:
+                self.voids_in_a_row = 0
+                break
+            self._void(scheduled, outcome, attempt)
+        return outcome
+
+    def _void(self, scheduled: ScheduledMatch, outcome: MatchOutcome, attempt: int) -> None:
+        self.voids_in_a_row += 1
+        LOGGER.error(
+            "match %s is void (attempt %d of %d): %s",
+            scheduled.match_id,
+            attempt + 1,
+            VOID_RETRIES + 1,
+            outcome.void_reason,
+        )
+        if self.voids_in_a_row >= VOIDS_IN_A_ROW:
+            raise RefereeInternalError(
+                f"the referee stopped the run: {self.voids_in_a_row} matches in a row were void, "
+                f"the last one with {outcome.void_reason}"
+            )
+
+
+async def _stop(launcher: Launcher, processes: list[BotProcess]) -> None:
+    await asyncio.gather(*(launcher.stop(process) for process in processes), return_exceptions=True)

@@ -26,7 +26,12 @@ def ending(record: MatchRecord) -> list[str]:
     lines = []
     for seat, pyramid in enumerate(pyramids_of(record)):
         lines += ["", render_pyramid(pyramid, f"seat {seat}: {record.seats[seat]}")]
-    lines.append("")
+    return lines + standings(record)
+
+
+def standings(record: MatchRecord) -> list[str]:
+    """The seats by rank with their totals (the result alone: no deal, no pyramid)."""
+    lines = [""]
     for seat in sorted(range(len(record.seats)), key=lambda seat: (record.ranks[seat], seat)):
         forfeit = "  (forfeited)" if seat in record.forfeits else ""
         lines.append(f"{record.ranks[seat]}. {record.seats[seat]:<16} {record.totals[seat]:>4}{forfeit}")

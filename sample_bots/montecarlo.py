@@ -15,6 +15,7 @@ import math
 import random
 import time
 from collections.abc import Sequence
+from typing import Final
 
 from pyramid_sdk.actions import PLAYS, Action, Declare, Play
 from pyramid_sdk.bot import Bot, MatchInfo
@@ -28,28 +29,63 @@ except ModuleNotFoundError:  # run as a script (python sample_bots/montecarlo.py
     from heuristic import choose_card  # type: ignore[import-not-found,no-redef]
 
 
+MARGIN: Final = 0.2
+"""Share of the per-action limit kept back for the wire, the referee and a slow world."""
+MIN_MARGIN: Final = 0.01
+"""Seconds kept back at least, however short the per-action limit."""
+
+
+def decisions_left(obs: Observation) -> int:
+    """How many more decisions this seat makes in the match, this one included: the cards it still
+    holds, six for each deal to come, and its open declarations."""
+    deals_to_come = obs.rules.deals - obs.deal_number
+    return obs.hand_size(obs.seat) + 6 * deals_to_come + sum(obs.my_pyramid.remaining)
+
+
 class MonteCarloBot(Bot):
     """Flat Monte Carlo over sampled deals, with the heuristic bot's play as the playout policy.
 
-    ``budget`` is the thinking time per decision in seconds; the bot also stays under half of the
-    match's ``per_action`` time control. ``samples``, when given, caps the worlds drawn per decision, so
-    that with a generous budget the bot is deterministic for its seed (tests and measurements use this).
+    ``budget`` caps the thinking time per decision in seconds; within it, the bot thinks as long as the
+    decision's clock allows (:meth:`time_for`). ``samples``, when given, caps the worlds drawn per
+    decision, so that with a generous budget the bot is deterministic for its seed (tests and
+    measurements use this).
     """
 
     name = "montecarlo"
-    version = "1"
+    version = "2"
 
     def __init__(self, budget: float = 0.2, samples: int | None = None, seed: int = 0) -> None:
         self.budget = budget
         self.samples = samples
-        self.limit = budget
         self.rng = random.Random(seed)
 
     def match_start(self, info: MatchInfo) -> None:
         self.rng = random.Random(info.seed)
-        self.limit = min(self.budget, info.time_control.per_action / 2)
-        if self.samples is None and math.isinf(self.limit):
+        clock_limit = info.time_control.per_action + info.time_control.bank
+        if self.samples is None and math.isinf(min(self.budget, clock_limit)):
             raise ValueError("MonteCarloBot needs a finite budget or time control, or a samples cap")
+
+    def time_for(self, obs: Observation) -> float:
+        """Seconds to think about this decision, counted from when the request arrived.
+
+        The per-action limit, less a margin for the wire (the referee's clock counts it), plus an even
+        share of the bank over the decisions left in the match, so the bank is never spent early; at
+        most ``budget``. Without a clock (a simulation, a test) it is ``budget``.
+
+        >>> from pyramid_sdk import Clock, Match, Rules
+        >>> obs = Match(Rules(players=2), seed=1).observation(1)
+        >>> obs.clock = Clock(per_action=1.0, bank=20.8, received=0.0)
+        >>> decisions_left(obs), round(MonteCarloBot(budget=5).time_for(obs), 3)
+        (208, 0.9)
+        >>> MonteCarloBot(budget=0.2).time_for(obs)
+        0.2
+        """
+        clock = obs.clock
+        if clock is None:
+            return self.budget
+        margin = max(MIN_MARGIN, MARGIN * clock.per_action)
+        share = clock.bank / max(1, decisions_left(obs))
+        return max(0.0, min(self.budget, clock.per_action - margin + share))
 
     def declare(self, obs: Observation) -> Declare:
         # Every legal declaration (up to 7 numbers x 4 trumps) is played out in the same worlds. Unlike
@@ -69,9 +105,11 @@ class MonteCarloBot(Bot):
         """Mean outcome of each action over as many sampled worlds as the cap and the time allow.
 
         Every world tries every action, so a world is the unit of work: the loop stops when the next
-        one would probably not fit in the time left (it always finishes at least one).
+        one would probably end after the decision's time (:meth:`time_for`, from when the request
+        arrived); it always finishes at least one.
         """
-        start = time.perf_counter()
+        start = time.monotonic()
+        stop_at = (obs.clock.received if obs.clock is not None else start) + self.time_for(obs)
         totals = [0.0] * len(actions)
         worlds = 0
         while True:
@@ -79,8 +117,8 @@ class MonteCarloBot(Bot):
             for i, action in enumerate(actions):
                 totals[i] += self._playout(obs, hands, action)
             worlds += 1
-            elapsed = time.perf_counter() - start
-            if worlds == self.samples or elapsed * (worlds + 1) / worlds > self.limit:
+            now = time.monotonic()
+            if worlds == self.samples or now + (now - start) / worlds > stop_at:
                 return [total / worlds for total in totals]
 
     def _sample_hands(self, obs: Observation) -> list[Sequence[Card]]:
@@ -121,7 +159,9 @@ if __name__ == "__main__":
     from pyramid_sdk.client import run
 
     parser = argparse.ArgumentParser(description="The Monte Carlo sample bot, connected to a referee.")
-    parser.add_argument("--budget", type=float, default=0.2, help="seconds per decision (default 0.2)")
+    parser.add_argument(
+        "--budget", type=float, default=0.2, help="at most this many seconds per decision (default 0.2)"
+    )
     parser.add_argument("--samples", type=int, default=None, help="at most this many worlds per decision")
     arguments = parser.parse_args()
     run(MonteCarloBot(budget=arguments.budget, samples=arguments.samples))

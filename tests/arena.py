@@ -7,6 +7,7 @@ import os
 import sys
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from pyramid_sdk import Match, MatchRecord, Phase, Rules
@@ -15,7 +16,7 @@ from pyramid_sdk.bot import Bot, MatchInfo, TimeControl
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from referee.faults import FaultPolicy
-from referee.launcher import BotSpec
+from referee.launcher import BotSpec, Confinement
 from referee.match_runner import MatchOutcome, play_match
 from referee.table import open_table
 
@@ -39,17 +40,28 @@ def play(
     record_messages: bool = False,
     absent_ok: bool = False,
     log_dir: Path | None = None,
+    paths: tuple[Path, ...] = (),
+    confinement: Confinement | None = None,
 ) -> tuple[MatchOutcome, list[list[pb.ConnectResponse]]]:
     """Plays one match between bot commands (run from the repo root) and returns the outcome and, per
     seat, every message the referee sent that seat."""
     rules = rules or Rules(players=len(commands))
     sent: list[list[pb.ConnectResponse]] = [[] for _ in commands]
-    specs = [BotSpec.parse(command, name=f"seat{i}", cwd=ROOT) for i, command in enumerate(commands)]
+    specs = [
+        replace(BotSpec.parse(command, name=f"seat{i}", cwd=ROOT), paths=paths)
+        for i, command in enumerate(commands)
+    ]
 
     async def main() -> MatchOutcome:
         taps = [log.append for log in sent] if record_messages else None
         async with open_table(
-            specs, log_dir, taps, absent_ok=absent_ok, hello_timeout=1.0, connect_timeout=15.0
+            specs,
+            log_dir,
+            taps,
+            absent_ok=absent_ok,
+            hello_timeout=1.0,
+            connect_timeout=15.0,
+            confinement=confinement,
         ) as seats:
             return await play_match(
                 seats,
@@ -81,7 +93,7 @@ def bot_processes() -> list[str]:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        is_bot = any(item.startswith(b"PYRAMID_TOKEN=") for item in environ)
+        is_bot = any(item.startswith(b"PYRAMID_TOKEN_FD=") for item in environ)
         if is_bot and RUN_MARK.encode() in environ and "\nState:\tZ" not in status:
             found.append(f"{pid}: {cmdline}")
     return found

@@ -1,5 +1,9 @@
 """The Python SDK's answer to one request, without a network: what it sends for good and bad bots."""
 
+import os
+import subprocess
+import sys
+
 from playthrough import play_random
 from pyramid_sdk import Bot, Card, Declare, Observation, Play, Rules
 from pyramid_sdk.client import _Connection
@@ -67,3 +71,27 @@ def test_a_bot_that_raises_sends_a_reply_without_an_action(capsys):
     assert reply.request_id == 41
     assert not reply.HasField("action")
     assert "RuntimeError: a bug" in capsys.readouterr().err
+
+
+def test_the_token_is_read_from_its_pipe_once_and_the_pipe_closed():
+    """The launcher passes the token on an inherited pipe; the SDK reads it, closes it, forgets the
+    variable, and prefers it to a PYRAMID_TOKEN set by hand."""
+    reader, writer = os.pipe()
+    os.write(writer, b"from-the-pipe\n")
+    os.close(writer)
+    code = (
+        "import os; from pyramid_sdk.client import read_token; token = read_token(); "
+        f"print(token, os.environ.get('PYRAMID_TOKEN_FD'), end=' ');\n"
+        f"try:\n    os.fstat({reader}); print('open')\nexcept OSError:\n    print('closed')"
+    )
+    environment = {**os.environ, "PYRAMID_TOKEN_FD": str(reader), "PYRAMID_TOKEN": "by-hand"}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env=environment,
+        pass_fds=(reader,),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    os.close(reader)
+    assert result.stdout.split() == ["from-the-pipe", "None", "closed"], result.stderr

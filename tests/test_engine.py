@@ -10,6 +10,7 @@ from pyramid_sdk import (
     Declare,
     IllegalActionError,
     IllegalTalkError,
+    InvalidActionError,
     Match,
     MatchRecord,
     NotYourTurnError,
@@ -462,8 +463,12 @@ def test_replay_rejects_a_tampered_record():
 def test_parse_action():
     assert parse_action("0s") == Declare(0, Suit.SPADES)
     assert parse_action("AS") == Play(DECK[5])
-    with pytest.raises(IllegalActionError, match="unknown action"):
-        parse_action("7S")
+    # Text that is no action is not an illegal action: a different error, neither a subclass of the other.
+    for text in ("7S", "XY", "", "3X"):
+        with pytest.raises(InvalidActionError, match="unknown action") as caught:
+            parse_action(text)
+        assert not isinstance(caught.value, IllegalActionError)
+    assert not issubclass(IllegalActionError, InvalidActionError)
 
 
 def test_from_observation_simulates_the_rest_of_the_deal():

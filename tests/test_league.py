@@ -1,13 +1,15 @@
 """League files: a valid one loads into a typed config; every broken one is one clear line, exit code 2."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from referee.league import LeagueError, load_league, parse_duration
+from referee.league import LeagueError, add_entrant, load_league, parse_duration
 from referee.ratings import RatingMode
+from referee.sandbox import Limits, SandboxMode
 from referee.schedule import Seating
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +71,19 @@ def test_a_valid_league_loads_with_defaults_and_absolute_paths(tmp_path):
         1,
     )
     assert minimal.time_control.per_action == 1.0
+    assert (minimal.sandbox, minimal.limits) == (SandboxMode.AUTO, Limits())
+
+
+def test_sandbox_keys(tmp_path):
+    (tmp_path / "weights").mkdir()
+    text = GOOD.replace(
+        "concurrency: 2", "concurrency: 2\nsandbox: required\nlimits: {memory: 512MiB, processes: 64}"
+    )
+    text = text.replace(f"cwd: {ROOT}\n  - name: c", f"cwd: {ROOT}\n    paths: [weights]\n  - name: c")
+    league = load_league(write(tmp_path, text))
+    assert league.sandbox is SandboxMode.REQUIRED
+    assert league.limits == Limits(memory=512 * 1024**2, processes=64)
+    assert league.entrants[1].spec.paths == (tmp_path / "weights",)
 
 
 def test_durations():
@@ -93,6 +108,12 @@ BROKEN = [
     ),
     ("bad-rule", GOOD.replace("talk: defenders", "talk: loud"), r":6: rules.talk: must be one of open"),
     ("unknown-rule", GOOD.replace("talk: defenders", "tlak: open"), r"rules.tlak: unknown rule"),
+    (
+        # The rule's name reaches the message from RulesError.field, not by splitting its text at ":".
+        "rule-name-with-colon",
+        GOOD.replace("talk: defenders", "'talk: x': open"),
+        r":6: rules.talk: x: unknown rule; known rules are",
+    ),
     ("bad-duration", GOOD.replace("500ms", "fast"), r":7: time_control.per_action: expected a duration"),
     (
         "few-entrants",
@@ -103,6 +124,12 @@ BROKEN = [
         "duplicate-name",
         GOOD.replace("name: c", "name: a"),
         r":18: entrants\[2\].name: duplicate entrant name 'a'",
+    ),
+    (
+        # the bots' logs are NAME.log beside the referee's own referee.log
+        "reserved-name",
+        GOOD.replace("name: c", "name: Referee"),
+        r":18: entrants\[2\].name: the name 'referee' is the referee's own",
     ),
     (
         "no-program",
@@ -167,6 +194,21 @@ BROKEN = [
         r":2: seed: Input should be greater than or equal to 0",
     ),
     (
+        "bad-sandbox",
+        GOOD.replace("concurrency: 2", "concurrency: 2\nsandbox: maybe"),
+        r":10: sandbox: Input should be 'auto', 'required' or 'none'",
+    ),
+    (
+        "bad-limit",
+        GOOD.replace("concurrency: 2", "concurrency: 2\nlimits: {memory: lots}"),
+        r":10: limits.memory: expected a size like 512MiB or 1GiB",
+    ),
+    (
+        "missing-path",
+        GOOD.replace(f"cwd: {ROOT}\n  - name: c", f"cwd: {ROOT}\n    paths: [weights]\n  - name: c"),
+        r"entrants\[1\].paths\[0\]: no such path .*weights",
+    ),
+    (
         "players-in-rules",
         GOOD.replace("talk: defenders", "talk: defenders, players: 2"),
         r"rules.players: set players at the top level",
@@ -204,3 +246,38 @@ def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp
     )
     assert result.returncode == 2
     assert "cannot read the league file" in result.stderr
+
+
+def _league_for_submit(tmp_path: Path) -> Path:
+    path = tmp_path / "league.yaml"
+    path.write_text(
+        GOOD.replace("database: out/results.sqlite", "database: results.sqlite"), encoding="utf-8"
+    )
+    return path
+
+
+def test_submit_replaces_the_league_file_by_renaming_a_checked_new_one(tmp_path):
+    path = _league_for_submit(tmp_path)
+    before = path.read_text(encoding="utf-8")
+    reader = tmp_path / "held-by-a-reader.yaml"
+    os.link(path, reader)  # a second name for the old file's contents, as an open reader would hold
+    (tmp_path / "league.yaml.new").write_text("left by a crash", encoding="utf-8")
+    add_entrant(path, "newcomer", ("python", "sample_bots/random_bot.py"), ROOT)
+    assert reader.read_text(encoding="utf-8") == before  # renamed over, never rewritten in place
+    assert [e.name for e in load_league(path).entrants][-1] == "newcomer"
+    assert not (tmp_path / "league.yaml.new").exists()
+
+
+def test_a_submit_that_would_break_the_league_leaves_it_untouched(tmp_path):
+    path = _league_for_submit(tmp_path)
+    before = path.read_bytes()
+    inode = path.stat().st_ino
+    with pytest.raises(LeagueError) as caught:
+        add_entrant(path, "ghost", ("./no_such_bot",), tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:")  # the file the user knows, not the .new one checked
+    assert ".new" not in message
+    assert "no program './no_such_bot'" in message
+    assert path.read_bytes() == before
+    assert path.stat().st_ino == inode
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["league.yaml"]

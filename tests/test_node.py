@@ -83,7 +83,8 @@ def test_the_writing_a_bot_node_example_plays_a_match(tmp_path):
     assert len(code.strip().splitlines()) <= 25
     (tmp_path / "my_bot.js").write_text(code, encoding="utf-8")
     (tmp_path / "sdk").symlink_to(ROOT / "sdk")  # the example sits beside the repository's sdk/ folder
-    outcome, _ = play([f"node {tmp_path / 'my_bot.js'}", RANDOM], seed=8, log_dir=tmp_path)
+    tmp_path.chmod(0o755)  # a sandboxed bot runs as a uid of its own
+    outcome, _ = play([f"node {tmp_path / 'my_bot.js'}", RANDOM], seed=8, log_dir=tmp_path, paths=(tmp_path,))
     assert outcome.status is MatchStatus.COMPLETE
     assert outcome.faults == ()
     assert outcome.record.seats == ("seat0", "seat1")

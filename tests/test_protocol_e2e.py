@@ -56,10 +56,10 @@ def test_full_match_of_random_bot_processes(players):
 def test_a_python_bots_hooks_see_every_deal_end_and_the_match_end(tmp_path, monkeypatch, stream):
     """On either of the SDK's streams (the bots inherit the referee's environment)."""
     monkeypatch.setenv(ENV_STREAM, stream)
-    log = tmp_path / "hooks.jsonl"
-    outcome, _ = play([f"{sys.executable} tests/bots/hooks.py {log}", RANDOM], seed=7)
+    outcome, _ = play([f"{sys.executable} tests/bots/hooks.py", RANDOM], seed=7, log_dir=tmp_path)
     assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
-    seen = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    log = (tmp_path / "seat0.log").read_text(encoding="utf-8").splitlines()
+    seen = [json.loads(line.removeprefix("HOOK ")) for line in log if line.startswith("HOOK ")]
     assert [entry["hook"] for entry in seen] == ["match_start"] + ["deal_end"] * 32 + ["match_end"]
     one_thread = stream == "" and grpcio_checked()
     assert (seen[0]["threads"] == 1) is one_thread
@@ -95,6 +95,7 @@ def test_the_heuristic_and_monte_carlo_bots_play_as_processes():
         ("flood-talk", FaultKind.TALK, "talk"),
         ("flood", FaultKind.MALFORMED, "not the one pending"),
         ("crash", FaultKind.DISCONNECT, "exited with code 3; its last output: 'crashing on purpose'"),
+        ("segv", FaultKind.DISCONNECT, "; it was killed by SIGSEGV"),
         ("wrong-token", FaultKind.DISCONNECT, "exited with code 1 before connecting"),
         ("silent", FaultKind.DISCONNECT, "before connecting"),
     ],

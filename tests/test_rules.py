@@ -39,8 +39,10 @@ def test_defaults_are_the_ones_game_md_names():
     ],
 )
 def test_invalid_rule_values_are_rejected_naming_the_field(kwargs, field):
-    with pytest.raises(RulesError, match=f"^{field}: "):
+    with pytest.raises(RulesError, match=f"^{field}: ") as caught:
         Rules(**kwargs)
+    assert caught.value.field == field
+    assert str(caught.value) == f"{field}: {caught.value.problem}"
 
 
 def test_rules_read_strings_and_round_trip_through_a_dict():
@@ -49,8 +51,9 @@ def test_rules_read_strings_and_round_trip_through_a_dict():
     assert rules.talk is Talk.DEFENDERS
     assert Rules.from_dict(rules.to_dict()) == rules
     assert rules.to_dict()["trick_winner"] == "highest-rank"
-    with pytest.raises(RulesError, match=r"^trump: unknown rule"):
+    with pytest.raises(RulesError, match=r"^trump: unknown rule") as caught:
         Rules.from_dict({"trump": "S"})
+    assert caught.value.field == "trump"
 
 
 def test_score_table():

@@ -95,6 +95,7 @@ def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished)
         "rules",
         "seats",
         "status",
+        "deals_hidden",
         "deals",
         "totals",
         "ranks",
@@ -104,6 +105,7 @@ def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished)
     for line in lines:
         assert set(line) == fields
         assert line["status"] == "complete"
+        assert line["deals_hidden"] is False  # every table is complete
         assert set(line["deals"][0]) == {
             "number",
             "dealer",

@@ -17,7 +17,7 @@ from pyramid_sdk.encoding import (
     time_left_fields,
     varint,
 )
-from pyramid_sdk.observation import Observation, Phase
+from pyramid_sdk.observation import Clock, Observation, Phase
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.wire import (
     ObservationDecoder,
@@ -216,12 +216,16 @@ def test_a_decoded_observation_behaves_as_the_engines_dataclass():
     legal = [action_to_wire(action) for action in view.legal_actions]
     decoded = ObservationDecoder(view.rules).decode(message, legal)
     assert isinstance(decoded, Observation)
-    assert set(wire._LAZY_FIELDS) | {"rules", "legal_actions"} == set(wire._FIELD_NAMES)
+    assert set(wire._LAZY_FIELDS) | {"rules", "legal_actions", "clock"} == set(wire._FIELD_NAMES)
     assert repr(decoded) == repr(view)
     assert dataclasses.astuple(decoded) == dataclasses.astuple(view)
     assert copy.copy(decoded) == view
     assert copy.deepcopy(decoded) == view
     assert dataclasses.replace(decoded, seat=3).seat == 3
+    timed = ObservationDecoder(view.rules).decode(message, legal, Clock(0.5, 3.0, 10.0))
+    assert timed == view  # the clock is not game state: equality ignores it, as the engine's class does
+    assert timed.clock == Clock(0.5, 3.0, 10.0)
+    assert "clock=Clock(per_action=0.5" in repr(timed)
     assert decoded.legal_cards == view.legal_cards
     assert decoded.unseen_cards == view.unseen_cards
     decoded.hand = ()  # a bot may scribble on its own copy

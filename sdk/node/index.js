@@ -6,6 +6,7 @@
  * The protocol is loaded from proto/pyramid/v1/pyramid.proto at run time, so nothing is generated or
  * committed; see docs/PROTOCOL.md for the messages and docs/WRITING_A_BOT.md for a walk-through.
  */
+const fs = require("node:fs");
 const path = require("node:path");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
@@ -108,6 +109,17 @@ function observationFromWire(message, rules, legalActions = []) {
   return obs;
 }
 
+/**
+ * The time this seat has for the decision, as the referee counts it (from sending the request until the
+ * reply arrives, so the wire counts too: aim a little before `deadline`). `receivedAt` and `deadline` are
+ * `performance.now()` readings in milliseconds.
+ */
+function clockFromWire(request, receivedAt) {
+  const perActionMs = request.per_action_ms || 0;
+  const bankMs = request.bank_ms || 0;
+  return { perActionMs, bankMs, timeLeftMs: perActionMs + bankMs, receivedAt, deadline: receivedAt + perActionMs + bankMs };
+}
+
 function rulesFromWire(rules) {
   return {
     players: rules.players,
@@ -162,13 +174,36 @@ function replyFor(requestId, choice) {
 }
 
 /**
+ * The token the referee's launcher wrote on the pipe whose descriptor PYRAMID_TOKEN_FD names, read to
+ * its end and closed so nothing else can read it later; else PYRAMID_TOKEN (a bot started by hand).
+ */
+function readToken() {
+  const fd = process.env.PYRAMID_TOKEN_FD;
+  if (fd === undefined) return process.env.PYRAMID_TOKEN || "";
+  delete process.env.PYRAMID_TOKEN_FD;
+  const number = Number(fd);
+  try {
+    const token = fs.readFileSync(number, "ascii").trim();
+    fs.closeSync(number);
+    return token;
+  } catch (error) {
+    throw new Error(`cannot read the token from PYRAMID_TOKEN_FD=${fd}: ${error.message}`);
+  }
+}
+
+/**
  * Plays every match the referee asks for; resolves when the referee ends the stream.
- * Address and token default to PYRAMID_ADDRESS and PYRAMID_TOKEN, which the referee's launcher sets.
+ * The address defaults to PYRAMID_ADDRESS, the token to what the launcher passed on PYRAMID_TOKEN_FD.
  * A refusal (wrong token, protocol version) rejects with the referee's status and message.
  */
-function run(bot, { address = process.env.PYRAMID_ADDRESS, token = process.env.PYRAMID_TOKEN || "" } = {}) {
+function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
   if (!address) {
     return Promise.reject(new Error(`${bot.name}: no referee address: set PYRAMID_ADDRESS`));
+  }
+  try {
+    if (token === undefined) token = readToken();
+  } catch (error) {
+    return Promise.reject(new Error(`${bot.name}: ${error.message}`));
   }
   const { RefereeService } = protocol();
   const client = new RefereeService(address, grpc.credentials.createInsecure());
@@ -190,7 +225,7 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token = process.env.P
     }
   };
 
-  const handle = async (message) => {
+  const handle = async (message, receivedAt) => {
     switch (message.kind) {
       case "match_start": {
         const start = message.match_start;
@@ -212,6 +247,7 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token = process.env.P
         let reply = { request_id: request.request_id };
         try {
           const obs = observationFromWire(request.observation, matches.get(request.match_id), request.legal_actions);
+          obs.clock = clockFromWire(request, receivedAt);
           const choice = await (obs.phase === "declare" ? bot.declare(obs) : bot.play(obs));
           reply = replyFor(request.request_id, choice);
         } catch (error) {
@@ -244,7 +280,8 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token = process.env.P
 
   return new Promise((resolve, reject) => {
     call.on("data", (message) => {
-      queue = queue.then(() => handle(message));
+      const receivedAt = performance.now(); // the referee's clock runs from before the queue
+      queue = queue.then(() => handle(message, receivedAt));
     });
     call.on("end", () => {
       queue.then(() => {
@@ -274,4 +311,4 @@ function main(bot) {
   );
 }
 
-module.exports = { Bot, run, main, rank, suit, RANKS, SUITS, observationFromWire, replyFor, protocol, PROTOCOL_VERSION };
+module.exports = { Bot, run, main, rank, suit, RANKS, SUITS, observationFromWire, clockFromWire, replyFor, protocol, PROTOCOL_VERSION };

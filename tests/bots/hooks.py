@@ -1,4 +1,5 @@
-"""A random bot that writes down what its hooks saw, one JSON line each, to the file named by argv[1]."""
+"""A random bot that prints what its hooks saw, one JSON line each (marked ``HOOK``), for its log: a
+sandboxed bot can write nowhere else that outlives it."""
 
 from __future__ import annotations
 
@@ -15,19 +16,21 @@ from sample_bots.random_bot import RandomBot
 class Recorder(RandomBot):
     name = "hooks"
 
-    def __init__(self, path: str) -> None:
-        super().__init__()
-        self.path = path
-
     def _write(self, **entry: object) -> None:
-        with open(self.path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(entry) + "\n")
+        print("HOOK", json.dumps(entry), flush=True)
 
     def match_start(self, info: MatchInfo) -> None:
         super().match_start(info)
+        print(f"match {info.match_id}, seat {info.seat}, bot seed {info.seed}", file=sys.stderr)
         # The thread that plays is the only Python thread with the SDK's own stream; gRPC's asyncio API
         # adds its poller thread.
-        self._write(hook="match_start", seat=info.seat, threads=threading.active_count())
+        self._write(
+            hook="match_start",
+            seat=info.seat,
+            threads=threading.active_count(),
+            match_id=info.match_id,
+            seed=info.seed,
+        )
 
     def deal_end(self, obs: Observation) -> None:
         self._write(
@@ -43,4 +46,4 @@ class Recorder(RandomBot):
 
 
 if __name__ == "__main__":
-    run(Recorder(sys.argv[1]))
+    run(Recorder())

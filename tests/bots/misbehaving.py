@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import queue
 import random
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +22,7 @@ import grpc
 from pyramid_sdk.actions import Declare, Play
 from pyramid_sdk.bot import Bot, MatchInfo
 from pyramid_sdk.cards import DECK, Card
-from pyramid_sdk.client import ENV_ADDRESS, ENV_TOKEN, run
+from pyramid_sdk.client import ENV_ADDRESS, read_token, run
 from pyramid_sdk.observation import Observation
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
@@ -67,6 +68,15 @@ class Crasher(Seeded):
         return super().play(obs)
 
 
+class Segfaulter(Seeded):
+    """Dies of SIGSEGV in the middle of the third deal it plays a card in, as a native crash would."""
+
+    def play(self, obs: Observation) -> Card | Play:
+        if obs.deal_number >= 3:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return super().play(obs)
+
+
 class Cheater(Seeded):
     """Plays a card it does not hold (in the deck, but not in its hand) every time."""
 
@@ -83,27 +93,31 @@ class Flooder(Seeded):
         return Play(card if isinstance(card, Card) else card.card, "blah " * 100)
 
 
-Answer = Callable[[pb.ConnectResponse], list[pb.ConnectRequest]]
+Answer = Callable[[pb.ConnectResponse], list[pb.ConnectRequest | bytes]]
+CONNECT = "/pyramid.v1.RefereeService/Connect"
+GARBAGE = b"\xff\xff\xff not a protobuf message"
 
 
-def raw_stream(first: list[pb.ConnectRequest], answer: Answer) -> None:
-    """A hand-written client for behaviours the SDK would never produce."""
-    outbox: queue.Queue[pb.ConnectRequest | None] = queue.Queue()
+def raw_stream(first: list[pb.ConnectRequest | bytes], answer: Answer) -> None:
+    """A hand-written client for behaviours the SDK would never produce. It sends bytes as they are
+    (messages are serialised first), so it can send what no protobuf library would write."""
+    outbox: queue.Queue[bytes | None] = queue.Queue()
     for message in first:
-        outbox.put(message)
+        outbox.put(message if isinstance(message, bytes) else message.SerializeToString())
 
-    def requests() -> Iterator[pb.ConnectRequest]:
+    def requests() -> Iterator[bytes]:
         while (message := outbox.get()) is not None:
             yield message
 
     received: list[str] = []
     with grpc.insecure_channel(os.environ[ENV_ADDRESS]) as channel:
-        stub = pb_grpc.RefereeServiceStub(channel)
+        connect = channel.stream_stream(CONNECT, request_serializer=None, response_deserializer=None)
         try:
-            for response in stub.Connect(requests()):
+            for data in connect(requests()):
+                response = pb.ConnectResponse.FromString(data)
                 received.append(response.WhichOneof("kind"))
                 for reply in answer(response):
-                    outbox.put(reply)
+                    outbox.put(reply if isinstance(reply, bytes) else reply.SerializeToString())
         except grpc.RpcError as exc:
             print(f"stream ended: {exc.code().name}: {exc.details()}", file=sys.stderr)
             sys.exit(1)
@@ -114,9 +128,7 @@ def raw_stream(first: list[pb.ConnectRequest], answer: Answer) -> None:
 
 def hello(token: str | None = None) -> pb.ConnectRequest:
     return pb.ConnectRequest(
-        hello=pb.Hello(
-            protocol_version=PROTOCOL_VERSION, token=token or os.environ[ENV_TOKEN], bot_name="raw"
-        )
+        hello=pb.Hello(protocol_version=PROTOCOL_VERSION, token=token or read_token(), bot_name="raw")
     )
 
 
@@ -155,6 +167,58 @@ def flood(response: pb.ConnectResponse) -> list[pb.ConnectRequest]:
     return [answer] + [stray] * 300 if request.request_id == 1 else [answer]
 
 
+class Counted:
+    """An answer function that knows how many action requests it has seen."""
+
+    def __init__(self, answer: Callable[[int, pb.ActionRequest], list[pb.ConnectRequest | bytes]]) -> None:
+        self.answer = answer
+        self.requests = 0
+
+    def __call__(self, response: pb.ConnectResponse) -> list[pb.ConnectRequest | bytes]:
+        if response.WhichOneof("kind") != "action_request":
+            return []
+        self.requests += 1
+        return self.answer(self.requests, response.action_request)
+
+
+def reply(request: pb.ActionRequest, action: pb.Action | None = None, talk: str = "") -> pb.ConnectRequest:
+    action = action if action is not None else first_legal(request)
+    return pb.ConnectRequest(action=pb.ActionReply(request_id=request.request_id, action=action, talk=talk))
+
+
+def garbage(number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | bytes]:
+    """Bytes that are no message instead of its 2nd and 4th replies; the right answer otherwise."""
+    return [GARBAGE] if number in (2, 4) else [reply(request)]
+
+
+def bad_utf8_talk(number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | bytes]:
+    """Its 3rd reply is well formed protobuf except that its talk is not UTF-8 (a string field must be)."""
+    if number != 3:
+        return [reply(request)]
+    data = reply(request, talk="@@").SerializeToString()
+    return [data.replace(b"@@", b"\xff\xfe")]
+
+
+class DeclareTalk:
+    """Attaches talk to its first declaration, and declares the last legal one (never the default)."""
+
+    def __init__(self) -> None:
+        self.talked = False
+
+    def __call__(self, number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | bytes]:
+        if request.observation.phase != pb.PHASE_DECLARE or self.talked:
+            return [reply(request)]
+        self.talked = True
+        return [reply(request, request.legal_actions[-1], talk="I shall take them all")]
+
+
+def exit_after_welcome(response: pb.ConnectResponse) -> list[pb.ConnectRequest | bytes]:
+    if response.WhichOneof("kind") == "welcome":
+        print("leaving after the welcome", file=sys.stderr, flush=True)
+        os._exit(4)
+    return []
+
+
 def main() -> None:
     behaviour = sys.argv[1]
     if behaviour == "wrong-token":
@@ -174,8 +238,25 @@ def main() -> None:
         raw_stream([hello()], oversized)
     elif behaviour == "flood":
         raw_stream([hello()], flood)
+    elif behaviour == "garbage":
+        raw_stream([hello()], Counted(garbage))
+    elif behaviour == "bad-utf8-talk":
+        raw_stream([hello()], Counted(bad_utf8_talk))
+    elif behaviour == "declare-talk":
+        raw_stream([hello()], Counted(DeclareTalk()))
+    elif behaviour == "garbage-hello":
+        raw_stream([GARBAGE], Counted(garbage))
+    elif behaviour == "exit-after-welcome":
+        raw_stream([hello()], exit_after_welcome)
     else:
-        bots = {"sleep": Sleeper, "crash": Crasher, "illegal": Cheater, "flood-talk": Flooder, "good": Seeded}
+        bots = {
+            "sleep": Sleeper,
+            "crash": Crasher,
+            "segv": Segfaulter,
+            "illegal": Cheater,
+            "flood-talk": Flooder,
+            "good": Seeded,
+        }
         run(bots[behaviour]())
 
 

@@ -93,13 +93,20 @@ test("replies: a card, a card with talk, a declaration; anything else throws", (
 });
 
 test("a bot plays through a stand-in referee, sync and async answers alike", async () => {
-  const ref = await referee([START, request(1), request(2, { last_deal: OBSERVATION }), { match_end: { match_id: "m1", totals: [1, 2], ranks: [2, 1], faults: [] } }]);
+  const ref = await referee([
+    START,
+    request(1, { per_action_ms: 250, bank_ms: 1500 }),
+    request(2, { last_deal: OBSERVATION, per_action_ms: 250, bank_ms: 900 }),
+    { match_end: { match_id: "m1", totals: [1, 2], ranks: [2, 1], faults: [] } },
+  ]);
   const events = [];
+  const clocks = [];
   class Slow extends Bot {
     matchStart(info) {
       events.push(`start seed=${info.seed} seat=${info.seat}`);
     }
     play(obs) {
+      clocks.push({ ...obs.clock, now: performance.now() });
       return obs.dealNumber === 3 && events.length === 1
         ? "KH"
         : new Promise((resolve) => setTimeout(() => resolve({ card: "AD", talk: "mine" }), 20));
@@ -123,6 +130,15 @@ test("a bot plays through a stand-in referee, sync and async answers alike", asy
   assert.equal(ref.received[2].action.talk, "mine");
   assert.equal(ref.received[2].action.request_id, "2");
   assert.deepEqual(events, ["start seed=42 seat=1", "deal 3 over", "end ranks=2,1"]);
+  // Every decision carries its clock: the request's limits, and a deadline on this process's clock.
+  assert.deepEqual(
+    clocks.map((c) => [c.perActionMs, c.bankMs, c.timeLeftMs, Math.round(c.deadline - c.receivedAt)]),
+    [
+      [250, 1500, 1750, 1750],
+      [250, 900, 1150, 1150],
+    ],
+  );
+  for (const c of clocks) assert.ok(c.receivedAt <= c.now && c.now < c.deadline);
 });
 
 test("a bot that throws answers at once with no action, and keeps playing", async () => {
@@ -165,4 +181,23 @@ test("a refusal rejects with the status and the referee's message", async () => 
   await assert.rejects(run(new Bot(), { address: `127.0.0.1:${port}`, token: "x" }), /UNAUTHENTICATED: unknown token/);
   server.forceShutdown();
   await assert.rejects(run(new Bot(), { address: "" }), /no referee address/);
+});
+
+test("the token comes from the pipe PYRAMID_TOKEN_FD names, never from the environment", async () => {
+  const { spawn } = require("node:child_process");
+  const ref = await referee([]);
+  const child = spawn(
+    process.execPath,
+    ["-e", `require(${JSON.stringify(require.resolve(".."))}).main(new (require(${JSON.stringify(require.resolve(".."))}).Bot)())`],
+    {
+      env: { PATH: process.env.PATH, PYRAMID_ADDRESS: ref.address, PYRAMID_TOKEN_FD: "3", PYRAMID_TOKEN: "not-this" },
+      stdio: ["ignore", "inherit", "inherit", "pipe"],
+    },
+  );
+  child.stdio[3].end("secret-from-the-pipe\n");
+  const deadline = Date.now() + 10000;
+  while (ref.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  child.kill();
+  ref.stop();
+  assert.equal(ref.received[0].hello.token, "secret-from-the-pipe");
 });

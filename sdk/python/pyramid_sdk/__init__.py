@@ -12,6 +12,7 @@ from pyramid_sdk.actions import (
     Declare,
     IllegalActionError,
     IllegalTalkError,
+    InvalidActionError,
     NotYourTurnError,
     Play,
     parse_action,
@@ -19,7 +20,7 @@ from pyramid_sdk.actions import (
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
 from pyramid_sdk.cards import DECK, Card, CardError, Rank, Suit, format_cards
 from pyramid_sdk.engine import Match, deal_hands, first_dealer
-from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick
+from pyramid_sdk.observation import Clock, Observation, Phase, TalkMessage, Trick
 from pyramid_sdk.pyramid import Pyramid, PyramidEntry, render_pyramid
 from pyramid_sdk.record import DealRecord, MatchRecord, RecordError
 from pyramid_sdk.rules import QUOTAS, Rules, RulesError, Talk, TrickWinner, score, trick_winner_index
@@ -34,10 +35,12 @@ __all__ = [
     "Bot",
     "Card",
     "CardError",
+    "Clock",
     "DealRecord",
     "Declare",
     "IllegalActionError",
     "IllegalTalkError",
+    "InvalidActionError",
     "Match",
     "MatchInfo",
     "MatchRecord",

@@ -4,6 +4,10 @@ Actions are small immutable values that parse and print, so logs, golden files a
 notation: a declaration is its number and trump letter (``3H``: three tricks, hearts trump), a play is
 the card's code (``QS``). The two never collide, since no card has a rank from 0 to 6.
 
+Text that is no action at all (:class:`InvalidActionError`) and an action the rules forbid now
+(:class:`IllegalActionError`) are different errors, as python-chess keeps ``InvalidMoveError`` apart from
+``IllegalMoveError``: the first is a typo to fix, the second a move to rethink.
+
 >>> parse_action("3H")
 Declare(tricks=3, trump=<Suit.HEARTS: 1>)
 >>> str(parse_action("qs"))
@@ -16,6 +20,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from pyramid_sdk.cards import DECK, Card, CardError, Suit
+
+
+class InvalidActionError(ValueError):
+    """Text that is not an action in our notation (``7S``, ``XY``): it says nothing about the rules.
+
+    >>> parse_action("7S")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pyramid_sdk.actions.InvalidActionError: unknown action '7S': expected a declaration like '3H' or ...
+    """
 
 
 class IllegalActionError(ValueError):
@@ -75,7 +89,8 @@ ACTIONS: Final[tuple[Action, ...]] = (*PLAYS, *(declaration for row in DECLARATI
 
 
 def parse_action(text: str) -> Action:
-    """Parses ``3H`` (declare three, hearts trump) or a card code such as ``QS``."""
+    """Parses ``3H`` (declare three, hearts trump) or a card code such as ``QS``; raises
+    :class:`InvalidActionError` for anything else. Whether the action is legal is the engine's question."""
     cleaned = text.strip().upper()
     if len(cleaned) == 2 and cleaned[0] in "0123456":
         try:
@@ -85,6 +100,6 @@ def parse_action(text: str) -> Action:
     try:
         return PLAYS[Card.parse(cleaned).index]
     except CardError:
-        raise IllegalActionError(
+        raise InvalidActionError(
             f"unknown action {text!r}: expected a declaration like '3H' or a card like 'QS'"
         ) from None

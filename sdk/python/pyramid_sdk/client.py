@@ -3,7 +3,7 @@
 ::
 
     from pyramid_sdk.client import run
-    run(MyBot())   # address and token from PYRAMID_ADDRESS and PYRAMID_TOKEN
+    run(MyBot())   # address from PYRAMID_ADDRESS, token from the pipe PYRAMID_TOKEN_FD names
 
 A slow ``play()`` only delays this bot's answer; the referee's time control decides what that costs.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 import traceback
 
 from pyramid_sdk import transport as _transport  # noqa: F401  (sets gRPC up before it is imported)
@@ -23,13 +24,17 @@ import grpc
 from pyramid_sdk.actions import PLAYS
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
 from pyramid_sdk.encoding import action_reply
+from pyramid_sdk.observation import Clock
 from pyramid_sdk.stream import AsyncioStream, StreamEnded, ThreadStream, single_thread
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import views_pb2 as views
 from pyramid_sdk.wire import PROTOCOL_VERSION, ObservationDecoder, rules_from_wire
 
 ENV_ADDRESS = "PYRAMID_ADDRESS"
+ENV_TOKEN_FD = "PYRAMID_TOKEN_FD"
+"""The file descriptor the referee's launcher passes the token on: read once, then closed."""
 ENV_TOKEN = "PYRAMID_TOKEN"
+"""A token given by hand, for a bot started outside the launcher (the launcher never sets it)."""
 
 CONNECT = f"/{pb.DESCRIPTOR.services_by_name['RefereeService'].full_name}/Connect"
 """The stream's method. The SDK sends bytes it wrote itself and reads each response's bytes as a
@@ -44,13 +49,17 @@ class ConnectionRefused(RuntimeError):
 def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
     """Plays every match the referee asks for, then returns when the referee closes the stream.
 
-    ``address`` and ``token`` default to the environment variables the launcher sets,
-    ``PYRAMID_ADDRESS`` and ``PYRAMID_TOKEN``. A refusal exits the process with a one-line message.
+    ``address`` defaults to ``PYRAMID_ADDRESS``, and ``token`` to what the launcher wrote on the pipe
+    ``PYRAMID_TOKEN_FD`` names (or, for a bot started by hand, ``PYRAMID_TOKEN``). A refusal exits the
+    process with a one-line message.
     """
     address = address or os.environ.get(ENV_ADDRESS)
-    token = token if token is not None else os.environ.get(ENV_TOKEN, "")
     if not address:
         raise SystemExit(f"{bot.name}: no referee address: set {ENV_ADDRESS} or pass address=")
+    try:
+        token = token if token is not None else read_token()
+    except ValueError as exc:
+        raise SystemExit(f"{bot.name}: {exc}") from None
     try:
         on_one_thread = single_thread()
     except ValueError as exc:
@@ -59,6 +68,19 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
         _Connection(bot, address, token).serve(on_one_thread)
     except ConnectionRefused as exc:
         raise SystemExit(f"{bot.name}: {exc}") from None
+
+
+def read_token() -> str:
+    """The token from the launcher's pipe, read to its end and closed, so that nothing else can read it
+    later; else ``PYRAMID_TOKEN``; else ``""``. Raises ``ValueError`` for a descriptor that is not open."""
+    fd = os.environ.pop(ENV_TOKEN_FD, None)
+    if fd is None:
+        return os.environ.get(ENV_TOKEN, "")
+    try:
+        with os.fdopen(int(fd), "rb") as pipe:
+            return pipe.read(1024).decode("ascii", "replace").strip()
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the token from {ENV_TOKEN_FD}={fd}: {exc}") from None
 
 
 class _Connection:
@@ -139,10 +161,12 @@ class _Connection:
             self._hook(self.bot.deal_end, decoder.decode(last_deal))
 
     def _answer(self, request: views.ActionRequestView) -> bytes:
+        # The clock starts before the deal-end hook: the referee's clock is already running.
+        clock = Clock(request.per_action_ms / 1000, request.bank_ms / 1000, time.monotonic())
         if request.last_deal:
             self._deal_end(request.match_id, request.last_deal)
         try:
-            obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions)
+            obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions, clock)
             action = self.bot.act(obs)
             try:
                 reply = action_reply(request.request_id, action)

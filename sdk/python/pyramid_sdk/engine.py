@@ -83,7 +83,13 @@ class Match:
     Seats are numbered from 0 clockwise; "the player to the left" of seat ``s`` is ``(s + 1) % players``.
     """
 
-    # The current deal; views hand out these tuples as they are, so they are replaced, never mutated.
+    # The match so far (set by _set_match only).
+    _first_dealer: int
+    _pyramids: tuple[Pyramid, ...]
+    _forfeited: tuple[bool, ...]
+    _deals: list[DealRecord]
+    # The current deal (set by _set_deal only); views hand out these tuples as they are, so they are
+    # replaced, never mutated.
     _deal_number: int
     _dealer: int
     _declarer: int
@@ -109,10 +115,7 @@ class Match:
         self.seed: Final = seed
         self.seats: Final = names
         self._players = players
-        self._first_dealer = first_dealer(seed, players)
-        self._pyramids: tuple[Pyramid, ...] = (Pyramid(),) * players
-        self._forfeited: tuple[bool, ...] = (False,) * players
-        self._deals: list[DealRecord] = []
+        self._set_match(first_dealer(seed, players), (Pyramid(),) * players, (False,) * players)
         self._start_deal(1)
 
     # -- state ------------------------------------------------------------------------------------------
@@ -343,6 +346,10 @@ class Match:
         For simulating bots: sample the hands the seat cannot see (consistent with ``obs``), then play
         the deal out with :meth:`apply`. Later deals of such a match are drawn from seed 0, so simulate
         to the end of the current deal only. ``hands[obs.seat]`` must be the observing seat's own hand.
+
+        The state goes through the same two setters as a new match's, so ``observation(obs.seat)`` of
+        the result equals ``obs`` (talk and the per-trick talk limits included) and no field can be left
+        behind when the engine gains one.
         """
         if obs.phase not in (Phase.DECLARE, Phase.PLAY):
             raise ValueError(f"from_observation: nothing to simulate in phase {obs.phase}")
@@ -354,19 +361,16 @@ class Match:
         for seat in range(players):
             if len(current[seat]) != obs.hand_size(seat):
                 raise ValueError(f"from_observation: seat {seat} must hold {obs.hand_size(seat)} cards")
-        match._deal_number = obs.deal_number
-        match._dealer = obs.dealer
-        match._declarer = obs.declarer
-        match._dealt = current
-        match._hands = list(current)
-        match._declaration = obs.declaration
-        match._current = obs.current_trick
-        match._tricks = obs.tricks
-        match._taken = obs.taken
-        match._pyramids = obs.pyramids
-        match._forfeited = obs.forfeited
-        match._phase = obs.phase
-        match._to_act = obs.to_act
+        match._set_match((obs.dealer - obs.deal_number + 1) % players, obs.pyramids, obs.forfeited)
+        match._set_deal(
+            obs.deal_number,
+            current,
+            phase=obs.phase,
+            declaration=obs.declaration,
+            current_trick=obs.current_trick,
+            tricks=obs.tricks,
+            talk=obs.talk,
+        )
         return match
 
     @classmethod
@@ -414,21 +418,61 @@ class Match:
 
     # -- internals --------------------------------------------------------------------------------------
 
-    def _start_deal(self, number: int) -> None:
+    def _set_match(self, first: int, pyramids: tuple[Pyramid, ...], forfeited: tuple[bool, ...]) -> None:
+        """The one place the match-wide state is set: by a new match and by :meth:`from_observation`."""
+        self._first_dealer = first
+        self._pyramids = pyramids
+        self._forfeited = forfeited
+        self._deals = []
+
+    def _set_deal(
+        self,
+        number: int,
+        dealt: tuple[tuple[Card, ...], ...],
+        *,
+        phase: Phase = Phase.DECLARE,
+        declaration: Declare | None = None,
+        current_trick: Trick | None = None,
+        tricks: tuple[Trick, ...] = (),
+        talk: tuple[TalkMessage, ...] = (),
+    ) -> None:
+        """The one place a deal's state is set, for a new deal and for :meth:`from_observation` alike
+        (OpenSpiel's games build a state in one constructor path, so a copy cannot forget a field).
+
+        Everything that follows from the arguments is derived here rather than passed in: the dealer and
+        declarer from the deal number, the seat to act from the trick in play, the tricks taken from the
+        finished tricks, and each seat's talk in this trick (its per-trick limit) from the talk.
+        """
         players = self._players
         self._deal_number = number
         self._dealer = (self._first_dealer + number - 1) % players
         self._declarer = declarer = (self._dealer + 1) % players
-        self._dealt = deal_hands(self.seed, number, players)
-        self._hands = list(self._dealt)
-        self._declaration = None
-        self._current = Trick(declarer, ())
-        self._tricks = ()
-        self._taken = (0,) * players
-        self._talk = ()
-        self._talk_counts = [0] * players
-        self._phase = Phase.DECLARE
-        self._to_act = declarer
+        self._dealt = dealt
+        self._hands = list(dealt)
+        self._declaration = declaration
+        self._current = current = current_trick if current_trick is not None else Trick(declarer, ())
+        self._tricks = tricks
+        taken = [0] * players
+        for trick in tricks:
+            if trick.winner is not None:
+                taken[trick.winner] += 1
+        self._taken = tuple(taken)
+        self._talk = talk
+        counts = [0] * players
+        for message in talk:
+            if message.trick == len(tricks) + 1:
+                counts[message.seat] += 1
+        self._talk_counts = counts
+        self._phase = phase
+        if phase is Phase.DECLARE:
+            self._to_act = declarer
+        elif phase is Phase.PLAY:
+            self._to_act = (current.leader + len(current.cards)) % players
+        else:
+            self._to_act = None
+
+    def _start_deal(self, number: int) -> None:
+        self._set_deal(number, deal_hands(self.seed, number, self._players))
 
     def _play(self, seat: int, card: Card, hand: tuple[Card, ...]) -> None:
         self._hands[seat] = tuple([held for held in hand if held is not card])

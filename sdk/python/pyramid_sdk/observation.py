@@ -9,7 +9,7 @@ referee can send it to an untrusted bot as it is.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyramid_sdk.actions import Action, Declare, Play
 from pyramid_sdk.cards import DECK, Card, Suit
@@ -57,6 +57,40 @@ class TalkMessage:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The time a seat has for the decision it is asked for, as the referee counts it: a search can
+    budget from it, as lichess-bot passes the clock to every search.
+
+    The referee's clock runs from when it sends the request until the reply arrives, so the time on
+    the wire counts too: aim a little before :attr:`deadline`. ``received`` and ``deadline`` are
+    ``time.monotonic()`` readings of the bot's own process.
+
+    >>> clock = Clock(per_action=1.0, bank=19.5, received=100.0)
+    >>> clock.time_left, clock.deadline
+    (20.5, 120.5)
+    """
+
+    per_action: float
+    """Seconds this decision may take without drawing on the bank."""
+    bank: float
+    """Seconds left in the match's bank before this decision; it pays for any time over ``per_action``,
+    and at zero a slow answer is a timeout."""
+    received: float
+    """``time.monotonic()`` when the SDK read the request (when the referee's seat called the bot, for an
+    in-process bot)."""
+
+    @property
+    def time_left(self) -> float:
+        """Seconds before this decision times out: the per-action limit plus the bank."""
+        return self.per_action + self.bank
+
+    @property
+    def deadline(self) -> float:
+        """``time.monotonic()`` at which this decision times out, by the bot's reading of the time."""
+        return self.received + self.per_action + self.bank
+
+
 @dataclass(slots=True)
 class Observation:
     """One seat's view of the match. ``legal_actions`` is empty unless it is this seat's turn.
@@ -89,6 +123,10 @@ class Observation:
     """The table talk of this deal that this seat may see."""
     legal_actions: tuple[Action, ...]
     forfeited: tuple[bool, ...]
+    clock: Clock | None = field(default=None, compare=False)
+    """This seat's time for the decision, set by the SDK on every observation that asks for one (and by
+    the referee for an in-process bot); ``None`` where no clock runs: in the engine's own observations,
+    simulations and :meth:`Bot.deal_end`. It is not part of the game state, so equality ignores it."""
 
     @property
     def players(self) -> int:

@@ -23,7 +23,24 @@ DECLARATIONS_PER_PLAYER: Final = sum(QUOTAS)
 
 
 class RulesError(ValueError):
-    """A rule parameter with a value outside what the game allows; the message names the field."""
+    """A rule parameter with a value outside what the game allows.
+
+    ``field`` names the parameter and ``problem`` says what is wrong with it, so a caller that knows
+    where the value came from (a league file's line) can say so without parsing the message, which is
+    ``"field: problem"``.
+
+    >>> error = RulesError("talk", "must be one of open, defenders, off, got 'loud'")
+    >>> error.field, str(error)
+    ('talk', "talk: must be one of open, defenders, off, got 'loud'")
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[type[RulesError], tuple[str, str]]:  # picklable across processes
+        return type(self), (self.field, self.problem)
 
 
 class TrickWinner(enum.StrEnum):
@@ -68,13 +85,13 @@ class Rules:
 
     def __post_init__(self) -> None:
         if isinstance(self.players, bool) or not isinstance(self.players, int) or not 2 <= self.players <= 4:
-            raise RulesError(f"players: must be 2, 3 or 4, got {self.players!r}")
+            raise RulesError("players", f"must be 2, 3 or 4, got {self.players!r}")
         object.__setattr__(self, "trick_winner", _enum_field("trick_winner", TrickWinner, self.trick_winner))
         object.__setattr__(self, "talk", _enum_field("talk", Talk, self.talk))
         for name, low, high in (("talk_max_length", 1, 1000), ("talk_max_per_trick", 0, 100)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise RulesError(f"{name}: must be a whole number from {low} to {high}, got {value!r}")
+                raise RulesError(name, f"must be a whole number from {low} to {high}, got {value!r}")
 
     @property
     def deals(self) -> int:
@@ -93,7 +110,7 @@ class Rules:
         known = {field.name for field in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise RulesError(f"{unknown[0]}: unknown rule; known rules are {', '.join(sorted(known))}")
+            raise RulesError(unknown[0], f"unknown rule; known rules are {', '.join(sorted(known))}")
         return cls(**dict(data))
 
 
@@ -103,7 +120,7 @@ def _enum_field(name: str, kind: type[enum.StrEnum], value: object) -> Any:
     if isinstance(value, str) and value in kind._value2member_map_:
         return kind(value)
     choices = ", ".join(member.value for member in kind)
-    raise RulesError(f"{name}: must be one of {choices}, got {value!r}")
+    raise RulesError(name, f"must be one of {choices}, got {value!r}")
 
 
 def score(declared: int, taken: int) -> int:

@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 
 from pyramid_sdk.actions import ACTIONS, DECLARATIONS, PLAYS, Action, Declare, Play
 from pyramid_sdk.cards import DECK, Card, CardError, Suit
-from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick
+from pyramid_sdk.observation import Clock, Observation, Phase, TalkMessage, Trick
 from pyramid_sdk.pyramid import Pyramid, PyramidEntry
 from pyramid_sdk.rules import Rules, RulesError, Talk, TrickWinner
 from pyramid_sdk.v1 import pyramid_pb2 as pb
@@ -107,7 +107,10 @@ _DECLARATION_BY_WIRE: Final[dict[tuple[int, int], Declare]] = {
 
 
 def action_from_wire(message: pb.Action, talk: str = "") -> Action:
-    """The action a bot sent, with its talk attached to a play; :class:`WireError` if it names none."""
+    """The action a bot sent, with its talk attached to a play; :class:`WireError` if it names none.
+
+    A declaration carries no talk (the declarer never talks): talk sent with one is not kept here, and
+    the referee records it as a talk fault (docs/PROTOCOL.md)."""
     play = _PLAY_BY_CODE.get(message.card)  # the common case, without the oneof lookup
     if play is not None:
         return Play(play.card, talk) if talk else play
@@ -184,14 +187,17 @@ class ObservationDecoder:
         return tricks
 
     def decode(
-        self, message: pb.Observation | bytes, legal: Sequence[pb.Action] | Sequence[bytes] = ()
+        self,
+        message: pb.Observation | bytes,
+        legal: Sequence[pb.Action] | Sequence[bytes] = (),
+        clock: Clock | None = None,
     ) -> Observation:
         """The observation in ``message`` (a message, or its encoding), with ``legal`` (messages, or their
-        encodings) as its legal actions. Only these are decoded now; the other fields when the bot first
-        reads them, so a field the message gets wrong raises :class:`WireError` then. The observation
-        keeps ``message``: do not change a message after decoding it."""
+        encodings) as its legal actions and ``clock`` as its clock. Only these are decoded now; the other
+        fields when the bot first reads them, so a field the message gets wrong raises :class:`WireError`
+        then. The observation keeps ``message``: do not change a message after decoding it."""
         obs = _WireObservation.__new__(_WireObservation)
-        obs._decoder, obs._message, obs.rules = self, message, self.rules
+        obs._decoder, obs._message, obs.rules, obs.clock = self, message, self.rules, clock
         try:
             obs.legal_actions = tuple(
                 map(_action_from_bytes, legal)  # type: ignore[arg-type]
@@ -227,6 +233,8 @@ _LAZY_FIELDS: Final[dict[str, Callable[[ObservationDecoder, pb.Observation], obj
 }
 """How each field is decoded when first read; ``rules`` and ``legal_actions`` are set at once."""
 _FIELD_NAMES: Final = tuple(field.name for field in dataclasses.fields(Observation))
+_COMPARED: Final = tuple(field.name for field in dataclasses.fields(Observation) if field.compare)
+"""Equality ignores the clock, as the engine's dataclass does: it is not part of the game state."""
 
 _ACTION_BY_ENCODING: Final[dict[bytes, Action]] = {
     action_to_wire(action).SerializeToString(): action for action in ACTIONS
@@ -276,7 +284,7 @@ class _WireObservation(Observation):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Observation):
             return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in _FIELD_NAMES)
+        return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
 
     def __repr__(self) -> str:
         return f"Observation({', '.join(f'{name}={getattr(self, name)!r}' for name in _FIELD_NAMES)})"
