@@ -31,10 +31,19 @@ from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotSpec, BotSpecError, Confinement
 from referee.league import League, LeagueError, add_entrant, load_league
 from referee.logs import LEVELS, referee_logging
-from referee.match_runner import MatchOutcome, MatchStatus, play_match
+from referee.match_runner import LocalSeat, MatchOutcome, MatchStatus, RemoteSeat, Seat, play_match
 from referee.ratings import Leaderboard, rate
 from referee.report import write_report
-from referee.reports import FORMATS, eta_text, export_lines, leaderboard_table, replay_text
+from referee.reports import (
+    FORMATS,
+    PROGRESS_WIDTH,
+    export_lines,
+    leaderboard_table,
+    matches_text,
+    progress_line,
+    replay_text,
+)
+from referee.results import open_results
 from referee.sandbox import SandboxError, SandboxMode
 from referee.store import Store, StoreError
 from referee.table import open_table
@@ -44,6 +53,13 @@ from referee.transcript import brief
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 LOGGER = logging.getLogger(__name__)
+
+
+class InputError(click.ClickException):
+    """A broken league file or bot: one line naming what and where, exit code 2. (Wrong flags and
+    arguments are click's usage errors, which show the usage first.)"""
+
+    exit_code = 2
 
 
 def log_level_option(default: str, where: str) -> Callable[[F], F]:
@@ -150,10 +166,18 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
 )
 @click.option("--max-faults", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--logs", type=click.Path(file_okay=False, path_type=Path), help="Folder for the bots' stderr.")
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    metavar="NAME",
+    help="A seat's name, in the order of BOTS; repeat it (default: the name each bot gives itself).",
+)
 @sandbox_options
 @log_level_option("warning", "on stderr")
 def match_command(
     bots: tuple[str, ...],
+    names: tuple[str, ...],
     seed: int | None,
     rules: tuple[str, ...],
     per_action: float,
@@ -171,13 +195,18 @@ def match_command(
     """
     if not 2 <= len(bots) <= 4:
         raise click.UsageError(f"a match needs 2 to 4 bots, got {len(bots)}")
+    if len(names) > len(bots) or not all(_clean_name(name) for name in names):
+        raise click.BadParameter(
+            f"one printable name per bot at most: {len(names)} name(s) for {len(bots)} bots",
+            param_hint="--name",
+        )
     parsed = _parse_rules(len(bots), rules)
     try:
         specs = _unique_names([BotSpec.parse(text) for text in bots])
         for spec in specs:
             spec.check()
     except BotSpecError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise InputError(str(exc)) from None
     specs = [replace(spec, paths=tuple(path.resolve() for path in ro_paths)) for spec in specs]
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
@@ -187,10 +216,14 @@ def match_command(
     try:
         with referee_logging(log_level):
             outcome = asyncio.run(
-                _play(specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement)
+                _play(
+                    specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement, names
+                )
             )
     except (BotSpecError, SandboxError) as exc:
         raise click.ClickException(str(exc)) from None
+    seats = outcome.record.seats
+    click.echo("seats: " + ", ".join(f"{seat}={name}" for seat, name in enumerate(seats)))
     click.echo(brief(outcome.record))
     for fault in outcome.faults:
         click.echo(
@@ -213,6 +246,33 @@ def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
     return named
 
 
+def _clean_name(name: str) -> str:
+    """A seat name fit to print: one line of printable characters, at most 40 (a bot's own name comes
+    from its hello, which any bot may fill with anything)."""
+    return "".join(char if char.isprintable() else "?" for char in name.strip())[:40]
+
+
+def _name_seats(seats: list[Seat], given: tuple[str, ...]) -> None:
+    """Each seat's name: ``--name``, else the name the bot gives itself (its hello's ``bot_name``, its
+    class's ``name``), else the one from its command line; repeated names get #2, #3 ..."""
+    chosen = []
+    for index, seat in enumerate(seats):
+        own = ""
+        if isinstance(seat, RemoteSeat):
+            own = seat.session.bot_name
+        elif isinstance(seat, LocalSeat):
+            own = str(seat.bot.name)
+        chosen.append(_clean_name(given[index] if index < len(given) else own) or seat.name)
+    taken: set[str] = set()
+    for seat, name in zip(seats, chosen, strict=True):
+        unique, number = name, 1
+        while unique in taken:
+            number += 1
+            unique = f"{name}#{number}"
+        taken.add(unique)
+        seat.name = unique
+
+
 async def _play(
     specs: list[BotSpec],
     rules: Rules,
@@ -221,8 +281,10 @@ async def _play(
     max_faults: int,
     logs: Path | None,
     confinement: Confinement,
+    names: tuple[str, ...] = (),
 ) -> MatchOutcome:
     async with open_table(specs, logs, confinement=confinement) as seats:
+        _name_seats(seats, names)
         return await play_match(
             seats,
             rules,
@@ -241,11 +303,27 @@ seed (an id built from the seed would hand a bot every hand)."""
 # -- leagues ----------------------------------------------------------------------------------------------
 
 
-def _league(path: str) -> League:
+def _league(path: str, check_commands: bool = True) -> League:
     try:
-        return load_league(path)
+        return load_league(path, check_commands)
     except LeagueError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise InputError(str(exc)) from None
+
+
+def _results(league_file: str) -> tuple[Store, League]:
+    """For the commands that read a league's results: its stored results, opened read-only. Its bots
+    are not checked (results stay readable when a bot has moved), and nothing is written: a league
+    never run gets no database, only one line saying that ``referee run`` plays it (exit code 1)."""
+    league = _league(league_file, check_commands=False)
+    try:
+        return open_results(league, league_file)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _ratings(league: League, store: Store) -> Leaderboard:
+    """The leaderboard of the stored results, without storing it (``referee run`` does)."""
+    return rate([e.name for e in league.entrants], schedule_of(league), store.matches(), league.rating)
 
 
 def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
@@ -275,35 +353,49 @@ def _run_until_signal(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 class _Display:
-    """Live progress: a bar on a terminal, one line per match otherwise (logs, CI)."""
+    """Live progress: a bar on a terminal, one line per match otherwise (logs, CI); 80 columns at most.
+    The speed and ETA come from the matches played in this run only (see ``progress_line``)."""
 
-    def __init__(self, league: League) -> None:
+    BAR = 16
+
+    def __init__(self, league: League, workers: int = 1) -> None:
         self.league = league
+        self.workers = workers
         self.live = sys.stdout.isatty()
         self.bar: Any = None
+        self.durations: list[float] = []
+        self.seen = 0
+        self.first_start: float | None = None
+        """When this run's first match started (the builds before it are no match time)."""
 
     def __call__(self, progress: Progress) -> None:
-        elapsed = time.monotonic() - progress.started
-        rate_per_s = progress.played / elapsed if elapsed > 0 and progress.played else 0.0
-        left = progress.total - progress.done
-        eta = left / rate_per_s if rate_per_s else float("inf")
-        leader = ""
-        if progress.leader is not None:
-            name, mean = progress.leader
-            leader = f"leader: {name} ({mean:.1f} points/match)"
-        text = f"{progress.done}/{progress.total} matches  {rate_per_s:.2f}/s  ETA {eta_text(eta)}" + (
-            f"  void {progress.void}" if progress.void else ""
+        now = time.monotonic()
+        if progress.played > self.seen and progress.last is not None:
+            self.seen = progress.played
+            self.durations.append(progress.last.elapsed)
+            if self.first_start is None:
+                self.first_start = now - progress.last.elapsed
+        workers = max(1, min(self.workers, progress.total - progress.done))
+        width = PROGRESS_WIDTH - (self.BAR + 1 if self.live else 0)
+        wall = None if self.first_start is None else now - self.first_start
+        text = progress_line(
+            progress.done,
+            progress.total,
+            self.durations,
+            workers,
+            progress.void,
+            progress.leader,
+            width,
+            wall,
         )
         if self.live:
             if self.bar is None:
-                self.bar = Bar(
-                    TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[info]}")
-                )
+                self.bar = Bar(BarColumn(bar_width=self.BAR), TextColumn("{task.fields[info]}"))
                 self.bar.start()
                 self.task = self.bar.add_task(self.league.name, total=progress.total, info="")
-            self.bar.update(self.task, completed=progress.done, info=f"{text}  {leader}")
+            self.bar.update(self.task, completed=progress.done, info=text)
         elif progress.played:
-            click.echo(f"{text}  {leader}")
+            click.echo(text)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -357,7 +449,7 @@ def run_command(
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / "referee.log"
     tournament = Tournament(league, store, log_dir, concurrency, hidden)
-    display = _Display(league)
+    display = _Display(league, tournament.concurrency)
     cpus = _cpu_count()
     if tournament.concurrency > cpus:
         click.echo(
@@ -430,9 +522,8 @@ def _cpu_count() -> int:
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="table", show_default=True)
 def leaderboard_command(league_file: str, fmt: str) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
-    league = _league(league_file)
-    store, league = _store(league)
-    board = _board(league, store)
+    store, league = _results(league_file)
+    board = _ratings(league, store)
     click.echo(FORMATS[fmt](board) if fmt != "table" else leaderboard_table(board, league.name), nl=False)
 
 
@@ -444,32 +535,65 @@ def replay_command(league_file: str, match_id: str) -> None:
 
     MATCH_ID is an id from `referee export` (like r1:alice,bob) or a schedule position from 1.
     """
-    league = _league(league_file)
-    store, league = _store(league)
+    store, league = _results(league_file)
     stored = store.matches()
     schedule = schedule_of(league)
     if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
         match_id = schedule[int(match_id) - 1].match_id
     if match_id not in stored:
         raise click.ClickException(
-            f"no stored match {match_id!r} in {league.database}; `referee export` lists the stored ones"
+            f"no stored match {match_id!r} in {league.database}; `referee matches {league_file}` lists the "
+            "stored ones"
         )
     shown = disclosure(schedule, stored).deals_shown(stored[match_id])
     click.echo(replay_text(stored[match_id], shown), nl=False)
+
+
+@main.command("matches")
+@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
+@click.option("--entrant", metavar="NAME", help="Only the matches this entrant played.")
+@click.option("--status", type=click.Choice(["complete", "void"]), help="Only the matches of this status.")
+def matches_command(league_file: str, entrant: str | None, status: str | None) -> None:
+    """Lists the stored matches of LEAGUE: position, id, status, points per seat, faults per entrant.
+
+    Results only, never a deal. `referee replay LEAGUE ID` shows one of them (ID or position).
+    """
+    store, league = _results(league_file)
+    stored = store.matches()
+    known = {e.name for e in league.entrants} | {name for m in stored.values() for name in m.record.seats}
+    if entrant is not None and entrant not in known:
+        raise click.BadParameter(
+            f"no entrant {entrant!r} in {league.name}; its entrants are {', '.join(sorted(known))}",
+            param_hint="--entrant",
+        )
+    click.echo(matches_text(schedule_of(league), stored, entrant, status), nl=False)
 
 
 @main.command("export")
 @click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
 @click.option(
-    "-o", "--output", type=click.File("w", encoding="utf-8"), default="-", help="File (default stdout)."
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default="-",
+    help="File (default stdout).",
 )
-def export_command(league_file: str, fmt: str, output: Any) -> None:
+def export_command(league_file: str, fmt: str, output: Path) -> None:
     """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
-    league = _league(league_file)
-    store, league = _store(league)
-    for line in export_lines(league, schedule_of(league), store.matches()):
-        output.write(line + "\n")
+    store, league = _results(league_file)
+    lines = list(export_lines(league, schedule_of(league), store.matches()))
+    if str(output) == "-":
+        for line in lines:
+            click.echo(line)
+        return
+    try:
+        output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"{output}: cannot write the export: {exc.strerror or exc}") from None
+    click.echo(
+        f"export: {len(lines)} match{'es' if len(lines) != 1 else ''} of {league.name} written to {output}"
+    )
 
 
 @main.command("check", context_settings={"ignore_unknown_options": True})
@@ -524,7 +648,7 @@ def submit_command(
     """
     league = _league(league_file)
     if any(entrant.name == name for entrant in league.entrants):
-        raise click.UsageError(f"{league.path}: an entrant is already named {name!r}; choose another --name")
+        raise InputError(f"{league.path}: an entrant is already named {name!r}; choose another --name")
     report = _check(command, cwd, sandbox, ro_paths)
     click.echo("\n".join(report.lines()))
     if not report.clean:
@@ -548,8 +672,7 @@ def submit_command(
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 def report_command(league_file: str, output: Path, serve: bool, port: int) -> None:
     """Writes LEAGUE's results as a static HTML site (opens from disk, no network needed)."""
-    league = _league(league_file)
-    store, league = _store(league)
+    store, league = _results(league_file)
     index = _write_report(league, store, output)
     click.echo(f"report: {index}")
     if serve:

@@ -16,7 +16,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pyramid_sdk.actions import Action, Declare, IllegalActionError, IllegalTalkError, Play
+from pyramid_sdk.actions import (
+    Action,
+    Declare,
+    IllegalActionError,
+    IllegalTalkError,
+    MalformedActionError,
+    Play,
+)
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
 from pyramid_sdk.encoding import (
     ObservationEncoder,
@@ -404,6 +411,8 @@ class _Runner:
                 if isinstance(action, Play) and action.card in match.hand(seat):
                     match.apply(Play(action.card), seat)
                     return
+            except MalformedActionError as exc:  # wrongly typed fields, from an in-process bot
+                self._fault(seat, FaultKind.MALFORMED, str(exc))
             except IllegalActionError as exc:
                 self._fault(seat, FaultKind.ILLEGAL_ACTION, str(exc))
         match.apply(match.default_action(), seat)

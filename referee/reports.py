@@ -16,6 +16,7 @@ from pyramid_sdk.cards import format_cards
 from referee.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.faults import Fault
 from referee.league import League
+from referee.match_runner import MatchStatus
 from referee.ratings import Leaderboard, Standing
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch
@@ -39,16 +40,17 @@ COLUMNS = (
 
 
 def _cell(key: str, standing: Standing) -> str:
-    value = standing.to_dict()[key]
+    """A leaderboard figure as people read it, rounded once from the exact value, exactly as the HTML
+    report's leaderboard shows it (templates/index.html): the two must never disagree."""
     if key in ("mu", "sigma", "conservative"):
-        return f"{value:.2f}"
+        return f"{getattr(standing, key):.2f}"
     if key == "mean_points":
-        return f"{value:.1f}"
+        return f"{standing.mean_points:.1f}"
     if key == "points_ci95":
-        return "—" if value is None else f"{value:.1f}"
+        return f"{standing.points_ci95:.1f}" if standing.tables > 1 else "—"
     if key == "exact_rate":
-        return f"{100 * float(str(value)):.0f}%"
-    return str(value)
+        return f"{100 * standing.exact_rate:.0f}%"
+    return str(standing.to_dict()[key])
 
 
 def leaderboard_table(board: Leaderboard, title: str = "") -> str:
@@ -153,10 +155,11 @@ def replay_text(match: StoredMatch, deals_shown: bool = True) -> str:
                 f"fault: {seats[fault.seat]} deal {fault.deal} {fault.kind}: {mask_cards(fault.detail)}"
             )
         return "\n".join(lines + standings(record)) + "\n"
+    width = max(12, *map(len, seats))  # long names keep the hands aligned
     for deal in record.deals:
         lines += ["", deal_line(deal, seats)]
         for seat, hand in enumerate(deal.hands):
-            lines.append(f"    {seats[seat]:>12}: {format_cards(hand, human=True)}")
+            lines.append(f"    {seats[seat]:>{width}}: {format_cards(hand, human=True)}")
         for number, trick in enumerate(deal.tricks, start=1):
             plays = "  ".join(
                 f"{seats[trick.seat_of(i, len(seats))]} {card.human}" for i, card in enumerate(trick.cards)
@@ -168,6 +171,103 @@ def replay_text(match: StoredMatch, deals_shown: bool = True) -> str:
     for fault in match.faults:
         lines.append(f"fault: {seats[fault.seat]} deal {fault.deal} {fault.kind}: {fault.detail}")
     return "\n".join(lines + ending(record)) + "\n"
+
+
+def matches_text(
+    schedule: Sequence[ScheduledMatch],
+    stored: dict[str, StoredMatch],
+    entrant: str | None = None,
+    status: str | None = None,
+) -> str:
+    """The stored matches, one line each in schedule order: position, id, status, each seat's entrant
+    and points (a forfeit marked), and the faults per entrant. Results only, never a deal, so a table
+    still being played gives nothing away (``referee.disclosure``). ``entrant`` and ``status`` filter.
+    A stored match no longer in the schedule (its entrant left the league) comes last, as ``-``."""
+    position = {scheduled.match_id: scheduled.position + 1 for scheduled in schedule}
+    order = sorted(stored.values(), key=lambda m: (position.get(m.match_id, len(position) + 1), m.match_id))
+    rows = [("#", "match", "status", "points", "faults")]
+    for match in order:
+        record = match.record
+        if entrant is not None and entrant not in record.seats:
+            continue
+        if status is not None and str(match.status) != status:
+            continue
+        void = match.status is not MatchStatus.COMPLETE
+        points = "  ".join(
+            f"{name} {'—' if void else record.totals[seat]}{' (forfeit)' if seat in record.forfeits else ''}"
+            for seat, name in enumerate(record.seats)
+        )
+        counts: dict[str, int] = {}
+        for fault in match.faults:
+            counts[record.seats[fault.seat]] = counts.get(record.seats[fault.seat], 0) + 1
+        faults = "  ".join(f"{name} {count}" for name, count in counts.items()) or "—"
+        number = str(position.get(match.match_id, "-"))
+        rows.append((number, match.match_id, str(match.status), points, faults))
+    w = [max(len(row[column]) for row in rows) for column in range(4)]
+    lines = [f"{a:>{w[0]}}  {b:<{w[1]}}  {c:<{w[2]}}  {d:<{w[3]}}  {e}" for a, b, c, d, e in rows]
+    complete = sum(m.status is MatchStatus.COMPLETE for m in stored.values())
+    in_schedule = sum(match_id in position for match_id in stored)
+    summary = (
+        f"{in_schedule} of {len(schedule)} scheduled matches stored: "
+        f"{complete} complete, {len(stored) - complete} void"
+    )
+    shown = len(rows) - 1
+    if entrant is not None or status is not None:
+        summary += f"; {shown} shown"
+    return "\n".join([*lines, summary]) + "\n" if shown else summary + "\n"
+
+
+PROGRESS_WIDTH = 80
+"""Columns a progress line may take: it fits a classic terminal."""
+
+
+def progress_line(
+    done: int,
+    total: int,
+    durations: Sequence[float],
+    workers: int,
+    void: int = 0,
+    leader: tuple[str, float] | None = None,
+    width: int = PROGRESS_WIDTH,
+    wall: float | None = None,
+) -> str:
+    """One line of a league's progress, at most ``width`` columns (a long leader's name is shortened).
+
+    The speed comes from the matches played *in this run* only: a resumed run's stored matches say
+    nothing of its speed, and the builds before its first match are no match time. ``durations`` are
+    the seconds each of them took, ``workers`` how many run at once, ``wall`` the seconds since this
+    run's first match started. Until every worker has finished a match the speed is ``workers`` matches
+    per mean duration; then it is the matches played over ``wall``, which counts every overhead.
+
+    >>> progress_line(16, 20, [30.0, 34.0], workers=4, leader=("montecarlo", 115.04))
+    '16/20 matches  0.12/s  ETA 32s  leader: montecarlo (115.0 points/match)'
+    >>> progress_line(16, 20, [30.0, 34.0], workers=2, wall=40.0)
+    '16/20 matches  0.05/s  ETA 1m20s'
+    >>> progress_line(5, 6, [0.5], 1, leader=("an-entrant-with-a-long-name", 110.0), width=63)
+    '5/6 matches  2.00/s  ETA 0s  leader: an-entrant-… (110.0/match)'
+    >>> len(progress_line(1, 20, [8.0], 1, void=2, leader=("x" * 64, 99.0)))
+    80
+    """
+    played, spent = len(durations), sum(durations)
+    if wall is not None and wall > 0 and played >= workers:
+        rate = played / wall
+    else:
+        rate = workers * played / spent if played and spent > 0 else 0.0
+    eta = (total - done) / rate if rate else math.inf
+    text = f"{done}/{total} matches  {rate:.2f}/s  ETA {eta_text(eta)}" + (f"  void {void}" if void else "")
+    if leader is None:
+        return text[:width]
+    name, mean = leader
+    tail = f" ({mean:.1f} points/match)"
+    room = width - len(text) - len("  leader: ") - len(tail)
+    if room < min(len(name), 12):  # a tight fit: the name matters more than the word
+        tail = f" ({mean:.1f}/match)"
+        room = width - len(text) - len("  leader: ") - len(tail)
+    if room < 4:
+        return text[:width]
+    if len(name) > room:
+        name = name[: room - 1] + "…"
+    return f"{text}  leader: {name}{tail}"
 
 
 def eta_text(seconds: float) -> str:

@@ -258,7 +258,7 @@ class Session:
             try:
                 message = await self._context.read()
             except Exception as exc:  # a message over the transport's limit, or a broken connection
-                self.close(f"stream broken: {_describe(exc)}")
+                self.close(f"stream broken: {_status_name(exc)}")
                 return
             if not isinstance(message, bytes):  # grpc.aio.EOF
                 self.close("the bot closed its stream")
@@ -325,7 +325,8 @@ def decode_request(data: bytes) -> pb.ConnectRequest | str:
         return f"{len(data)} bytes that do not decode as a ConnectRequest: {reason}"
 
 
-def _describe(exc: BaseException) -> str:
+def _status_name(exc: BaseException) -> str:
+    """What broke a stream, in one word: the gRPC status code, or the exception type."""
     if isinstance(exc, grpc.RpcError):
         code = exc.code() if hasattr(exc, "code") else None
         return f"{code.name if code else type(exc).__name__}"

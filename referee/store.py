@@ -153,6 +153,16 @@ class Store:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def meta(self, key: str) -> str | None:
+        """A value of the ``meta`` table (``settings``, ``secret_seed``, …), or ``None``; never writes."""
+        return self._meta(key)
+
+    def match_count(self) -> int:
+        """How many matches are stored (complete or void); 0 for a file with no results table yet."""
+        if self.meta("schema_version") is None:
+            return 0
+        return int(self.db.execute("SELECT count(*) FROM matches").fetchone()[0])
+
     def _set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
@@ -162,15 +172,18 @@ class Store:
         with self.transaction():
             stored = self._meta("settings")
             if stored is not None and stored != settings and not fresh:
-                raise StoreError(
-                    f"{self.path} holds results of other league settings (seed, players, rules, time control "
-                    "or faults changed); run with --fresh to start over, or point database: at a new file"
-                )
+                raise self.other_settings()
             if fresh:
                 for table in ("faults", "tricks", "deals", "seats", "ratings", "matches", "entrants"):
                     self.db.execute(f"DELETE FROM {table}")
             self._set_meta("settings", settings)
             self._set_meta("league", league_name)
+
+    def other_settings(self) -> StoreError:
+        return StoreError(
+            f"{self.path} holds results of other league settings (seed, players, rules, time control "
+            "or faults changed); run with --fresh to start over, or point database: at a new file"
+        )
 
     def secret_seed(self, renew: bool = False) -> int:
         """The league's secret seed, drawn on first use (or when ``renew``) and kept in ``meta``."""

@@ -32,9 +32,10 @@ def ending(record: MatchRecord) -> list[str]:
 def standings(record: MatchRecord) -> list[str]:
     """The seats by rank with their totals (the result alone: no deal, no pyramid)."""
     lines = [""]
+    width = max(16, *map(len, record.seats))  # long names keep the totals aligned
     for seat in sorted(range(len(record.seats)), key=lambda seat: (record.ranks[seat], seat)):
         forfeit = "  (forfeited)" if seat in record.forfeits else ""
-        lines.append(f"{record.ranks[seat]}. {record.seats[seat]:<16} {record.totals[seat]:>4}{forfeit}")
+        lines.append(f"{record.ranks[seat]}. {record.seats[seat]:<{width}} {record.totals[seat]:>4}{forfeit}")
     return lines
 
 

@@ -29,6 +29,8 @@ except ModuleNotFoundError:  # run as a script (python sample_bots/montecarlo.py
     from heuristic import choose_card  # type: ignore[import-not-found,no-redef]
 
 
+DEFAULT_BUDGET: Final = 0.2
+"""Seconds per decision at most, unless told otherwise (and unless only a sample count is given)."""
 MARGIN: Final = 0.2
 """Share of the per-action limit kept back for the wire, the referee and a slow world."""
 MIN_MARGIN: Final = 0.01
@@ -45,18 +47,25 @@ def decisions_left(obs: Observation) -> int:
 class MonteCarloBot(Bot):
     """Flat Monte Carlo over sampled deals, with the heuristic bot's play as the playout policy.
 
-    ``budget`` caps the thinking time per decision in seconds; within it, the bot thinks as long as the
-    decision's clock allows (:meth:`time_for`). ``samples``, when given, caps the worlds drawn per
-    decision, so that with a generous budget the bot is deterministic for its seed (tests and
-    measurements use this).
+    Two ways to bound its thinking:
+
+    - by time: ``budget`` caps the seconds per decision (default 0.2); within it, the bot thinks as long
+      as the decision's clock allows (:meth:`time_for`). Its choices then depend on the machine's speed.
+    - by count: ``samples`` alone draws exactly that many worlds per decision, whatever the clock says,
+      so the bot's choices are a function of its match seed: a league replays exactly (the example
+      league plays it this way). Give both and whichever comes first stops it.
     """
 
     name = "montecarlo"
-    version = "2"
+    version = "3"
 
-    def __init__(self, budget: float = 0.2, samples: int | None = None, seed: int = 0) -> None:
-        self.budget = budget
+    def __init__(self, budget: float | None = None, samples: int | None = None, seed: int = 0) -> None:
+        if samples is not None and samples < 1:
+            raise ValueError(f"samples: at least 1 world per decision, got {samples}")
         self.samples = samples
+        self.timed = budget is not None or samples is None
+        """Whether time stops the thinking; not with a sample count alone."""
+        self.budget = DEFAULT_BUDGET if budget is None else budget
         self.rng = random.Random(seed)
 
     def match_start(self, info: MatchInfo) -> None:
@@ -104,9 +113,9 @@ class MonteCarloBot(Bot):
     def _evaluate(self, obs: Observation, actions: Sequence[Action]) -> list[float]:
         """Mean outcome of each action over as many sampled worlds as the cap and the time allow.
 
-        Every world tries every action, so a world is the unit of work: the loop stops when the next
-        one would probably end after the decision's time (:meth:`time_for`, from when the request
-        arrived); it always finishes at least one.
+        Every world tries every action, so a world is the unit of work: the loop stops after
+        ``samples`` worlds or, when timed, when the next one would probably end after the decision's
+        time (:meth:`time_for`, from when the request arrived); it always finishes at least one.
         """
         start = time.monotonic()
         stop_at = (obs.clock.received if obs.clock is not None else start) + self.time_for(obs)
@@ -118,7 +127,7 @@ class MonteCarloBot(Bot):
                 totals[i] += self._playout(obs, hands, action)
             worlds += 1
             now = time.monotonic()
-            if worlds == self.samples or now + (now - start) / worlds > stop_at:
+            if worlds == self.samples or (self.timed and now + (now - start) / worlds > stop_at):
                 return [total / worlds for total in totals]
 
     def _sample_hands(self, obs: Observation) -> list[Sequence[Card]]:
@@ -160,8 +169,19 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description="The Monte Carlo sample bot, connected to a referee.")
     parser.add_argument(
-        "--budget", type=float, default=0.2, help="at most this many seconds per decision (default 0.2)"
+        "--budget",
+        type=float,
+        default=None,
+        help=f"at most this many seconds per decision (default {DEFAULT_BUDGET}, none with --samples alone)",
     )
-    parser.add_argument("--samples", type=int, default=None, help="at most this many worlds per decision")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=None,
+        help="exactly this many worlds per decision, whatever the clock: the bot's choices then depend on "
+        "its match seed alone, so a league replays exactly (with --budget, whichever comes first)",
+    )
     arguments = parser.parse_args()
+    if arguments.samples is not None and arguments.samples < 1:
+        parser.error("--samples: at least 1")
     run(MonteCarloBot(budget=arguments.budget, samples=arguments.samples))

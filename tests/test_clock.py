@@ -12,8 +12,9 @@ import pytest
 
 from arena import RANDOM, play
 from pyramid_sdk import Clock, Match, Rules
-from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.bot import MatchInfo, TimeControl
 from referee.faults import FaultKind
+from referee.league import load_league
 from referee.match_runner import LocalSeat, MatchStatus, play_match
 from sample_bots.montecarlo import MonteCarloBot, decisions_left
 
@@ -100,3 +101,51 @@ def test_the_monte_carlo_bot_uses_its_clock_and_stays_within_it(tmp_path):
     print(f"median {statistics.median(thinking):.3f}s, max {max(thinking):.3f}s")
     assert statistics.median(thinking) > 0.6 * per_action
     assert max(thinking) < per_action + 5.0
+
+
+class _Counting(MonteCarloBot):
+    """Counts the worlds it draws."""
+
+    worlds = 0
+
+    def _sample_hands(self, obs):
+        self.worlds += 1
+        return super()._sample_hands(obs)
+
+
+def test_a_monte_carlo_bot_given_a_sample_count_alone_ignores_the_clock():
+    """By count, the choices depend on the match seed alone: however late the request (a busy machine),
+    it draws exactly its samples. By time, a request already out of time gets one world."""
+    match = Match(Rules(players=4), seed=9)
+    info = MatchInfo("m", match.declarer, match.seats, match.rules, TimeControl(1.0, 20.0), 77)
+    choices = []
+    for _ in range(2):
+        obs = match.observation(match.declarer)
+        obs.clock = Clock(per_action=0.001, bank=0.0, received=0.0)  # long past: no time left at all
+        counted = _Counting(samples=3)
+        counted.match_start(info)
+        choices.append(counted.act(obs))
+        assert counted.worlds == 3
+    assert choices[0] == choices[1]  # the same seed, the same worlds, the same declaration
+    timed = _Counting(budget=0.2)
+    timed.match_start(info)
+    timed.act(obs)
+    assert timed.worlds == 1
+    capped = _Counting(budget=0.2, samples=3)  # both: whichever comes first (here the clock)
+    capped.match_start(info)
+    capped.act(obs)
+    assert capped.worlds == 1
+    with pytest.raises(ValueError, match="samples: at least 1"):
+        MonteCarloBot(samples=0)
+
+
+def test_the_example_league_thinks_by_count_so_it_repeats_exactly():
+    league = load_league(ROOT / "tournaments/example/league.yaml", check_commands=False)
+    for entrant in league.entrants:
+        command = entrant.spec.command
+        if "sample_bots/montecarlo.py" in command:
+            assert "--samples" in command
+            assert "--budget" not in command  # a budget would make its choices depend on the machine
+            break
+    else:
+        pytest.fail("the example league has no Monte Carlo bot")

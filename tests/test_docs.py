@@ -48,5 +48,5 @@ def test_the_writing_a_bot_example_plays_a_match_through_the_cli(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "fault" not in result.stdout
-    assert "my_bot" in result.stdout
+    assert "seats: 0=mybot, 1=random\n" in result.stdout  # the names the bots give themselves
     assert "deal 32" in result.stdout

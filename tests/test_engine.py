@@ -11,6 +11,7 @@ from pyramid_sdk import (
     IllegalActionError,
     IllegalTalkError,
     InvalidActionError,
+    MalformedActionError,
     Match,
     MatchRecord,
     NotYourTurnError,
@@ -117,6 +118,54 @@ def test_illegal_actions_raise_typed_errors_and_change_nothing():
     finish_deal(match)
     with pytest.raises(IllegalActionError, match="no seat acts in phase deal-over"):
         match.apply(Play(Card.parse("AS")))
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        Declare(3.0, Suit.CLUBS),  # a float: once a TypeError deep in the engine, a void match
+        Declare(True, Suit.CLUBS),  # a bool: once accepted as a declaration of 1
+        Declare("3", Suit.CLUBS),
+        Declare(None, Suit.CLUBS),
+        Declare(3, 3),  # a number where the Suit belongs
+        Declare(3, "C"),
+    ],
+    ids=["float", "bool", "str", "none", "int-trump", "str-trump"],
+)
+def test_a_wrongly_typed_declaration_is_malformed_and_changes_nothing(action):
+    match = arranged()
+    declarer = match.declarer
+    before = match.observation(declarer)
+    with pytest.raises(MalformedActionError, match=r"a declaration is a whole number of tricks \(an int\)"):
+        match.apply(action)
+    assert match.observation(declarer) == before
+    assert match.phase is Phase.DECLARE
+    assert match.pyramids[declarer].remaining == (1, 2, 3, 4, 3, 2, 1)
+    assert issubclass(MalformedActionError, IllegalActionError)  # callers catching the rules' error see it
+
+
+@pytest.mark.parametrize("card", ["AS", 0, None, 1.5], ids=["code", "int", "none", "float"])
+def test_a_play_of_something_that_is_no_card_is_malformed_and_changes_nothing(card):
+    match = arranged()
+    match.apply(Declare(3, Suit.CLUBS))
+    before = match.observation(match.declarer)
+    with pytest.raises(MalformedActionError, match="a play is a Card, not "):
+        match.apply(Play(card))
+    assert match.observation(match.declarer) == before
+    play_card(match, "AS")  # the real card is still there to play
+
+
+def test_an_error_message_never_raises_even_for_an_object_whose_repr_does():
+    class Unprintable:
+        def __repr__(self):
+            raise RuntimeError("no repr")
+
+    match = arranged()
+    with pytest.raises(IllegalActionError, match="must declare tricks and trump, not a Unprintable"):
+        match.apply(Unprintable())
+    match.apply(Declare(3, Suit.CLUBS))
+    with pytest.raises(MalformedActionError, match="a play is a Card, not a Unprintable"):
+        match.apply(Play(Unprintable()))
 
 
 def test_trick_winner_takes_the_trick_and_leads_next():

@@ -84,3 +84,12 @@ def test_a_bot_that_dies_before_connecting_is_reported_with_its_last_words(tmp_p
     assert str(error.value) == (
         "bot 'dies' exited with code 1 before connecting; its last output: 'weights.bin: no such file'"
     )
+
+
+def test_loading_an_in_process_bot_leaves_sys_path_as_it_was(tmp_path):
+    (tmp_path / "scoped_bot.py").write_text(
+        "from pyramid_sdk import Bot\n\nclass B(Bot):\n    pass\n", encoding="utf-8"
+    )
+    before = list(sys.path)
+    assert BotSpec.parse("scoped_bot:B", cwd=tmp_path).load()
+    assert sys.path == before

@@ -142,6 +142,32 @@ BROKEN = [
         r"entrants\[2\].command: .*'nosuchcommand' not found on PATH",
     ),
     (
+        # an interpreter's script is checked at load time, not when the first match starts
+        "missing-script",
+        GOOD.replace("python sample_bots/heuristic.py", "python -u sample_bots/missing.py --level 3"),
+        r":19: entrants\[2\].command: bot 'c': no script 'sample_bots/missing.py' in .* \(for python\)$",
+    ),
+    (
+        "missing-node-script",
+        GOOD.replace("python sample_bots/heuristic.py", "node --require x sample_bots/node/missing.js"),
+        r":19: entrants\[2\].command: bot 'c': no script 'sample_bots/node/missing.js' in ",
+    ),
+    (
+        "missing-shell-script",
+        GOOD.replace("python sample_bots/heuristic.py", "bash bots/missing.sh"),
+        r":19: entrants\[2\].command: bot 'c': no script 'bots/missing.sh' in ",
+    ),
+    (
+        "missing-module",
+        GOOD.replace("python sample_bots/heuristic.py", "python -m sample_bots.missing"),
+        r":19: entrants\[2\].command: bot 'c': no module 'sample_bots.missing' in .* or the referee's Python",
+    ),
+    (
+        "not-executable",
+        GOOD.replace("python sample_bots/heuristic.py", "./README.md"),
+        r":19: entrants\[2\].command: bot 'c': program './README.md' in .* is not an executable file",
+    ),
+    (
         "both-kinds",
         GOOD.replace(
             "    module: sample_bots.random_bot:RandomBot",
@@ -226,7 +252,22 @@ def test_broken_league_files_give_one_clear_line(tmp_path, text, pattern):
     assert message.startswith(str(path))
 
 
-@pytest.mark.parametrize("case", ["unknown-key", "few-entrants", "no-program"])
+def test_an_interpreter_s_script_or_module_that_exists_passes_the_load_time_check(tmp_path):
+    commands = [
+        "python -u sample_bots/heuristic.py --level 3",
+        "python -m sample_bots.montecarlo --samples 2",
+        "python3 -X dev sample_bots/random_bot.py",
+        "node sample_bots/node/heuristic",  # node finds heuristic.js
+        "python -c 'print(1)'",  # code inline: nothing to look for
+    ]
+    for command in commands:
+        path = write(tmp_path, GOOD.replace("python sample_bots/heuristic.py", command))
+        assert load_league(path).entrants[2].spec.command[0] in ("python", "python3", "node")
+
+
+@pytest.mark.parametrize(
+    "case", ["unknown-key", "few-entrants", "no-program", "missing-script", "missing-module"]
+)
 def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp_path, case):
     text = next(c[1] for c in BROKEN if c[0] == case)
     path = write(tmp_path, text)
@@ -235,7 +276,9 @@ def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert [line for line in result.stderr.splitlines() if line.startswith("Error:")] != []
+    # One line: no usage banner before it (that is for wrong flags), nothing after it.
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"Error: {path}:")
     assert not (tmp_path / "out").exists()  # no database, no logs: nothing started
     result = subprocess.run(
         [REFEREE, "run", str(tmp_path / "missing.yaml")],
@@ -245,7 +288,22 @@ def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp
         check=False,
     )
     assert result.returncode == 2
-    assert "cannot read the league file" in result.stderr
+    assert result.stderr.startswith(f"Error: {tmp_path / 'missing.yaml'}: cannot read the league file")
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+def test_a_wrong_flag_still_shows_the_usage(tmp_path):
+    path = write(tmp_path, GOOD)
+    result = subprocess.run(
+        [REFEREE, "run", str(path), "--concurrency", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("Usage: referee run [OPTIONS] LEAGUE")
+    assert "--concurrency" in result.stderr.splitlines()[-1]
 
 
 def _league_for_submit(tmp_path: Path) -> Path:

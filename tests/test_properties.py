@@ -48,7 +48,10 @@ def test_random_legal_play_obeys_the_rules(rules, seed, agent_seed):
         assert len(deal.tricks) == 6
         cards = [card for trick in deal.tricks for card in trick.cards]
         assert len(cards) == len(set(cards)) == 6 * n
-        assert set(cards) == {card for hand in deal.hands for card in hand}
+        dealt = {card for hand in deal.hands for card in hand}
+        assert set(cards) == dealt
+        # Every card any seat saw played in this deal was dealt: a set-aside card never reaches a trick.
+        assert played_this_deal[deal.number] <= dealt
         assert deal.points == score(deal.declaration.tricks, deal.taken)
         assert deal.taken == sum(trick.winner == deal.declarer for trick in deal.tricks)
         assert deal.tricks[0].leader == deal.declarer == (deal.dealer + 1) % n

@@ -44,11 +44,11 @@ def test_a_run_whose_matches_keep_going_void_stops_with_one_line_and_the_traceba
     error = result.stderr.strip().splitlines()[-1]
     assert error == (
         "Error: the referee stopped the run: 5 matches in a row were void, the last one with referee error: "
-        f"RuntimeError: a card that cannot be compared; the tracebacks are in {log}"
+        f"RuntimeError: a referee bug planted by a test bot; the tracebacks are in {log}"
     )
     text = log.read_text(encoding="utf-8")
     assert text.count("Traceback (most recent call last)") == 5
-    assert text.count("RuntimeError: a card that cannot be compared") >= 5
+    assert text.count("RuntimeError: a referee bug planted by a test bot") >= 5
     assert "in apply" in text  # the traceback reaches into the engine, where it failed
     assert len(re.findall(r"ERROR referee\.tournament: match \S+ is void \(attempt \d of 3\)", text)) == 5
 
@@ -63,7 +63,7 @@ def test_a_void_match_logs_its_traceback_to_stderr():
     )
     assert "Traceback (most recent call last)" in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
-        "Error: the match is void: referee error: RuntimeError: a card that cannot be compared"
+        "Error: the match is void: referee error: RuntimeError: a referee bug planted by a test bot"
     )
 
 

@@ -1,6 +1,7 @@
 """Tournaments end to end through the real CLI, with real bot processes, real SQLite files and gRPC."""
 
 import json
+import re
 import signal
 import sqlite3
 import subprocess
@@ -283,3 +284,36 @@ def test_a_league_without_a_seed_gets_a_secret_one_kept_in_its_database(tmp_path
     assert export(path) == first
     referee("run", path, "--fresh")
     assert {line["seed"] for line in export(path)}.isdisjoint({line["seed"] for line in first})
+
+
+def eta_seconds(line: str) -> int:
+    found = re.search(r"ETA (?:(\d+)m)?(\d+)s", line)
+    assert found, line
+    return 60 * int(found.group(1) or 0) + int(found.group(2))
+
+
+def test_the_first_eta_after_a_resume_comes_from_this_run_s_matches_and_lines_fit_80_columns(
+    finished, tmp_path
+):
+    path, _, _ = finished
+    copy = league_at(tmp_path)
+    # A slow build before the first match: the old ETA counted it as match time.
+    copy.write_text(
+        copy.read_text().replace(
+            "    command: python sample_bots/heuristic.py",
+            "    command: python sample_bots/heuristic.py\n    build: sleep 4",
+        )
+    )
+    database = tmp_path / "results.sqlite"
+    database.write_bytes((path.parent / "results.sqlite").read_bytes())
+    with sqlite3.connect(database) as db:  # as a run interrupted after three matches leaves it
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("DELETE FROM matches WHERE position >= 3")
+    resumed = referee("run", copy)
+    lines = [line for line in resumed.stdout.splitlines() if " matches  " in line and "ETA" in line]
+    assert [line.split()[0] for line in lines] == ["4/6", "5/6", "6/6"]
+    with sqlite3.connect(database) as db:
+        first = db.execute("SELECT elapsed FROM matches WHERE position = 3").fetchone()[0]
+    assert abs(eta_seconds(lines[0]) - 2 * first) <= 1.5  # two left, each as long as this run's first
+    assert eta_seconds(lines[-1]) == 0
+    assert all(len(line) <= 80 for line in resumed.stdout.splitlines() if "ETA" in line)

@@ -1,26 +1,33 @@
 """An in-process bot that trips the referee itself: a way to make a real match void, end to end.
 
-An in-process bot is trusted, so the referee does not check the type of the card it plays; this one
-plays an object that raises when the engine compares it with the cards of the hand. The error happens
-on the referee's side of the table, which is exactly what a void match is for.
+Nothing a bot answers can void a match: the engine checks the types of every action as well as the
+rules, and a bad action is the bot's fault. But an in-process bot runs inside the referee, with all its
+power. This one plants a bug in the engine, which strikes the next time the engine moves a card: on the
+referee's side of the table, right after the bot returned a legal card. That is exactly what a void
+match is for.
 """
 
 from __future__ import annotations
 
-from pyramid_sdk.actions import Play
+from typing import Any
+
+from pyramid_sdk.cards import Card
+from pyramid_sdk.engine import Match
 from pyramid_sdk.observation import Observation
 from sample_bots.random_bot import RandomBot
 
-
-class _Exploding:
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("a card that cannot be compared")
-
-    __hash__ = object.__hash__
+MESSAGE = "a referee bug planted by a test bot"
 
 
 class Breaker(RandomBot):
     name = "breaker"
 
-    def play(self, obs: Observation) -> Play:  # type: ignore[override]
-        return Play(_Exploding())  # type: ignore[arg-type]
+    def play(self, obs: Observation) -> Card:
+        original = Match._play
+
+        def broken(match: Match, *args: Any) -> None:
+            setattr(Match, "_play", original)  # noqa: B010 (one failure per card it plays)
+            raise RuntimeError(MESSAGE)
+
+        setattr(Match, "_play", broken)  # noqa: B010
+        return super().play(obs)

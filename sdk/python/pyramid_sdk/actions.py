@@ -36,6 +36,18 @@ class IllegalActionError(ValueError):
     """An action the rules do not allow in the current state. The state is left unchanged."""
 
 
+class MalformedActionError(IllegalActionError):
+    """An action whose fields have the wrong types: a float, bool or string for the number of tricks, a
+    number for the trump, a string for the card. The rules were not consulted; the state is unchanged.
+
+    >>> from pyramid_sdk import Match
+    >>> Match().apply(Declare(3.0, Suit.CLUBS))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pyramid_sdk.actions.MalformedActionError: seat ...: a declaration is a whole number of tricks (an int) ...
+    """
+
+
 class NotYourTurnError(IllegalActionError):
     """A seat acted while another seat (or no seat) was to act."""
 

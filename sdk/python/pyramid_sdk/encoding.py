@@ -20,6 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
 from pyramid_sdk.actions import ACTIONS, DECLARATIONS, Action, Declare
 from pyramid_sdk.cards import DECK, Card
 from pyramid_sdk.observation import Observation, TalkMessage, Trick
@@ -56,26 +59,64 @@ def _message(key: int, body: bytes) -> bytes:
     return bytes((key,)) + varint(len(body)) + body
 
 
-# Tags: (field number << 3) | wire type, where 0 is a varint and 2 is length-delimited.
-_OBS_SEAT, _OBS_PHASE, _OBS_DEAL, _OBS_DEALER, _OBS_DECLARER, _OBS_TO_ACT = 0x08, 0x10, 0x18, 0x20, 0x28, 0x30
-_OBS_DECLARATION, _OBS_CURRENT_TRICK, _OBS_TAKEN, _OBS_FORFEITED = 0x42, 0x4A, 0x5A, 0x72
-_TRICK_LEADER, _TRICK_WINNER = 0x08, 0x18
-_REQUEST_MATCH_ID, _REQUEST_LEGAL_ACTION, _REQUEST_BANK, _REQUEST_PER_ACTION = 0x12, 0x22, 0x28, 0x30
-_REQUEST_ID_TAG, _REQUEST_OBSERVATION_TAG = b"\x08", b"\x1a"
-_REQUEST_LAST_DEAL_TAG, _RESPONSE_ACTION_REQUEST_TAG = b"\x3a", b"\x1a"
-_REPLY_ID_TAG, _REPLY_ACTION, _REPLY_TALK = b"\x08", 0x12, 0x1A
-_CONNECT_REQUEST_ACTION_TAG = b"\x12"
+_LENGTH_DELIMITED: Final = frozenset(
+    {FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES}
+)
 
-_HAND_CARD: Final[tuple[bytes, ...]] = tuple(b"\x3a\x02" + card.code.encode() for card in DECK)
-"""``Observation.hand`` (field 7) entries, by card index: every card code is two ASCII letters."""
-_TRICK_CARD: Final[tuple[bytes, ...]] = tuple(b"\x12\x02" + card.code.encode() for card in DECK)
-"""``Trick.cards`` (field 2) entries, by card index."""
+
+def tag(message: type[Message], field: str) -> int:
+    """The one-byte tag of ``message.field``, ``(number << 3) | wire type``, read from the generated
+    descriptors once at import, so that a change to the ``.proto`` cannot leave a hand-kept tag behind.
+
+    >>> hex(tag(pb.Observation, "declaration")), hex(tag(pb.Observation, "taken"))
+    ('0x42', '0x5a')
+    """
+    descriptor = message.DESCRIPTOR.fields_by_name[field]
+    packed = descriptor.is_repeated and descriptor.is_packed  # proto3 packs repeated numbers
+    wire_type = 2 if descriptor.type in _LENGTH_DELIMITED or packed else 0
+    number = descriptor.number << 3 | wire_type
+    if number >= 0x80:
+        raise ValueError(f"{message.__name__}.{field}: a tag of two bytes; this encoder writes one")
+    return number
+
+
+def _tags(message: type[Message], *fields: str) -> tuple[int, ...]:
+    return tuple(tag(message, field) for field in fields)
+
+
+_OBS_SEAT, _OBS_PHASE, _OBS_DEAL, _OBS_DEALER, _OBS_DECLARER, _OBS_TO_ACT = _tags(
+    pb.Observation, "seat", "phase", "deal_number", "dealer", "declarer", "to_act"
+)
+_OBS_HAND, _OBS_DECLARATION, _OBS_CURRENT_TRICK, _OBS_TAKEN, _OBS_FORFEITED = _tags(
+    pb.Observation, "hand", "declaration", "current_trick", "taken", "forfeited"
+)
+_DECLARATION_TRICKS, _DECLARATION_TRUMP = _tags(pb.Declaration, "tricks", "trump")
+_TRICK_LEADER, _TRICK_CARDS, _TRICK_WINNER = _tags(pb.Trick, "leader", "cards", "winner")
+_REQUEST_ID, _REQUEST_MATCH_ID, _REQUEST_OBSERVATION, _REQUEST_LEGAL_ACTION = _tags(
+    pb.ActionRequest, "request_id", "match_id", "observation", "legal_actions"
+)
+_REQUEST_BANK, _REQUEST_PER_ACTION, _REQUEST_LAST_DEAL = _tags(
+    pb.ActionRequest, "bank_ms", "per_action_ms", "last_deal"
+)
+_REPLY_ID, _REPLY_ACTION, _REPLY_TALK = _tags(pb.ActionReply, "request_id", "action", "talk")
+_REQUEST_ID_TAG, _REQUEST_OBSERVATION_TAG = bytes((_REQUEST_ID,)), bytes((_REQUEST_OBSERVATION,))
+_REQUEST_LAST_DEAL_TAG = bytes((_REQUEST_LAST_DEAL,))
+_RESPONSE_ACTION_REQUEST_TAG = bytes((tag(pb.ConnectResponse, "action_request"),))
+_REPLY_ID_TAG = bytes((_REPLY_ID,))
+_CONNECT_REQUEST_ACTION_TAG = bytes((tag(pb.ConnectRequest, "action"),))
+
+_HAND_CARD: Final[tuple[bytes, ...]] = tuple(_message(_OBS_HAND, card.code.encode()) for card in DECK)
+"""``Observation.hand`` entries, by card index: every card code is two ASCII letters."""
+_TRICK_CARD: Final[tuple[bytes, ...]] = tuple(_message(_TRICK_CARDS, card.code.encode()) for card in DECK)
+"""``Trick.cards`` entries, by card index."""
 
 
 def _declaration(declaration: Declare) -> bytes:
-    """``Observation.declaration`` (field 8)."""
+    """``Observation.declaration``."""
     return _message(
-        _OBS_DECLARATION, _int(0x08, declaration.tricks) + _int(0x10, _SUIT_TO_WIRE[declaration.trump])
+        _OBS_DECLARATION,
+        _int(_DECLARATION_TRICKS, declaration.tricks)
+        + _int(_DECLARATION_TRUMP, _SUIT_TO_WIRE[declaration.trump]),
     )
 
 

@@ -31,6 +31,7 @@ from pyramid_sdk.actions import (
     Declare,
     IllegalActionError,
     IllegalTalkError,
+    MalformedActionError,
     NotYourTurnError,
     Play,
 )
@@ -62,6 +63,16 @@ def deal_hands(seed: int, number: int, players: int) -> tuple[tuple[Card, ...], 
         tuple(sorted(deck[seat * CARDS_PER_HAND : (seat + 1) * CARDS_PER_HAND], key=_deck_position))
         for seat in range(players)
     )
+
+
+def _shown(value: object) -> str:
+    """``value`` for an error message: its repr, short, or its type where even that fails (the value may
+    come from an in-process bot, and an error message must never raise)."""
+    try:
+        text = repr(value)
+    except Exception:
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 class _DeclarationsBySheet(dict[tuple[int, ...], tuple[Declare, ...]]):
@@ -205,7 +216,8 @@ class Match:
         """Carries out ``action`` for the seat to act (``seat``, when given, must be that seat).
 
         Raises :class:`IllegalActionError` (or a subclass) for anything the rules do not allow, and then
-        changes nothing.
+        changes nothing; :class:`MalformedActionError` (a subclass) when the action's fields have the
+        wrong types (``Declare(3.0, …)``, ``Declare(True, …)``, ``Play("AS")``).
         """
         acting = self._to_act
         if acting is None:
@@ -214,8 +226,10 @@ class Match:
             raise NotYourTurnError(f"seat {seat} acted, but it is seat {acting}'s turn")
         if self._phase is Phase.PLAY:
             if type(action) is not Play:
-                raise IllegalActionError(f"seat {acting} must play a card, not {action!r}")
+                raise IllegalActionError(f"seat {acting} must play a card, not {_shown(action)}")
             card = action.card
+            if type(card) is not Card:
+                raise MalformedActionError(f"seat {acting}: a play is a Card, not {_shown(card)}")
             hand = self._hands[acting]
             if card not in hand:
                 raise IllegalActionError(f"seat {acting} cannot play {card}: it is not in the seat's hand")
@@ -225,9 +239,14 @@ class Match:
             self._play(acting, card, hand)
         else:
             if type(action) is not Declare:
-                raise IllegalActionError(f"seat {acting} must declare tricks and trump, not {action!r}")
+                raise IllegalActionError(f"seat {acting} must declare tricks and trump, not {_shown(action)}")
             tricks = action.tricks
-            if not isinstance(action.trump, Suit) or not self._pyramids[acting].can_declare(tricks):
+            if type(tricks) is not int or type(action.trump) is not Suit:
+                raise MalformedActionError(
+                    f"seat {acting}: a declaration is a whole number of tricks (an int) and a Suit, "
+                    f"not a {type(tricks).__name__} and a {type(action.trump).__name__}"
+                )
+            if not self._pyramids[acting].can_declare(tricks):
                 open_numbers = " ".join(map(str, self._pyramids[acting].open_numbers))
                 raise IllegalActionError(
                     f"seat {acting} cannot declare {action}: its open numbers are {open_numbers}"

@@ -43,10 +43,6 @@ class Trick:
         """The seat that played ``cards[position]``."""
         return (self.leader + position) % players
 
-    def plays(self, players: int) -> tuple[tuple[int, Card], ...]:
-        """``(seat, card)`` pairs in play order."""
-        return tuple(((self.leader + i) % players, card) for i, card in enumerate(self.cards))
-
 
 @dataclass(frozen=True, slots=True)
 class TalkMessage:

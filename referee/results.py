@@ -1,0 +1,49 @@
+"""A league's stored results opened for reading only: what ``leaderboard``, ``export``, ``replay``,
+``report`` and ``matches`` show.
+
+Reading never writes: no database is created for a league that was never run, no secret seed is drawn,
+no settings are bound. A league with nothing stored yet is :class:`NothingPlayedError`, which says which
+command plays it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from referee.league import League
+from referee.store import Store, StoreError
+from referee.tournament import league_settings
+
+
+class NothingPlayedError(StoreError):
+    """No match of the league is stored yet: there is nothing to read."""
+
+
+def open_results(league: League, league_file: str) -> tuple[Store, League]:
+    """The league's results database, read-only, and the league with its seed settled (a secret seed
+    comes from the database). ``league_file`` is the league as the user named it, for the message.
+
+    Raises :class:`NothingPlayedError` when the database does not exist or holds no match, and
+    :class:`StoreError` when it holds another league's results (other settings) or is no results file.
+    """
+    database = league.database
+    nothing = NothingPlayedError(
+        f"{league_file}: nothing played yet (no results in {database}); `referee run {league_file}` plays it"
+    )
+    if not database.is_file():
+        raise nothing
+    store = Store(database, write=False)
+    try:
+        if store.match_count() == 0:
+            raise nothing
+        if league.seed is None:
+            secret = store.meta("secret_seed")
+            if secret is None:  # results made while the file gave a seed; now it gives none
+                raise store.other_settings()
+            league = replace(league, seed=int(secret), seed_secret=True)
+        if store.meta("settings") != league_settings(league):
+            raise store.other_settings()
+    except BaseException:
+        store.close()
+        raise
+    return store, league

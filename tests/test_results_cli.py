@@ -1,0 +1,207 @@
+"""The commands that read a league's results, through the real CLI: leaderboard, export, replay, report
+and matches write nothing (not even for a league never run), and `referee matches` lists and filters."""
+
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import jinja2
+import pytest
+
+from pyramid_sdk import Match, Phase, Rules
+from referee.match_runner import MatchStatus
+from referee.ratings import Leaderboard, Standing
+from referee.reports import leaderboard_markdown, replay_text
+from referee.store import StoredMatch
+
+ROOT = Path(__file__).resolve().parent.parent
+REFEREE = str(Path(sys.executable).parent / "referee")
+
+LEAGUE = f"""\
+name: Read League
+players: 2
+time_control: {{per_action: 2s, bank: 20s}}
+faults: {{max: 2}}
+entrants:
+  - name: random
+    module: sample_bots.random_bot:RandomBot
+    cwd: {ROOT}
+  - name: heuristic
+    module: sample_bots.heuristic:HeuristicBot
+    cwd: {ROOT}
+  - name: floaty
+    module: tests.bots.badtypes:FloatDeclarer
+    cwd: {ROOT}
+  - name: moved
+    command: python bots/moved_away.py   # its script is gone: results must stay readable
+    build: "true"
+    cwd: .
+"""
+
+READERS = [
+    ("leaderboard",),
+    ("export",),
+    ("export", "-o", "{folder}/matches.jsonl"),
+    ("replay", "1"),
+    ("report",),
+    ("report", "-o", "{folder}/site"),
+    ("matches",),
+]
+
+
+def referee(*args: object, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd
+    )
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+
+
+@pytest.mark.parametrize("command", READERS, ids=[" ".join(c) for c in READERS])
+def test_reading_a_league_never_run_writes_nothing_and_says_which_command_plays_it(tmp_path, command):
+    league = tmp_path / "league.yaml"
+    league.write_text(LEAGUE, encoding="utf-8")
+    before = files_under(tmp_path)
+    args = [arg.replace("{folder}", str(tmp_path)) for arg in command]
+    result = referee(args[0], league, *args[1:], cwd=tmp_path)  # report's default folder would land here
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"Error: {league}: nothing played yet (no results in {tmp_path / 'results.sqlite'}); "
+        f"`referee run {league}` plays it\n"
+    )
+    assert files_under(tmp_path) == before  # no database, no secret seed, no report, no export file
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("played")
+    league = folder / "league.yaml"
+    league.write_text(LEAGUE, encoding="utf-8")
+    result = referee("run", league)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return league
+
+
+def test_reading_a_played_league_changes_nothing_on_disk(played, tmp_path):
+    before = files_under(played.parent)
+    for command in READERS:
+        args = [arg.replace("{folder}", str(tmp_path)) for arg in command]
+        result = referee(args[0], played, *args[1:], cwd=tmp_path)
+        assert result.returncode == 0, (command, result.stdout + result.stderr)
+        if "-o" in command and command[0] == "export":  # it says what it wrote, and where
+            assert (
+                result.stdout
+                == f"export: 12 matches of Read League written to {tmp_path / 'matches.jsonl'}\n"
+            )
+    assert files_under(played.parent) == before
+    assert (tmp_path / "site" / "index.html").is_file()
+    written = (tmp_path / "matches.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(written) == 12  # C(4, 2) tables x 2 rotations
+    assert all(json.loads(line)["league"] == "Read League" for line in written)
+
+
+def listed(result: subprocess.CompletedProcess[str]) -> list[list[str]]:
+    """The match rows of `referee matches`: each split into its words."""
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["#", "match", "status", "points", "faults"]
+    return [line.split() for line in lines[1:-1]]
+
+
+def test_matches_lists_every_stored_match_with_its_points_and_faults(played):
+    rows = listed(referee("matches", played))
+    assert [row[0] for row in rows] == [str(n) for n in range(1, 13)]  # schedule order
+    exported = {
+        line["match_id"]: line for line in map(json.loads, referee("export", played).stdout.splitlines())
+    }
+    for row in rows:
+        line = exported[row[1]]
+        assert row[2] == "complete"
+        text = " ".join(row)
+        for seat, name in enumerate(line["seats"]):
+            forfeit = " (forfeit)" if seat in line["forfeits"] else ""
+            assert f"{name} {line['totals'][seat]}{forfeit}" in text
+        if "floaty" in line["seats"]:  # it declares floats: two malformed faults, then it forfeits
+            assert text.endswith("floaty 2") or "floaty 2 " in text
+    assert referee("matches", played).stdout.splitlines()[-1] == (
+        "12 of 12 scheduled matches stored: 12 complete, 0 void"
+    )
+
+
+def test_matches_filters_by_entrant_and_status(played, tmp_path):
+    copy = tmp_path / "league.yaml"
+    copy.write_bytes(played.read_bytes())
+    (tmp_path / "results.sqlite").write_bytes((played.parent / "results.sqlite").read_bytes())
+    with sqlite3.connect(tmp_path / "results.sqlite") as db:  # as a match void after its retries is kept
+        db.execute("UPDATE matches SET status = 'void' WHERE position = 1")
+    floaty = listed(referee("matches", copy, "--entrant", "floaty"))
+    assert len(floaty) == 6  # C(4, 2) tables, 3 with floaty, x 2 rotations
+    assert all("floaty" in row[1] for row in floaty)
+    void = listed(referee("matches", copy, "--status", "void"))
+    assert [(row[0], row[2]) for row in void] == [("2", "void")]
+    assert void[0][3:5] == [void[0][1].split(":")[1].split(",")[0], "—"]  # a void match has no points
+    complete = listed(referee("matches", copy, "--status", "complete", "--entrant", "random"))
+    assert len(complete) == 5  # random's 6 matches, less the void one
+    assert all(row[2] == "complete" and "random" in row[1] for row in complete)
+    summary = referee("matches", copy, "--status", "void").stdout.splitlines()[-1]
+    assert summary == "12 of 12 scheduled matches stored: 11 complete, 1 void; 1 shown"
+    unknown = referee("matches", copy, "--entrant", "nobody")
+    assert unknown.returncode == 2
+    assert "no entrant 'nobody' in Read League" in unknown.stderr
+
+
+def test_replay_of_a_match_not_stored_points_to_the_listing(played):
+    result = referee("replay", played, "r9:nobody,else")
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith(f"`referee matches {played}` lists the stored ones")
+    assert referee("matches", played).returncode == 0
+
+
+def test_a_replay_keeps_hands_and_totals_aligned_with_long_names():
+    names = ("al", "an-entrant-with-a-long-name.v2", "bo")
+    match = Match(Rules(players=3), seed=4, seats=names)
+    while not match.is_over:
+        if match.phase is Phase.DEAL_OVER:
+            match.next_deal()
+        else:
+            match.apply(match.default_action())
+    stored = StoredMatch("r1:x", 1, 1, 0, 4, MatchStatus.COMPLETE, match.record(), (), (), ())
+    lines = replay_text(stored).splitlines()
+    hands = [line for line in lines if line.startswith("    ") and line.split(":")[0].strip() in names]
+    assert len(hands) == 3 * 48
+    assert len({line.index(":") for line in hands}) == 1  # every hand starts in the same column
+    totals = [line for line in lines if line[:3] in ("1. ", "2. ", "3. ")]
+    assert len(totals) == 3
+    assert len({len(line.rstrip()) for line in totals}) == 1  # the totals end in the same column
+
+
+def test_the_cli_and_the_html_report_round_every_figure_the_same_way(played, tmp_path):
+    site = referee("report", played, "-o", tmp_path / "site")
+    assert site.returncode == 0, site.stderr
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    body = html[html.index("<tbody>") : html.index("</tbody>")]
+    in_html = [
+        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)
+    ]
+    markdown = referee("leaderboard", played, "--format", "markdown").stdout.splitlines()[2:]
+    in_cli = [[cell.strip() for cell in line.strip("|").split("|")] for line in markdown]
+    assert in_cli == in_html
+    table = referee("leaderboard", played).stdout
+    for row in in_cli:
+        assert re.search(r"\s+".join(map(re.escape, row)), table), row
+
+
+def test_a_figure_is_rounded_once_from_its_exact_value():
+    standing = Standing("x", mu=25.00549, sigma=1.0)  # rounded to 3 places first, it would show 25.00
+    assert leaderboard_markdown(Leaderboard((standing,), ())).splitlines()[2].split("|")[3].strip() == "25.01"
+    template = jinja2.Template('{{ "%.2f"|format(mu) }}')  # as templates/index.html writes it
+    assert template.render(mu=standing.mu) == "25.01"
+    cells = leaderboard_markdown(Leaderboard((Standing("idle"),), ())).splitlines()[2].split("|")
+    assert cells[9].strip() == "—"  # no matches, no interval: as the report says
