@@ -323,7 +323,7 @@ def _results(league_file: str) -> tuple[Store, League]:
 
 def _ratings(league: League, store: Store) -> Leaderboard:
     """The leaderboard of the stored results, without storing it (``referee run`` does)."""
-    return rate([e.name for e in league.entrants], schedule_of(league), store.matches())
+    return rate([e.name for e in league.entrants], schedule_of(league), store.matches(), league.rating)
 
 
 def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
@@ -334,7 +334,7 @@ def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
 
 
 def _board(league: League, store: Store) -> Leaderboard:
-    board = rate([e.name for e in league.entrants], schedule_of(league), store.matches())
+    board = rate([e.name for e in league.entrants], schedule_of(league), store.matches(), league.rating)
     store.write_ratings(list(board.history))
     return board
 
@@ -416,7 +416,7 @@ def _report_in_thread(league: League, folder: Path) -> Path:
 
 def _write_report(league: League, store: Store, folder: Path, live: bool = False) -> Path:
     schedule, stored = list(schedule_of(league)), store.matches()
-    board = rate([e.name for e in league.entrants], schedule, stored)
+    board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
     return write_report(league, schedule, stored, board, folder, live)
 
 

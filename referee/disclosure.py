@@ -49,7 +49,7 @@ def disclosure(schedule: Iterable[ScheduledMatch], stored: Mapping[str, StoredMa
     """The league's disclosure now. A stored match whose table is no longer scheduled (an entrant left
     the league) has no match to come that replays its deals, so it is shown.
 
-    >>> disclosure([], {}).deals_shown(ScheduledMatch(0, "r1:a,b", 1, 1, 0, 7, ("a", "b")))
+    >>> disclosure([], {}).deals_shown(ScheduledMatch(0, "r1:a,b", 1, 1, 0, 7, ("a", "b"), "r1:{a,b}"))
     True
     """
     pending = set()

@@ -26,7 +26,9 @@ from ruamel.yaml.error import YAMLError
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
 from referee.launcher import BotSpec, BotSpecError
+from referee.ratings import RatingMode
 from referee.sandbox import Limits, SandboxMode, parse_size
+from referee.schedule import Seating
 
 
 class LeagueError(ValueError):
@@ -65,7 +67,9 @@ class _Strict(BaseModel):
 class _Schedule(_Strict):
     format: Literal["round-robin"] = "round-robin"
     rounds: int = Field(1, ge=1, le=1000)
-    rotate_seats: bool = True
+    seating: Literal["single", "cyclic", "balanced", "all"] = "balanced"
+    rotate_seats: bool | None = None
+    """Replaced by ``seating``; kept only to say so (see :func:`load_league`)."""
 
 
 class _TimeControl(_Strict):
@@ -107,6 +111,7 @@ class _League(_Strict):
     rules: dict[str, Any] = {}
     time_control: _TimeControl = Field(default_factory=_TimeControl)
     faults: _Faults = Field(default_factory=_Faults)
+    rating: Literal["duplicate", "match"] = "duplicate"
     concurrency: int = Field(1, ge=1, le=64)
     database: str = "results.sqlite"
     sandbox: Literal["auto", "required", "none"] = "auto"
@@ -135,7 +140,8 @@ class League:
     """``None``: a secret seed, drawn and kept by the results database (``tournament.open_store``)."""
     rules: Rules
     rounds: int
-    rotate_seats: bool
+    seating: Seating
+    rating: RatingMode
     time_control: TimeControl
     max_faults: int
     concurrency: int
@@ -210,6 +216,13 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         location = [part for part in error["loc"] if not str(part).startswith("function-")]
         message = _message(error)
         raise LeagueError(f"{_where(path, data, location)}: {message}") from None
+    if raw.schedule.rotate_seats is not None:
+        seating = "cyclic" if raw.schedule.rotate_seats else "single"
+        raise LeagueError(
+            f"{_where(path, data, ['schedule', 'rotate_seats'])}: replaced by schedule.seating: write "
+            f"seating: {seating} for what this did, or leave both out for the fairer default, balanced "
+            "(docs/LEAGUE.md, 'Seatings')"
+        )
     base = path.parent
     try:
         rules = Rules.from_dict({**raw.rules, "players": raw.players})
@@ -264,7 +277,8 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         seed=raw.seed,
         rules=rules,
         rounds=raw.schedule.rounds,
-        rotate_seats=raw.schedule.rotate_seats,
+        seating=Seating(raw.schedule.seating),
+        rating=RatingMode(raw.rating),
         time_control=TimeControl(raw.time_control.per_action, raw.time_control.bank),
         max_faults=raw.faults.max,
         concurrency=raw.concurrency,

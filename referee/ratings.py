@@ -1,12 +1,19 @@
 """TrueSkill ratings and the leaderboard, computed from stored matches in schedule order.
 
-Ratings are always recomputed from the stored results, one free-for-all update per complete match, in
-schedule order (not completion order), so they are the same whatever the concurrency, however often a
-run was interrupted, and whichever executor played the matches.
+Ratings are always recomputed from the stored results, in schedule order (not completion order), so they
+are the same whatever the concurrency, however often a run was interrupted, and whichever executor
+played the matches.
+
+What counts as one rated game is the :class:`RatingMode`. The seatings of a table replay the same deals,
+so their results are strongly correlated: rated one by one, as independent games, they would shrink σ
+far below what the evidence supports and let the seat of the cards weigh in every update. In duplicate
+mode (the default) a table's whole set of seatings is one game, as in duplicate bridge. The points
+statistics are per table in both modes, for the same reason.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 import statistics
 from collections.abc import Iterable, Sequence
@@ -16,13 +23,45 @@ from typing import Final
 import trueskill
 
 from referee.match_runner import MatchStatus
-from referee.schedule import ScheduledMatch
+from referee.schedule import ScheduledMatch, tables
 from referee.store import StoredMatch
+
+
+class RatingMode(enum.StrEnum):
+    """What one TrueSkill update stands for (league key ``rating``)."""
+
+    DUPLICATE = "duplicate"
+    """One update per table, once every seating of it is played: entrants ranked by their total points
+    across the table's matches. Right whenever a table has several seatings (the default)."""
+    MATCH = "match"
+    """One update per match, ranked by that match's totals. Fits ``seating: single`` (where it gives the
+    same result), or to watch ratings move match by match; with duplicate seatings its σ is too small."""
+
 
 ENVIRONMENT: Final = trueskill.TrueSkill(
     mu=25.0, sigma=25.0 / 3, beta=25.0 / 6, tau=25.0 / 300, draw_probability=0.02
 )
 """The explicit environment: no global ``trueskill.setup``. Draws (equal totals) are rare in Pyramid."""
+
+
+# fmt: off
+T_975: Final = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086)
+# fmt: on
+"""Student's t, 97.5% quantile, for 1-20 degrees of freedom (1.96 beyond): few tables need wide intervals."""
+
+
+def ci95(values: Sequence[float]) -> float:
+    """Half-width of the 95% interval of the mean of ``values`` (Student's t); ∞ for one value.
+
+    >>> round(ci95([100.0, 110.0, 105.0]), 2), ci95([7.0]), ci95([])
+    (12.42, inf, 0.0)
+    """
+    if len(values) < 2:
+        return math.inf if values else 0.0
+    df = len(values) - 1
+    t = T_975[df - 1] if df <= len(T_975) else 1.96
+    return t * statistics.stdev(values) / math.sqrt(len(values))
 
 
 @dataclass(slots=True)
@@ -33,9 +72,11 @@ class Standing:
     mu: float = ENVIRONMENT.mu
     sigma: float = ENVIRONMENT.sigma
     matches: int = 0
+    """Matches counted (rated ones: in duplicate mode, those of complete tables)."""
     wins: int = 0
     """Matches finished first (a shared first place counts)."""
-    points: list[int] = field(default_factory=list)
+    table_points: dict[str, list[int]] = field(default_factory=dict)
+    """Its totals per table (by table id), in schedule order."""
     declarations: int = 0
     exact: int = 0
     faults: int = 0
@@ -48,15 +89,24 @@ class Standing:
         return self.mu - 3 * self.sigma
 
     @property
+    def tables(self) -> int:
+        return len(self.table_points)
+
+    @property
+    def per_table(self) -> list[float]:
+        """Mean points per match at each of its tables: the independent observations. The matches of a
+        table replay the same deals, so they are not independent of one another."""
+        return [statistics.fmean(points) for points in self.table_points.values()]
+
+    @property
     def mean_points(self) -> float:
-        return statistics.fmean(self.points) if self.points else 0.0
+        """Mean points per match, each table weighing the same."""
+        return statistics.fmean(self.per_table) if self.table_points else 0.0
 
     @property
     def points_ci95(self) -> float:
-        """Half-width of the 95% interval of the mean points per match."""
-        if len(self.points) < 2:
-            return math.inf if self.points else 0.0
-        return 1.96 * statistics.stdev(self.points) / math.sqrt(len(self.points))
+        """Half-width of the 95% interval of :attr:`mean_points`, from the spread between tables."""
+        return ci95(self.per_table)
 
     @property
     def exact_rate(self) -> float:
@@ -70,6 +120,7 @@ class Standing:
             "mu": round(self.mu, 3),
             "sigma": round(self.sigma, 3),
             "conservative": round(self.conservative, 3),
+            "tables": self.tables,
             "matches": self.matches,
             "wins": self.wins,
             "mean_points": round(self.mean_points, 2),
@@ -84,42 +135,120 @@ class Standing:
 class Leaderboard:
     standings: tuple[Standing, ...]
     history: tuple[tuple[int, str, str, float, float], ...]
-    """(schedule position, match id, entrant, μ, σ) after each rated match."""
+    """(schedule position, rated game, entrant, μ, σ) after each rated game: the game is a match id, or in
+    duplicate mode a table id, at the position of the table's last match."""
+    mode: RatingMode = RatingMode.DUPLICATE
+
+
+Game = list[tuple[ScheduledMatch, StoredMatch]]
+
+
+def rated_games(
+    schedule: Sequence[ScheduledMatch], stored: dict[str, StoredMatch], mode: RatingMode
+) -> list[Game]:
+    """The complete games of ``schedule`` in schedule order: single complete matches, or whole tables."""
+    games: list[Game] = []
+    for table in tables(schedule):
+        played = [(s, stored[s.match_id]) for s in table if s.match_id in stored]
+        complete = [(s, m) for s, m in played if m.status is MatchStatus.COMPLETE]
+        if mode is RatingMode.MATCH:
+            games.extend([pair] for pair in complete)
+        elif len(complete) == len(table):
+            games.append(complete)
+    return games
+
+
+def game_result(game: Game) -> dict[str, tuple[int, int]]:
+    """Per entrant: (matches forfeited, total points) over the game's matches."""
+    result: dict[str, tuple[int, int]] = {}
+    for scheduled, match in game:
+        for seat, name in enumerate(scheduled.entrants):
+            forfeits, points = result.get(name, (0, 0))
+            result[name] = (forfeits + (seat in match.record.forfeits), points + match.record.totals[seat])
+    return result
+
+
+def game_ranks(result: dict[str, tuple[int, int]]) -> dict[str, int]:
+    """1 = best. More points rank higher, equal totals share a place, and (as in a match) an entrant that
+    forfeited ranks below every one that did not, fewer forfeits first.
+
+    >>> game_ranks({"a": (0, 1200), "b": (0, 1310), "c": (1, 1500), "d": (0, 1200)})
+    {'a': 2, 'b': 1, 'c': 4, 'd': 2}
+    """
+    keys = {name: (forfeits, -points) for name, (forfeits, points) in result.items()}
+    return {name: 1 + sum(other < key for other in keys.values()) for name, key in keys.items()}
+
+
+def even_ties(
+    names: Sequence[str],
+    ranks: dict[str, int],
+    before: dict[str, trueskill.Rating],
+    after: dict[str, trueskill.Rating],
+) -> dict[str, trueskill.Rating]:
+    """``after``, where entrants that shared a place from equal ratings get equal ratings.
+
+    The exact update is symmetric in them, but trueskill passes its messages along the ranking for at
+    most 10 sweeps, so the one listed first ends a little lower (29.0492 against 29.0496 after a
+    four-player table): two copies of one bot that tie at every table would still be ranked apart. Such
+    a group gets the mean of its members' updates.
+    """
+    result = dict(after)
+    groups: dict[tuple[int, float, float], list[str]] = {}
+    for name in names:
+        groups.setdefault((ranks[name], before[name].mu, before[name].sigma), []).append(name)
+    for group in groups.values():
+        if len(group) > 1:
+            mu = statistics.fmean(after[name].mu for name in group)
+            sigma = statistics.fmean(after[name].sigma for name in group)
+            for name in group:
+                result[name] = ENVIRONMENT.create_rating(mu, sigma)
+    return result
 
 
 def rate(
-    entrants: Iterable[str], schedule: Sequence[ScheduledMatch], stored: dict[str, StoredMatch]
+    entrants: Iterable[str],
+    schedule: Sequence[ScheduledMatch],
+    stored: dict[str, StoredMatch],
+    mode: RatingMode = RatingMode.DUPLICATE,
 ) -> Leaderboard:
-    """Standings of ``entrants`` from the complete stored matches of ``schedule``, in schedule order."""
+    """Standings of ``entrants`` from the complete stored games of ``schedule``, in schedule order."""
     standings = {name: Standing(name) for name in entrants}
     ratings = {name: ENVIRONMENT.create_rating() for name in standings}
     history: list[tuple[int, str, str, float, float]] = []
-    for scheduled in schedule:
-        match = stored.get(scheduled.match_id)
-        if match is None or match.status is not MatchStatus.COMPLETE:
-            continue
-        record = match.record
-        names = scheduled.entrants
-        groups = ENVIRONMENT.rate([(ratings[name],) for name in names], ranks=list(record.ranks))
-        for seat, name in enumerate(names):
-            ratings[name] = groups[seat][0]
-            standing = standings[name]
-            standing.matches += 1
-            standing.wins += record.ranks[seat] == 1
-            standing.points.append(record.totals[seat])
-            standing.forfeits += seat in record.forfeits
-            history.append(
-                (scheduled.position, scheduled.match_id, name, ratings[name].mu, ratings[name].sigma)
-            )
-        for deal in record.deals:
-            standing = standings[names[deal.declarer]]
-            standing.declarations += 1
-            standing.exact += deal.taken == deal.declaration.tricks
-        for fault in match.faults:
-            standings[names[fault.seat]].faults += 1
+    for game in rated_games(schedule, stored, mode):
+        last = game[-1][0]
+        names = game[0][0].entrants
+        ranks = game_ranks(game_result(game))
+        groups = ENVIRONMENT.rate([(ratings[name],) for name in names], ranks=[ranks[n] for n in names])
+        rated = {name: group[0] for name, group in zip(names, groups, strict=True)}
+        updated = even_ties(names, ranks, ratings, rated)
+        label = last.table_id if mode is RatingMode.DUPLICATE else last.match_id
+        for name in names:
+            ratings[name] = rating = updated[name]
+            history.append((last.position, label, name, rating.mu, rating.sigma))
+        for scheduled, match in game:
+            _count(standings, scheduled, match)
     for name, rating in ratings.items():
         standings[name].mu, standings[name].sigma = rating.mu, rating.sigma
     ordered = sorted(standings.values(), key=lambda s: (-s.conservative, s.entrant))
     for place, standing in enumerate(ordered, start=1):
         standing.rank = place
-    return Leaderboard(tuple(ordered), tuple(history))
+    return Leaderboard(tuple(ordered), tuple(history), mode)
+
+
+def _count(standings: dict[str, Standing], scheduled: ScheduledMatch, match: StoredMatch) -> None:
+    """Adds one counted match to its entrants' statistics."""
+    record = match.record
+    names = scheduled.entrants
+    for seat, name in enumerate(names):
+        standing = standings[name]
+        standing.matches += 1
+        standing.wins += record.ranks[seat] == 1
+        standing.table_points.setdefault(scheduled.table_id, []).append(record.totals[seat])
+        standing.forfeits += seat in record.forfeits
+    for deal in record.deals:
+        standing = standings[names[deal.declarer]]
+        standing.declarations += 1
+        standing.exact += deal.taken == deal.declaration.tricks
+    for fault in match.faults:
+        standings[names[fault.seat]].faults += 1

@@ -24,7 +24,7 @@ from referee.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, 
 from referee.faults import Fault
 from referee.league import League
 from referee.match_runner import MatchStatus
-from referee.ratings import Leaderboard
+from referee.ratings import Leaderboard, RatingMode
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch
 from referee.transcript import pyramids_of
@@ -64,7 +64,7 @@ class HistoryChart:
 
 
 def history_chart(board: Leaderboard, width: int = 760, height: int = 320) -> HistoryChart:
-    """Each entrant's μ after each of its rated matches (x: schedule order), with a ±3σ band."""
+    """Each entrant's μ after each of its rated games (x: schedule order), with a ±3σ band."""
     per_entrant: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
     positions = sorted({position for position, *_ in board.history})
     index = {position: i + 1 for i, position in enumerate(positions)}
@@ -102,7 +102,8 @@ def history_chart(board: Leaderboard, width: int = 760, height: int = 320) -> Hi
     while value < high:
         ticks.append((value, y(value)))
         value += step
-    return HistoryChart(width, height, lines, ticks, f"{len(positions)} rated matches, in schedule order")
+    games = "tables" if board.mode is RatingMode.DUPLICATE else "matches"
+    return HistoryChart(width, height, lines, ticks, f"{len(positions)} rated {games}, in schedule order")
 
 
 def head_to_head(

@@ -28,6 +28,7 @@ COLUMNS = (
     ("mu", "μ"),
     ("sigma", "σ"),
     ("conservative", "μ−3σ"),
+    ("tables", "tables"),
     ("matches", "matches"),
     ("wins", "wins"),
     ("mean_points", "points/match"),
@@ -46,7 +47,7 @@ def _cell(key: str, standing: Standing) -> str:
     if key == "mean_points":
         return f"{standing.mean_points:.1f}"
     if key == "points_ci95":
-        return f"{standing.points_ci95:.1f}" if standing.matches > 1 else "—"
+        return f"{standing.points_ci95:.1f}" if standing.tables > 1 else "—"
     if key == "exact_rate":
         return f"{100 * standing.exact_rate:.0f}%"
     return str(standing.to_dict()[key])

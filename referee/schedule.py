@@ -1,19 +1,71 @@
 """The schedule: a league's matches as a deterministic list with stable ids and seeds.
 
-Every combination of ``players`` entrants is a table. With ``rotate_seats`` a table is played once per
-cyclic rotation of its entrants over the seats, every rotation with the same seed, so each entrant holds
-each seat's cards (duplicate format) and luck cancels out. A round repeats all that with fresh seeds.
+Every combination of ``players`` entrants is a table. A table is played once per *seating* of its
+:class:`Seating` mode, every seating with the same seed, so the same cards go to the same seats and the
+entrants take turns holding them (duplicate format): luck cancels out. A round repeats all that with
+fresh seeds.
 
-Ids and seeds depend on the round and the table's entrants, not on positions, so adding an entrant to a
-league only adds matches: those already played keep their ids, seeds and results.
+Which seatings matters. In Pyramid a player gains or loses by whoever plays just before him, so a fair
+set of seatings must cancel neighbours as well as cards: each entrant holds each seat equally often *and*
+plays right after each other entrant equally often. Cyclic rotation does the first only (the order
+around the table never changes), which let the order of the entrants decide between two identical bots.
+
+Ids, seeds and seatings depend on the round and the table's entrant *names*, not on their places in the
+league file, so reordering the file changes nothing and adding an entrant only adds matches: those
+already played keep their ids, seeds and results.
 """
 
 from __future__ import annotations
 
+import enum
 import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from pyramid_sdk.seeds import derive_seed
+
+
+class Seating(enum.StrEnum):
+    """How a table's entrants are seated across its matches (league key ``schedule.seating``)."""
+
+    SINGLE = "single"
+    """One match per table, entrants in name order: no duplicate, nothing cancels."""
+    CYCLIC = "cyclic"
+    """``players`` rotations: cards cancel, neighbours do not (each entrant always follows the same one)."""
+    BALANCED = "balanced"
+    """The smallest set here that cancels both: 2, 6 and 12 matches at 2, 3 and 4 players."""
+    ALL = "all"
+    """Every order: 2, 6, 24 matches. Two copies of one deterministic bot then tie exactly."""
+
+
+def seatings(players: int, mode: Seating) -> tuple[tuple[int, ...], ...]:
+    """The seatings of a table as permutations: seat ``s`` holds the table's entrant ``p[s]`` (entrants in
+    name order), identity first.
+
+    ``balanced`` is every order at 2 and 3 players. At 4 it is the even permutations (the alternating
+    group A4): 2-transitive, so each entrant holds each seat 3 times and every ordered pair of entrants
+    sits at every ordered pair of seats once, which makes each one play right after each other one 4
+    times. Half of the 24 orders, at the same balance of seats and neighbours.
+
+    >>> seatings(3, Seating.CYCLIC)
+    ((0, 1, 2), (1, 2, 0), (2, 0, 1))
+    >>> [len(seatings(n, Seating.BALANCED)) for n in (2, 3, 4)], len(seatings(4, Seating.ALL))
+    ([2, 6, 12], 24)
+    """
+    if mode is Seating.SINGLE:
+        return (tuple(range(players)),)
+    if mode is Seating.CYCLIC:
+        return tuple(tuple((seat + r) % players for seat in range(players)) for r in range(players))
+    orders = tuple(itertools.permutations(range(players)))
+    if mode is Seating.ALL or players < 4:
+        return orders
+    return tuple(order for order in orders if _is_even(order))
+
+
+def _is_even(order: tuple[int, ...]) -> bool:
+    """Whether a permutation has an even number of inversions."""
+    inversions = sum(a > b for a, b in itertools.combinations(order, 2))
+    return inversions % 2 == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,38 +76,62 @@ class ScheduledMatch:
     round: int
     """From 1."""
     table: int
-    """From 1: the table's place among the round's tables."""
+    """From 1: the table's place among the round's tables (for display; :attr:`table_id` identifies)."""
     rotation: int
-    """From 0: seat ``s`` holds ``table_entrants[(s + rotation) % players]``."""
+    """From 0: which of the table's seatings this is (named ``rotation`` in the database and exports)."""
     seed: int
     entrants: tuple[str, ...]
     """Entrant names by seat."""
+    table_id: str
+    """The table's identity, its round and entrants in name order: ``r1:{a,b,c,d}``. All the matches with
+    one ``table_id`` are the table's set of seatings, and share one seed."""
+
+
+def table_id(round_number: int, entrants: tuple[str, ...]) -> str:
+    """The table's identity: the same whatever the order of the entrants in the league file.
+
+    >>> table_id(2, ("dave", "bob", "carol"))
+    'r2:{bob,carol,dave}'
+    """
+    return f"r{round_number}:{{{','.join(sorted(entrants))}}}"
 
 
 def build_schedule(
-    league_seed: int, entrant_names: tuple[str, ...], players: int, rounds: int, rotate_seats: bool
+    league_seed: int,
+    entrant_names: tuple[str, ...],
+    players: int,
+    rounds: int,
+    seating: Seating = Seating.BALANCED,
 ) -> tuple[ScheduledMatch, ...]:
-    """C(N, players) tables × (players rotations, or 1) × rounds, in that nesting order.
+    """C(N, players) tables × the seating's matches × rounds, in that nesting order.
 
-    >>> [m.match_id for m in build_schedule(1, ("a", "b", "c"), 2, 1, True)]
-    ['r1:a,b', 'r1:b,a', 'r1:a,c', 'r1:c,a', 'r1:b,c', 'r1:c,b']
+    >>> [m.match_id for m in build_schedule(1, ("c", "a", "b"), 2, 1)]
+    ['r1:a,c', 'r1:c,a', 'r1:b,c', 'r1:c,b', 'r1:a,b', 'r1:b,a']
     """
     matches: list[ScheduledMatch] = []
-    rotations = players if rotate_seats else 1
+    orders = seatings(players, seating)
     for round_number in range(1, rounds + 1):
         for table_number, table in enumerate(itertools.combinations(entrant_names, players), start=1):
-            seed = derive_seed(league_seed, "round", round_number, "table", *sorted(table))
-            for rotation in range(rotations):
-                seats = tuple(table[(seat + rotation) % players] for seat in range(players))
+            by_name = tuple(sorted(table))
+            seed = derive_seed(league_seed, "round", round_number, "table", *by_name)
+            for index, order in enumerate(orders):
+                seats = tuple(by_name[entrant] for entrant in order)
                 matches.append(
                     ScheduledMatch(
                         position=len(matches),
                         match_id=f"r{round_number}:{','.join(seats)}",
                         round=round_number,
                         table=table_number,
-                        rotation=rotation,
+                        rotation=index,
                         seed=seed,
                         entrants=seats,
+                        table_id=table_id(round_number, table),
                     )
                 )
     return tuple(matches)
+
+
+def tables(schedule: Iterable[ScheduledMatch]) -> Iterator[list[ScheduledMatch]]:
+    """The schedule's tables in schedule order, each as its matches (its set of seatings) in order."""
+    for _key, group in itertools.groupby(schedule, key=lambda match: match.table_id):
+        yield list(group)

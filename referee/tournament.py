@@ -49,16 +49,18 @@ def schedule_of(league: League) -> tuple[ScheduledMatch, ...]:
     if league.seed is None:
         raise ValueError("the league's secret seed is unknown until its results database is opened")
     names = tuple(entrant.name for entrant in league.entrants)
-    return build_schedule(league.seed, names, league.players, league.rounds, league.rotate_seats)
+    return build_schedule(league.seed, names, league.players, league.rounds, league.seating)
 
 
 def league_settings(league: League) -> str:
-    """What makes stored results belong to this league: change any of it and old results are invalid."""
+    """What makes stored results belong to this league: change any of it and old results are invalid.
+
+    Not the seating: a seating found in two modes is the same match (same id, same deals), so switching
+    from ``balanced`` to ``all`` keeps the 12 matches played and adds the other 12."""
     return settings_fingerprint(
         {
             "seed": league.seed,
             "rules": league.rules.to_dict(),
-            "rotate_seats": league.rotate_seats,
             "per_action": league.time_control.per_action,
             "bank": league.time_control.bank,
             "max_faults": league.max_faults,

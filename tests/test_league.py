@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from referee.league import LeagueError, add_entrant, load_league, parse_duration
+from referee.ratings import RatingMode
 from referee.sandbox import Limits, SandboxMode
-from referee.schedule import build_schedule
+from referee.schedule import Seating
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -18,7 +19,8 @@ GOOD = f"""\
 name: Test League
 seed: 7
 players: 3
-schedule: {{format: round-robin, rounds: 2, rotate_seats: true}}
+schedule: {{format: round-robin, rounds: 2, seating: all}}
+rating: match
 rules: {{trick_winner: highest-rank, talk: defenders}}
 time_control: {{per_action: 500ms, bank: 10s}}
 faults: {{max: 5}}
@@ -55,13 +57,19 @@ def test_a_valid_league_loads_with_defaults_and_absolute_paths(tmp_path):
     assert league.time_control.bank == 10.0
     assert league.max_faults == 5
     assert league.database == tmp_path / "out/results.sqlite"
+    assert (league.seating, league.rating) == (Seating.ALL, RatingMode.MATCH)
     assert [e.name for e in league.entrants] == ["a", "b", "c", "d"]
     assert league.entrants[1].in_process
     assert league.entrants[0].spec.cwd == ROOT
     minimal = load_league(
         write(tmp_path, GOOD.split("schedule:", maxsplit=1)[0] + "entrants:" + GOOD.split("entrants:")[1])
     )
-    assert (minimal.rounds, minimal.rotate_seats, minimal.concurrency) == (1, True, 1)
+    assert (minimal.rounds, minimal.seating, minimal.rating, minimal.concurrency) == (
+        1,
+        Seating.BALANCED,
+        RatingMode.DUPLICATE,
+        1,
+    )
     assert minimal.time_control.per_action == 1.0
     assert (minimal.sandbox, minimal.limits) == (SandboxMode.AUTO, Limits())
 
@@ -86,25 +94,8 @@ def test_durations():
         parse_duration("soon")
 
 
-def test_schedule_size_and_duplicate_rotations():
-    names = ("a", "b", "c", "d", "e")
-    schedule = build_schedule(7, names, 4, 2, True)
-    assert len(schedule) == 5 * 4 * 2  # C(5,4) tables x 4 rotations x 2 rounds
-    assert len({m.match_id for m in schedule}) == len(schedule)
-    table = schedule[:4]
-    assert len({m.seed for m in table}) == 1  # every rotation deals the same cards
-    for seat in range(4):  # every entrant holds every seat once per table
-        assert {m.entrants[seat] for m in table} == {"a", "b", "c", "d"}
-    assert schedule[0].seed != schedule[20].seed  # a new round, new deals
-    assert build_schedule(7, names, 4, 2, True) == schedule
-    grown = build_schedule(7, (*names, "f"), 4, 2, True)
-    old = {m.match_id: m.seed for m in schedule}
-    assert all(old[m.match_id] == m.seed for m in grown if m.match_id in old)  # adding keeps old matches
-    assert len(build_schedule(7, names, 4, 1, False)) == 5
-
-
 BROKEN = [
-    ("unknown-key", GOOD.replace("concurrency: 2", "concurency: 2"), r":8: concurency: unknown key"),
+    ("unknown-key", GOOD.replace("concurrency: 2", "concurency: 2"), r":9: concurency: unknown key"),
     (
         "wrong-type",
         GOOD.replace("players: 3", "players: three"),
@@ -115,30 +106,30 @@ BROKEN = [
         GOOD.replace("players: 3", "players: 5"),
         r":3: players: Input should be less than or equal",
     ),
-    ("bad-rule", GOOD.replace("talk: defenders", "talk: loud"), r":5: rules.talk: must be one of open"),
+    ("bad-rule", GOOD.replace("talk: defenders", "talk: loud"), r":6: rules.talk: must be one of open"),
     ("unknown-rule", GOOD.replace("talk: defenders", "tlak: open"), r"rules.tlak: unknown rule"),
     (
         # The rule's name reaches the message from RulesError.field, not by splitting its text at ":".
         "rule-name-with-colon",
         GOOD.replace("talk: defenders", "'talk: x': open"),
-        r":5: rules.talk: x: unknown rule; known rules are",
+        r":6: rules.talk: x: unknown rule; known rules are",
     ),
-    ("bad-duration", GOOD.replace("500ms", "fast"), r":6: time_control.per_action: expected a duration"),
+    ("bad-duration", GOOD.replace("500ms", "fast"), r":7: time_control.per_action: expected a duration"),
     (
         "few-entrants",
         GOOD.split("  - name: b", maxsplit=1)[0],
-        r":10: entrants: 1 entrants cannot fill a table of 3",
+        r":11: entrants: 1 entrants cannot fill a table of 3",
     ),
     (
         "duplicate-name",
         GOOD.replace("name: c", "name: a"),
-        r":17: entrants\[2\].name: duplicate entrant name 'a'",
+        r":18: entrants\[2\].name: duplicate entrant name 'a'",
     ),
     (
         # the bots' logs are NAME.log beside the referee's own referee.log
         "reserved-name",
         GOOD.replace("name: c", "name: Referee"),
-        r":17: entrants\[2\].name: the name 'referee' is the referee's own",
+        r":18: entrants\[2\].name: the name 'referee' is the referee's own",
     ),
     (
         "no-program",
@@ -154,27 +145,27 @@ BROKEN = [
         # an interpreter's script is checked at load time, not when the first match starts
         "missing-script",
         GOOD.replace("python sample_bots/heuristic.py", "python -u sample_bots/missing.py --level 3"),
-        r":18: entrants\[2\].command: bot 'c': no script 'sample_bots/missing.py' in .* \(for python\)$",
+        r":19: entrants\[2\].command: bot 'c': no script 'sample_bots/missing.py' in .* \(for python\)$",
     ),
     (
         "missing-node-script",
         GOOD.replace("python sample_bots/heuristic.py", "node --require x sample_bots/node/missing.js"),
-        r":18: entrants\[2\].command: bot 'c': no script 'sample_bots/node/missing.js' in ",
+        r":19: entrants\[2\].command: bot 'c': no script 'sample_bots/node/missing.js' in ",
     ),
     (
         "missing-shell-script",
         GOOD.replace("python sample_bots/heuristic.py", "bash bots/missing.sh"),
-        r":18: entrants\[2\].command: bot 'c': no script 'bots/missing.sh' in ",
+        r":19: entrants\[2\].command: bot 'c': no script 'bots/missing.sh' in ",
     ),
     (
         "missing-module",
         GOOD.replace("python sample_bots/heuristic.py", "python -m sample_bots.missing"),
-        r":18: entrants\[2\].command: bot 'c': no module 'sample_bots.missing' in .* or the referee's Python",
+        r":19: entrants\[2\].command: bot 'c': no module 'sample_bots.missing' in .* or the referee's Python",
     ),
     (
         "not-executable",
         GOOD.replace("python sample_bots/heuristic.py", "./README.md"),
-        r":18: entrants\[2\].command: bot 'c': program './README.md' in .* is not an executable file",
+        r":19: entrants\[2\].command: bot 'c': program './README.md' in .* is not an executable file",
     ),
     (
         "both-kinds",
@@ -182,7 +173,7 @@ BROKEN = [
             "    module: sample_bots.random_bot:RandomBot",
             "    module: sample_bots.random_bot:RandomBot\n    command: python x.py",
         ),
-        r":14: entrants\[1\]: give exactly one of command: or module:",
+        r":15: entrants\[1\]: give exactly one of command: or module:",
     ),
     (
         "bad-module",
@@ -199,6 +190,22 @@ BROKEN = [
         GOOD.replace("format: round-robin", "format: swiss"),
         r":4: schedule.format: Input should be 'round-robin'",
     ),
+    (
+        "bad-seating",
+        GOOD.replace("seating: all", "seating: shuffled"),
+        r":4: schedule.seating: Input should be 'single', 'cyclic', 'balanced' or 'all'",
+    ),
+    (
+        "rotate-seats-replaced",
+        GOOD.replace("seating: all", "rotate_seats: true"),
+        r":4: schedule.rotate_seats: replaced by schedule.seating: write seating: cyclic for what",
+    ),
+    (
+        "rotate-seats-false-replaced",
+        GOOD.replace("seating: all", "rotate_seats: false"),
+        r":4: schedule.rotate_seats: replaced by schedule.seating: write seating: single for what",
+    ),
+    ("bad-rating", GOOD.replace("rating: match", "rating: elo"), r":5: rating: Input should be 'duplicate'"),
     ("not-yaml", GOOD.replace("players: 3", "players: [3"), r"not valid YAML"),
     ("not-a-mapping", "- just\n- a list\n", r"a league file is a mapping"),
     ("missing-name", GOOD.replace("name: Test League\n", ""), r"name: required key is missing"),
@@ -215,12 +222,12 @@ BROKEN = [
     (
         "bad-sandbox",
         GOOD.replace("concurrency: 2", "concurrency: 2\nsandbox: maybe"),
-        r":9: sandbox: Input should be 'auto', 'required' or 'none'",
+        r":10: sandbox: Input should be 'auto', 'required' or 'none'",
     ),
     (
         "bad-limit",
         GOOD.replace("concurrency: 2", "concurrency: 2\nlimits: {memory: lots}"),
-        r":9: limits.memory: expected a size like 512MiB or 1GiB",
+        r":10: limits.memory: expected a size like 512MiB or 1GiB",
     ),
     (
         "missing-path",

@@ -204,4 +204,4 @@ def test_a_figure_is_rounded_once_from_its_exact_value():
     template = jinja2.Template('{{ "%.2f"|format(mu) }}')  # as templates/index.html writes it
     assert template.render(mu=standing.mu) == "25.01"
     cells = leaderboard_markdown(Leaderboard((Standing("idle"),), ())).splitlines()[2].split("|")
-    assert cells[9].strip() == "—"  # no matches, no interval: as the report says
+    assert cells[10].strip() == "—"  # no tables, no interval: as the report says

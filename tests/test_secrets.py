@@ -15,7 +15,7 @@ import pytest
 from pyramid_sdk import Match, Rules
 from referee.disclosure import disclosure
 from referee.match_runner import MatchStatus
-from referee.schedule import build_schedule
+from referee.schedule import Seating, build_schedule
 from referee.store import StoredMatch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +24,7 @@ REFEREE = str(Path(sys.executable).parent / "referee")
 LEAGUE = f"""\
 name: Secret League
 players: 2
-schedule: {{format: round-robin, rounds: 1, rotate_seats: true}}
+schedule: {{format: round-robin, rounds: 1, seating: balanced}}
 rules: {{talk: open}}
 time_control: {{per_action: 2s, bank: 20s}}
 database: results.sqlite
@@ -254,7 +254,7 @@ def _stored(scheduled, status=MatchStatus.COMPLETE):
 
 
 def test_a_table_is_complete_when_every_match_with_its_seed_is_stored_complete():
-    schedule = build_schedule(5, ("a", "b", "c"), 2, 1, True)
+    schedule = build_schedule(5, ("a", "b", "c"), 2, 1, Seating.BALANCED)
     first, mate = schedule[0], schedule[1]
     assert first.seed == mate.seed
     assert all(m.seed != first.seed for m in schedule[2:])

@@ -13,7 +13,7 @@ import pytest
 
 from arena import bot_processes
 from pyramid_sdk import Match, MatchRecord
-from referee.schedule import build_schedule
+from referee.schedule import Seating, build_schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -23,7 +23,7 @@ LEAGUE = f"""\
 name: Small League
 seed: 11
 players: 2
-schedule: {{format: round-robin, rounds: 1, rotate_seats: true}}
+schedule: {{format: round-robin, rounds: 1, seating: balanced}}
 rules: {{trick_winner: led-suit, talk: open}}
 time_control: {{per_action: 2s, bank: 20s}}
 concurrency: {{concurrency}}
@@ -84,7 +84,7 @@ def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished)
     assert "Small League" in run.stdout
     for name in ("random", "heuristic", "random-inproc"):
         assert name in run.stdout
-    assert len(lines) == 6  # C(3,2) tables x 2 rotations
+    assert len(lines) == 6  # C(3,2) tables x 2 seatings
     fields = {
         "match_id",
         "league",
@@ -131,15 +131,15 @@ def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished)
     by_table = {}
     for line in lines:
         by_table.setdefault(line["table"], []).append(line)
-    for pair in by_table.values():  # duplicate: both rotations deal the same hands to the same seats
+    for pair in by_table.values():  # duplicate: both seatings deal the same hands to the same seats
         assert pair[0]["seed"] == pair[1]["seed"]
         assert pair[0]["deals"][0]["hands"] == pair[1]["deals"][0]["hands"]
         assert pair[0]["seats"] == pair[1]["seats"][::-1]
     board = json.loads(referee("leaderboard", path, "--format", "json").stdout)
     assert [row["rank"] for row in board] == [1, 2, 3]
-    assert {"rank", "entrant", "mu", "sigma", "conservative", "matches"} <= set(board[0])
+    assert {"rank", "entrant", "mu", "sigma", "conservative", "tables", "matches"} <= set(board[0])
     assert board[0]["entrant"] == "heuristic"
-    assert all(row["matches"] == 4 for row in board)
+    assert all((row["tables"], row["matches"]) == (2, 4) for row in board)
     conservative = [row["conservative"] for row in board]
     assert conservative == sorted(conservative, reverse=True)
     assert "| # |" in referee("leaderboard", path, "--format", "markdown").stdout
@@ -228,7 +228,7 @@ def test_adding_an_entrant_only_adds_matches(finished, tmp_path):
     referee("run", path)
     after = {line["match_id"]: line for line in export(path)}
     names = ("random", "heuristic", "random-inproc", "newcomer")
-    assert set(after) == {m.match_id for m in build_schedule(11, names, 2, 1, True)}
+    assert set(after) == {m.match_id for m in build_schedule(11, names, 2, 1, Seating.BALANCED)}
     assert all(after[match_id] == line for match_id, line in before.items())
     refused = referee(
         "submit", path, "--name", "newcomer", "--", "python", "sample_bots/random_bot.py", check=False
@@ -261,7 +261,7 @@ def test_a_failed_build_disqualifies_the_entrant_and_the_league_goes_on(tmp_path
     result = referee("run", path)
     assert "disqualified: broken: build 'exit 3' failed with code 3" in result.stderr
     lines = export(path)
-    assert len(lines) == 12  # C(4,2) tables x 2 rotations
+    assert len(lines) == 12  # C(4,2) tables x 2 seatings
     for line in lines:
         if "broken" in line["seats"]:
             seat = line["seats"].index("broken")

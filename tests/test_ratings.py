@@ -1,0 +1,68 @@
+"""Ratings: a table counts once, only when complete; points and their intervals are per table."""
+
+import math
+import statistics
+
+import pytest
+
+from referee.ratings import RatingMode, ci95, game_ranks, rate
+from twins import HEURISTIC, OTHER_RANDOM, RANDOM, play
+
+FIELD = (("random", RANDOM), ("heuristic", HEURISTIC), ("other", OTHER_RANDOM))
+NAMES = [name for name, _ in FIELD]
+
+
+@pytest.fixture(scope="module")
+def three_tables(tmp_path_factory):
+    """Three rounds of one 3-player table, 6 seatings each: 18 matches."""
+    return play(tmp_path_factory.mktemp("ratings"), 31, FIELD, rounds=3)
+
+
+def test_a_table_is_rated_once_and_only_when_complete(three_tables):
+    schedule, stored = three_tables.schedule, dict(three_tables.stored)
+    last = schedule[-1]
+    del stored[last.match_id]  # the third table lacks one seating
+    duplicate = rate(NAMES, schedule, stored, RatingMode.DUPLICATE)
+    assert sorted({label for _, label, *_ in duplicate.history}) == [
+        "r1:{heuristic,other,random}",
+        "r2:{heuristic,other,random}",
+    ]
+    assert all((s.tables, s.matches) == (2, 12) for s in duplicate.standings)
+    per_match = rate(NAMES, schedule, stored, RatingMode.MATCH)
+    assert len({label for _, label, *_ in per_match.history}) == 17
+    assert all((s.tables, s.matches) == (3, 17) for s in per_match.standings)
+    # the update comes at the table's last match, in schedule order
+    assert [position for position, *_ in duplicate.history[::3]] == [5, 11]
+
+
+def test_the_update_ranks_entrants_by_their_points_over_the_table(three_tables):
+    one_table = [m for m in three_tables.schedule if m.round == 1]
+    board = rate(NAMES, one_table, three_tables.stored, RatingMode.DUPLICATE)
+    totals = three_tables.table_totals()["r1:{heuristic,other,random}"]
+    by_points = sorted(NAMES, key=lambda name: -totals[name])
+    assert [s.entrant for s in sorted(board.standings, key=lambda s: -s.mu)] == by_points
+    assert game_ranks({name: (0, totals[name]) for name in NAMES})[by_points[0]] == 1
+
+
+def test_mean_points_and_interval_come_from_per_table_means(three_tables):
+    board = three_tables.board
+    tables = three_tables.table_totals()
+    for standing in board.standings:
+        means = [tables[table][standing.entrant] / 6 for table in sorted(tables)]
+        assert standing.mean_points == pytest.approx(statistics.fmean(means))
+        half = 4.303 * statistics.stdev(means) / math.sqrt(3)  # Student's t, 2 degrees of freedom
+        assert standing.points_ci95 == pytest.approx(half)
+        assert standing.to_dict()["tables"] == 3
+
+
+def test_interval_needs_two_tables():
+    assert ci95([]) == 0.0
+    assert math.isinf(ci95([110.0]))
+    assert ci95([100.0, 110.0]) == pytest.approx(12.706 * statistics.stdev([100.0, 110.0]) / math.sqrt(2))
+    many = [float(v) for v in range(30)]
+    assert ci95(many) == pytest.approx(1.96 * statistics.stdev(many) / math.sqrt(30))
+
+
+def test_forfeits_rank_below_points():
+    ranks = game_ranks({"a": (0, 900), "b": (2, 1400), "c": (1, 1300), "d": (0, 900)})
+    assert ranks == {"a": 1, "d": 1, "c": 3, "b": 4}
