@@ -39,6 +39,7 @@ from referee.faults import Fault, FaultPolicy
 from referee.launcher import BotSpec, Confinement, Launcher
 from referee.match_runner import LocalSeat, MatchOutcome, MatchStatus, Seat, play_match
 from referee.sandbox import SandboxMode
+from referee.schedule import Seating, seatings
 from referee.table import open_launcher, take_seats
 from referee.transcript import brief, deal_text
 
@@ -177,10 +178,13 @@ def series(
     cwd: Path | str | None = None,
     logs: Path | str | None = None,
     sandbox: str = "auto",
+    seating: str = "balanced",
 ) -> Series:
-    """Plays ``rounds`` rounds between 2-4 ``bots``. A round is one match per seating, the bots rotated
-    one seat each time, all on the same deals: ``rounds × len(bots)`` matches in all. The options are
-    :func:`match`'s; round ``r`` is dealt from ``derive_seed(seed, "series", r)``.
+    """Plays ``rounds`` rounds between 2-4 ``bots``. A round is one match per seating, all on the same
+    deals; ``seating`` is the league key's (docs/LEAGUE.md): ``balanced`` (2, 6 or 12 matches at 2, 3 or
+    4 bots) gives each bot every seat's cards and every neighbour equally often, ``cyclic`` only
+    rotates them. The options are :func:`match`'s; round ``r`` is dealt from
+    ``derive_seed(seed, "series", r)``.
     """
     if rounds < 1:
         raise ValueError(f"rounds: must be at least 1, got {rounds}")
@@ -194,15 +198,16 @@ def series(
     policy = FaultPolicy(max_faults)
     clock = time_control or TimeControl()
     names = tuple(name for name, _ in entries)
+    orders = seatings(players, Seating(seating))
 
     async def play() -> list[Played]:
         played = []
         async with open_launcher(log_dir, confinement) as launcher:
             for round_number in range(rounds):
                 deals = derive_seed(seed, "series", round_number)
-                for shift in range(players):
-                    seated = entries[shift:] + entries[:shift]
-                    match_id = f"series-{round_number + 1}-{shift + 1}"
+                for number, order in enumerate(orders, start=1):
+                    seated = [entries[index] for index in order]
+                    match_id = f"series-{round_number + 1}-{number}"
                     played.append(await _play_one(launcher, seated, rules, deals, clock, policy, match_id))
         return played
 

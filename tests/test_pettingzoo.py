@@ -187,7 +187,7 @@ def test_the_documented_policy_bot_plays_a_league_as_an_ordinary_entrant(tmp_pat
 name: Policy League
 seed: 3
 players: 2
-schedule: {{format: round-robin, rounds: 1, rotate_seats: true}}
+schedule: {{format: round-robin, rounds: 1, seating: balanced}}
 time_control: {{per_action: 2s, bank: 20s}}
 database: results.sqlite
 entrants:
