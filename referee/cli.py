@@ -10,7 +10,7 @@ import random
 import signal
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -304,12 +304,35 @@ def _write_report(league: League, store: Store, folder: Path, live: bool = False
     type=click.Path(file_okay=False, path_type=Path),
     help="Keep an HTML report in this folder, rewritten after every match.",
 )
-def run_command(league_file: str, concurrency: int | None, fresh: bool, report_dir: Path | None) -> None:
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 1024),
+    help="Play on a Dask cluster of this many worker processes on this machine (docs/SCALING.md).",
+)
+@click.option(
+    "--dask",
+    "dask_address",
+    metavar="tcp://HOST:8786",
+    help="Play on the running Dask cluster whose scheduler is at this address (docs/SCALING.md).",
+)
+def run_command(
+    league_file: str,
+    concurrency: int | None,
+    fresh: bool,
+    report_dir: Path | None,
+    workers: int | None,
+    dask_address: str | None,
+) -> None:
     """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
 
-    Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes.
+    Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes. The matches
+    are played in this process, or on Dask workers with --workers or --dask: the results are the same.
     """
+    if workers is not None and dask_address is not None:
+        raise click.UsageError("give --workers (a cluster on this machine) or --dask (a running one)")
     league = _league(league_file)
+    if workers is None and dask_address is None:
+        workers, dask_address = league.workers, league.dask
     store, league = _store(league, fresh)
     log_dir = league.database.parent / f"{league.database.stem}-logs"
     hidden: tuple[Path, ...] = ()
@@ -318,6 +341,14 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
         hidden = (report_dir.resolve(),)
     tournament = Tournament(league, store, log_dir, concurrency, hidden)
     display = _Display(league)
+    executor: Callable[[Callable[[Progress], None]], Coroutine[Any, Any, Progress]] = tournament.run
+    failures: tuple[type[Exception], ...] = (SandboxError,)
+    if workers is not None or dask_address is not None:
+        # Dask is imported only when it is used.
+        from referee.dask_executor import DaskExecutor, ExecutorError  # noqa: PLC0415
+
+        executor = DaskExecutor(tournament, dask_address, workers, say=_say).run
+        failures = (SandboxError, ExecutorError)
 
     pending: list[asyncio.Future[Path]] = []
     last_report = [0.0]
@@ -332,8 +363,8 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
             pending.append(asyncio.ensure_future(asyncio.to_thread(_report_in_thread, league, report_dir)))
 
     try:
-        progress = _run_until_signal(tournament.run(on_progress))
-    except SandboxError as exc:
+        progress = _run_until_signal(executor(on_progress))
+    except failures as exc:
         display.close()
         raise click.ClickException(str(exc)) from None
     except (asyncio.CancelledError, KeyboardInterrupt):
@@ -358,6 +389,10 @@ def run_command(league_file: str, concurrency: int | None, fresh: bool, report_d
     if report_dir is not None:
         click.echo(f"report: {_write_report(league, store, report_dir)}")
     store.close()
+
+
+def _say(line: str) -> None:
+    click.echo(line, err=True)
 
 
 @main.command("leaderboard")
