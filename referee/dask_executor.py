@@ -434,7 +434,7 @@ class DaskExecutor:
     ) -> None:
         tournament = self.tournament
         queue = deque(missing)
-        threads = sum(info.get("nthreads", 1) for info in client.scheduler_info()["workers"].values())
+        threads = _threads(client)
         slots: dict[Future[Any], _Slot] = {}
         pending = as_completed()
 
@@ -508,6 +508,10 @@ class DaskExecutor:
             on_progress(progress)
             if slot.following is not None:
                 submit(_Slot(slot.following, take(), prefer=result.worker))
+            while queue and len(slots) < _threads(client):  # a worker joined: give it a chain too
+                first = take()
+                assert first is not None
+                submit(_Slot(first, take()))
 
     def _unplayable(self, result: Unplayable, client: Client) -> None:
         tournament = self.tournament
@@ -532,6 +536,11 @@ class DaskExecutor:
                 )
             else:
                 self.say(f"worker {result.worker}: {result.reason}; trying {result.entrant} on another")
+
+
+def _threads(client: Client) -> int:
+    """Matches the cluster can play at once: its workers' threads."""
+    return sum(int(info.get("nthreads", 1)) for info in client.scheduler_info()["workers"].values())
 
 
 def _dashboard(cluster: LocalCluster) -> str:
