@@ -33,6 +33,7 @@ import contextlib
 import fcntl
 import importlib.util
 import os
+import resource
 import secrets
 import time
 from collections import deque
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+import dask
 from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
 from distributed.client import Future
 from distributed.scheduler import KilledWorker
@@ -66,8 +68,19 @@ CONNECT_TIMEOUT: Final = 10.0
 """Seconds to reach a scheduler before ``referee run --dask`` gives up."""
 WORKERS_TIMEOUT: Final = 60.0
 """Seconds to wait for a running cluster's first worker."""
+UNCLAIMED: Final = 60.0
+"""Seconds after a match a worker keeps the bots it started ahead for the next, if no task comes for it."""
 START_FAILURES: Final = 2
 """Distinct workers on which an entrant's bot must fail to start before the entrant is disqualified."""
+
+
+LOCAL_SETTINGS: Final = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+"""A LocalCluster's workers share the cores with the bots: no statistical profiler (it samples the
+worker's stacks every 10 ms) and fewer event-loop health checks (every 20 ms by default)."""
 
 
 class ExecutorError(RuntimeError):
@@ -109,6 +122,17 @@ class Unplayable:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class WorkerStats:
+    """What one worker did for a run: bot processes started, hellos refused, and CPU seconds since the
+    run's plugin was set up, its own (the referee's work and Dask's) and its ended children's (bots)."""
+
+    started: int
+    refusals: tuple[str, ...]
+    cpu: float
+    bots_cpu: float
+
+
 def _public(league: League) -> League:
     """The league as sent to the workers: without its seed (each match carries its own), so a secret
     league seed never leaves this process."""
@@ -138,6 +162,7 @@ class ArenaPlugin(WorkerPlugin):
 
     async def setup(self, worker: Any) -> None:
         self.worker = str(worker.address)
+        self.cpu_at_setup = _cpu()
         self.nthreads = int(getattr(worker.state, "nthreads", 1) or 1)
         self.upcoming: dict[str, asyncio.Task[_Lineup]] = {}
         self.builds: dict[str, asyncio.Task[str | None]] = {}
@@ -172,10 +197,12 @@ class ArenaPlugin(WorkerPlugin):
         await asyncio.gather(*self.stopping, return_exceptions=True)
         await self.stack.aclose()
 
-    def stats(self) -> tuple[int, list[str]]:
+    async def stats(self) -> WorkerStats:
+        await asyncio.gather(*self.stopping, return_exceptions=True)  # their CPU counts once reaped
+        cpu, bots = (now - then for now, then in zip(_cpu(), self.cpu_at_setup, strict=True))
         if self.launcher is None:
-            return 0, []
-        return self.launcher.started, list(self.launcher.registry.refusals)
+            return WorkerStats(0, (), cpu, bots)
+        return WorkerStats(self.launcher.started, tuple(self.launcher.registry.refusals), cpu, bots)
 
     async def play(self, job: MatchJob) -> Played | Unplayable:
         if self.unfit or self.launcher is None:
@@ -214,6 +241,8 @@ class ArenaPlugin(WorkerPlugin):
             )
         finally:
             self._stop(lineup)
+            if job.following is not None:  # its task comes as soon as the client hears of this one's end
+                asyncio.get_running_loop().call_later(UNCLAIMED, self._expire, job.following.match_id)
         return Played(outcome, started, self.worker)
 
     def _stop(self, lineup: _Lineup) -> None:
@@ -224,6 +253,13 @@ class ArenaPlugin(WorkerPlugin):
         task = asyncio.create_task(_stop_all(launcher, lineup.processes))
         self.stopping.add(task)
         task.add_done_callback(self.stopping.discard)
+
+    def _expire(self, match_id: str) -> None:
+        """Stops bots started ahead for a match no task came for (the client went away, say)."""
+        stale = self.upcoming.get(match_id)
+        if stale is not None and stale.done():
+            del self.upcoming[match_id]
+            self._stop_stale(stale)
 
     def _stop_stale(self, task: asyncio.Task[_Lineup]) -> None:
         if not task.cancelled() and task.exception() is None:
@@ -319,9 +355,15 @@ def _worker_unfit(dask_worker: Any, name: str) -> list[str]:
     return list(plugin.unfit) if isinstance(plugin, ArenaPlugin) else ["the arena plugin did not start"]
 
 
-def _worker_stats(dask_worker: Any, name: str) -> tuple[int, list[str]]:
+async def _worker_stats(dask_worker: Any, name: str) -> WorkerStats | None:
     plugin = dask_worker.plugins.get(name)
-    return plugin.stats() if isinstance(plugin, ArenaPlugin) else (0, [])
+    return await plugin.stats() if isinstance(plugin, ArenaPlugin) else None
+
+
+def _cpu() -> tuple[float, float]:
+    """CPU seconds of this process, and of its children that have ended (bots, builds)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 # -- the client side ----------------------------------------------------------------------------------------
@@ -357,6 +399,10 @@ class DaskExecutor:
         self.say = say
         self.unfit: dict[str, str] = {}
         self.failed_starts: dict[str, dict[str, str]] = {}
+        self.setup_seconds = 0.0
+        """How long the cluster took to be ready to play (started or reached, workers set up)."""
+        self.stats: dict[str, WorkerStats] = {}
+        """Per worker, at the end of a run (a worker restarted mid-run counts from its restart)."""
 
     @contextlib.asynccontextmanager
     async def client(self) -> AsyncIterator[Client]:
@@ -384,15 +430,15 @@ class DaskExecutor:
                 await client.close()
             return
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")  # workers inherit it
-        async with LocalCluster(
-            n_workers=self.workers,
-            threads_per_worker=1,
-            processes=True,
-            asynchronous=True,
-        ) as cluster:
-            self.say(f"Dask LocalCluster: {self.workers} worker processes, dashboard {_dashboard(cluster)}")
-            async with Client(cluster, asynchronous=True) as client:
-                yield client
+        with dask.config.set(LOCAL_SETTINGS):  # the nannies pass it on to their workers as they start
+            async with LocalCluster(
+                n_workers=self.workers, threads_per_worker=1, processes=True, asynchronous=True
+            ) as cluster:
+                dashboard = _dashboard(cluster)
+                self.say(f"Dask LocalCluster: {self.workers} worker processes, dashboard {dashboard}")
+                async with Client(cluster, asynchronous=True) as client:
+                    await client.wait_for_workers(self.workers)
+                    yield client
 
     async def run(self, on_progress: Callable[[Progress], None] = lambda progress: None) -> Progress:
         tournament = self.tournament
@@ -404,6 +450,7 @@ class DaskExecutor:
         tournament.log_dir.mkdir(parents=True, exist_ok=True)
         run = secrets.token_hex(6)
         plugin = ArenaPlugin(run, _public(tournament.league), tournament.log_dir, tournament.confinement())
+        begun = time.perf_counter()
         async with self.client() as client:
             await client.register_plugin(plugin)
             try:
@@ -414,12 +461,14 @@ class DaskExecutor:
                         "; ".join(lacks) + ": every worker needs the entrants' folders at the same paths "
                         "(docs/SCALING.md)"
                     )
+                self.setup_seconds = time.perf_counter() - begun
                 await self._drive(client, plugin.name, missing, progress, on_progress)
             finally:
                 with contextlib.suppress(Exception):
                     stats = await client.run(_worker_stats, name=plugin.name)
-                    tournament.processes_started = sum(started for started, _ in stats.values())
-                    tournament.refusals = [line for _, lines in stats.values() for line in lines]
+                    self.stats = {worker: item for worker, item in stats.items() if item is not None}
+                    tournament.processes_started = sum(item.started for item in self.stats.values())
+                    tournament.refusals = [line for item in self.stats.values() for line in item.refusals]
                 with contextlib.suppress(Exception):
                     await client.unregister_worker_plugin(plugin.name)
         return progress
@@ -434,11 +483,11 @@ class DaskExecutor:
     ) -> None:
         tournament = self.tournament
         queue = deque(missing)
-        threads = _threads(client)
+        threads = await _threads(client)
         slots: dict[Future[Any], _Slot] = {}
         pending = as_completed()
 
-        def submit(slot: _Slot) -> None:
+        async def submit(slot: _Slot) -> None:
             out = tuple(sorted(tournament.disqualified.items()))
             job = MatchJob(plugin, slot.scheduled, slot.following, out)
             avoid = slot.avoid | set(self.unfit)
@@ -450,7 +499,7 @@ class DaskExecutor:
             workers: list[str] | None = None
             loose = False
             if avoid:
-                workers = [w for w in client.scheduler_info()["workers"] if w not in avoid]
+                workers = [w for w in await _workers(client) if w not in avoid]
                 if not workers:
                     raise ExecutorError(
                         f"no worker left that can play {slot.scheduled.match_id}: "
@@ -475,7 +524,7 @@ class DaskExecutor:
         for _ in range(min(max(threads, 1), len(queue))):
             first = take()
             assert first is not None
-            submit(_Slot(first, take()))
+            await submit(_Slot(first, take()))
         async for future in pending:
             slot = slots.pop(future)
             try:
@@ -487,16 +536,16 @@ class DaskExecutor:
                     "again to resume"
                 ) from None
             if isinstance(result, Unplayable):
-                self._unplayable(result, client)
+                await self._unplayable(result, client)
                 slot.attempt += 1
-                submit(slot)
+                await submit(slot)
                 continue
             outcome = result.outcome
             tournament.store.save(slot.scheduled, outcome, result.started)
             if outcome.status is not MatchStatus.COMPLETE and slot.attempt < VOID_RETRIES:
                 slot.attempt += 1
                 slot.prefer = result.worker
-                submit(slot)
+                await submit(slot)
                 continue
             progress.played += 1
             progress.last = outcome
@@ -507,13 +556,13 @@ class DaskExecutor:
                 progress.void += 1
             on_progress(progress)
             if slot.following is not None:
-                submit(_Slot(slot.following, take(), prefer=result.worker))
-            while queue and len(slots) < _threads(client):  # a worker joined: give it a chain too
+                await submit(_Slot(slot.following, take(), prefer=result.worker))
+            while queue and len(slots) < await _threads(client):  # a worker joined: give it a chain too
                 first = take()
                 assert first is not None
-                submit(_Slot(first, take()))
+                await submit(_Slot(first, take()))
 
-    def _unplayable(self, result: Unplayable, client: Client) -> None:
+    async def _unplayable(self, result: Unplayable, client: Client) -> None:
         tournament = self.tournament
         if result.kind == "unfit":
             if result.worker not in self.unfit:
@@ -524,7 +573,7 @@ class DaskExecutor:
         else:
             failed = self.failed_starts.setdefault(result.entrant, {})
             failed[result.worker] = result.reason
-            workers = set(client.scheduler_info()["workers"]) - set(self.unfit)
+            workers = set(await _workers(client)) - set(self.unfit)
             if len(failed) >= START_FAILURES:
                 tournament.disqualified.setdefault(
                     result.entrant, f"{result.reason} (on workers {', '.join(sorted(failed))})"
@@ -538,9 +587,17 @@ class DaskExecutor:
                 self.say(f"worker {result.worker}: {result.reason}; trying {result.entrant} on another")
 
 
-def _threads(client: Client) -> int:
-    """Matches the cluster can play at once: its workers' threads."""
-    return sum(int(info.get("nthreads", 1)) for info in client.scheduler_info()["workers"].values())
+async def _workers(client: Client) -> list[str]:
+    """The addresses of the cluster's workers now."""
+    nthreads: dict[str, int] = await client.nthreads()
+    return list(nthreads)
+
+
+async def _threads(client: Client) -> int:
+    """Matches the cluster can play at once: its workers' threads, asked of the scheduler (the client's
+    own copy of its state is refreshed only every few seconds)."""
+    nthreads: dict[str, int] = await client.nthreads()
+    return sum(nthreads.values())
 
 
 def _dashboard(cluster: LocalCluster) -> str:

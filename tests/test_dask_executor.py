@@ -224,18 +224,22 @@ def test_a_worker_without_an_entrants_folder_is_named_and_nothing_is_stored(tmp_
 
 
 class _FakeClient:
-    def scheduler_info(self):
-        return {"workers": {"tcp://a": {}, "tcp://b": {}, "tcp://c": {}}}
+    async def nthreads(self):
+        return {"tcp://a": 1, "tcp://b": 1, "tcp://c": 1}
 
 
 def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
     league = load_league(league_at(tmp_path))
     store, league = open_store(league)
     executor = DaskExecutor(Tournament(league, store, tmp_path / "logs"), workers=2)
-    executor._unplayable(Unplayable("start", "tcp://a", "random", "did not connect"), _FakeClient())
+    asyncio.run(
+        executor._unplayable(Unplayable("start", "tcp://a", "random", "did not connect"), _FakeClient())
+    )
     assert executor.tournament.disqualified == {}
     assert executor.failed_starts == {"random": {"tcp://a": "did not connect"}}
-    executor._unplayable(Unplayable("start", "tcp://b", "random", "did not connect"), _FakeClient())
+    asyncio.run(
+        executor._unplayable(Unplayable("start", "tcp://b", "random", "did not connect"), _FakeClient())
+    )
     assert "random" in executor.tournament.disqualified
     assert "tcp://a, tcp://b" in executor.tournament.disqualified["random"]
     store.close()
