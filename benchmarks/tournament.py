@@ -8,8 +8,9 @@ time; one line per concurrency with ``matches_per_s`` and the bot processes star
 ``python benchmarks/tournament.py --executors [--pairs N]``: a league of fast bots (five random Python
 bots, each a sandboxed process, at 4-player tables: 20 matches), played in-process at concurrency 2 and on
 a Dask LocalCluster of 2 worker processes, alternately, N pairs (default 3). One line per run with
-``matches_per_s``, the decisions, and CPU per decision: the referee's (in-process: this process; Dask:
-the workers, where the referee's work happens, and this process, which only stores), and the bots'.
+``matches_per_s``, the decisions, the seconds the cluster took to be ready (included in the run's
+seconds), and CPU per decision: the referee's (in-process: this process; Dask: the workers, where the
+referee's work happens) and, for Dask, the client's (this process: the scheduler, and storing).
 ``referee_decisions_per_s`` is how many decisions one referee process can drive with its CPU, one over
 its CPU per decision. Then each pair's ratio of Dask to in-process matches/s (target: at least 0.9).
 """
@@ -53,9 +54,10 @@ def fast_league(folder: Path, entrants: int = 5) -> League:
     return load_league(path)
 
 
-def cpu() -> tuple[float, float]:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+def cpu() -> float:
+    """CPU seconds of this process, all its threads."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
 
 
 def concurrency_runs(league: League) -> None:
@@ -89,22 +91,20 @@ def executor_run(executor: str) -> float:
         store, league = open_store(fast_league(folder))
         tournament = Tournament(league, store, folder / "logs", concurrency=2)
         dask = DaskExecutor(tournament, workers=2) if executor == "dask" else None
-        own_before, bots_before = cpu()
+        own_before = cpu()
         started = time.perf_counter()
         progress = asyncio.run(dask.run() if dask is not None else tournament.run())
         elapsed = time.perf_counter() - started
-        own_after, bots_after = cpu()
+        own_after = cpu()
         decisions = sum(sum(match.decisions) for match in store.matches().values())
         store.close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     own = own_after - own_before
     if dask is not None:
-        referee_cpu = sum(item.cpu for item in dask.stats.values())
-        bots_cpu = sum(item.bots_cpu for item in dask.stats.values())
-        client_cpu = own
+        referee_cpu, client_cpu = sum(item.cpu for item in dask.stats.values()), own
     else:
-        referee_cpu, bots_cpu, client_cpu = own, bots_after - bots_before, 0.0
+        referee_cpu, client_cpu = own, 0.0
     per_decision = referee_cpu / decisions
     rate = progress.played / elapsed
     setup = dask.setup_seconds if dask is not None else 0.0
@@ -113,7 +113,6 @@ def executor_run(executor: str) -> float:
         f"decisions={decisions} seconds={elapsed:.1f} setup_seconds={setup:.1f} matches_per_s={rate:.3f} "
         f"referee_cpu_us_per_decision={per_decision * 1e6:.0f} "
         f"client_cpu_us_per_decision={client_cpu / decisions * 1e6:.0f} "
-        f"bots_cpu_us_per_decision={bots_cpu / decisions * 1e6:.0f} "
         f"referee_decisions_per_s={1 / per_decision:.0f} processes_started={tournament.processes_started}",
         flush=True,
     )

@@ -124,13 +124,12 @@ class Unplayable:
 
 @dataclass(frozen=True, slots=True)
 class WorkerStats:
-    """What one worker did for a run: bot processes started, hellos refused, and CPU seconds since the
-    run's plugin was set up, its own (the referee's work and Dask's) and its ended children's (bots)."""
+    """What one worker did for a run: bot processes started, hellos refused, and the CPU seconds of the
+    worker process (the referee's work and Dask's, every thread) since the run's plugin was set up."""
 
     started: int
     refusals: tuple[str, ...]
     cpu: float
-    bots_cpu: float
 
 
 def _public(league: League) -> League:
@@ -198,11 +197,11 @@ class ArenaPlugin(WorkerPlugin):
         await self.stack.aclose()
 
     async def stats(self) -> WorkerStats:
-        await asyncio.gather(*self.stopping, return_exceptions=True)  # their CPU counts once reaped
-        cpu, bots = (now - then for now, then in zip(_cpu(), self.cpu_at_setup, strict=True))
+        await asyncio.gather(*self.stopping, return_exceptions=True)
+        cpu = _cpu() - self.cpu_at_setup
         if self.launcher is None:
-            return WorkerStats(0, (), cpu, bots)
-        return WorkerStats(self.launcher.started, tuple(self.launcher.registry.refusals), cpu, bots)
+            return WorkerStats(0, (), cpu)
+        return WorkerStats(self.launcher.started, tuple(self.launcher.registry.refusals), cpu)
 
     async def play(self, job: MatchJob) -> Played | Unplayable:
         if self.unfit or self.launcher is None:
@@ -360,10 +359,10 @@ async def _worker_stats(dask_worker: Any, name: str) -> WorkerStats | None:
     return await plugin.stats() if isinstance(plugin, ArenaPlugin) else None
 
 
-def _cpu() -> tuple[float, float]:
-    """CPU seconds of this process, and of its children that have ended (bots, builds)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+def _cpu() -> float:
+    """CPU seconds of this process, all its threads."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
 
 
 # -- the client side ----------------------------------------------------------------------------------------

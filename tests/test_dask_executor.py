@@ -71,9 +71,10 @@ def cluster():
 def test_workers_two_gives_identical_results(finished, tmp_path):  # noqa: F811
     reference_path, _, reference = finished
     path = league_at(tmp_path)
-    run = referee("run", path, "--workers", "2")
+    run = referee("run", path, "--workers", "2", "--report", tmp_path / "report")
     assert "Dask LocalCluster: 2 worker processes, dashboard" in run.stderr
     assert "6/6 matches" in run.stdout
+    assert (tmp_path / "report" / "index.html").exists()
     assert export(path) == reference
     assert (
         referee("leaderboard", path, "--format", "json").stdout
