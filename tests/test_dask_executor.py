@@ -18,7 +18,7 @@ from distributed import Client, LocalCluster
 
 from arena import RUN_MARK, bot_processes
 from referee.dask_executor import DaskExecutor, ExecutorError, Unplayable
-from referee.league import load_league
+from referee.league import LeagueError, load_league
 from referee.tournament import Tournament, open_store
 from test_tournament_e2e import (
     REFEREE,
@@ -244,6 +244,19 @@ def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
     assert "random" in executor.tournament.disqualified
     assert "tcp://a, tcp://b" in executor.tournament.disqualified["random"]
     store.close()
+
+
+def test_the_league_keys_workers_and_dask_are_read_and_exclusive(tmp_path):
+    path = league_at(tmp_path)
+    text = path.read_text()
+    path.write_text(text + "workers: 3\n")
+    assert load_league(path).workers == 3
+    path.write_text(text + "workers: 3\ndask: tcp://scheduler:8786\n")
+    with pytest.raises(LeagueError, match=r"give workers: .* or dask: .*, not both"):
+        load_league(path)
+    path.write_text(text + "dask: scheduler:8786\n")
+    with pytest.raises(LeagueError, match="dask"):
+        load_league(path)
 
 
 if __name__ == "__main__":
