@@ -209,8 +209,14 @@ class ArenaPlugin(WorkerPlugin):
         starting = self.upcoming.pop(job.scheduled.match_id, None)
         lineup = None
         if starting is not None:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
+            try:
                 lineup = await starting
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # this task is cancelled, not only the bots started ahead
+            except Exception:  # started again below, where any error shows
+                pass
         if lineup is not None and lineup.disqualified != job.disqualified:
             self._stop(lineup)  # started before an entrant was disqualified: start again
             lineup = None
@@ -226,6 +232,7 @@ class ArenaPlugin(WorkerPlugin):
             )
         if lineup.problem is not None:
             self._stop(lineup)
+            self._expire_later(job)
             return lineup.problem
         league = self.league
         started = time.time()
@@ -240,9 +247,14 @@ class ArenaPlugin(WorkerPlugin):
             )
         finally:
             self._stop(lineup)
-            if job.following is not None:  # its task comes as soon as the client hears of this one's end
-                asyncio.get_running_loop().call_later(UNCLAIMED, self._expire, job.following.match_id)
+            self._expire_later(job)
         return Played(outcome, started, self.worker)
+
+    def _expire_later(self, job: MatchJob) -> None:
+        """The task for ``job.following`` comes as soon as the client hears of this one's end; if it
+        does not come, the bots started for it are stopped after a while."""
+        if job.following is not None:
+            asyncio.get_running_loop().call_later(UNCLAIMED, self._expire, job.following.match_id)
 
     def _stop(self, lineup: _Lineup) -> None:
         """Stops a lineup's bots in the background (a polite stop waits for a bot to exit by itself)."""
