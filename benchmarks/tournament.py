@@ -5,15 +5,16 @@
 time; one line per concurrency with ``matches_per_s`` and the bot processes started, then the speed-up of
 2 over 1 (target on a 2-core machine: at least 1.4).
 
-``python benchmarks/tournament.py --executors [--pairs N] [--entrants E]``: a league of fast bots (E random
-Python bots, default 6, each a sandboxed process, at 4-player tables: 60 matches), played in-process at
-concurrency 2 and on a Dask LocalCluster of 2 worker processes, alternately, N pairs (default 3). One
-line per run with ``matches_per_s``, the decisions, the seconds the cluster took to be ready (included in the run's
-seconds), and CPU per decision: the referee's (in-process: this process; Dask: the workers, where the
-referee's work happens) and, for Dask, the client's (this process: the scheduler, and storing).
-``referee_decisions_per_s`` is how many decisions one referee process can drive with its CPU, one over
-its CPU per decision. Then each pair's ratio of Dask to in-process matches/s (target: at least 0.9), also
-counting Dask's time from when the cluster was ready (``after_setup``).
+``python benchmarks/tournament.py --executors [--pairs N] [--entrants E]``: a league of fast bots (E
+random Python bots, default 6, each a sandboxed process, at 4-player tables: 60 matches), played
+in-process at concurrency 2 and on a Dask LocalCluster of 2 worker processes, alternately, N pairs
+(default 3). One line per run with ``matches_per_s``, the decisions, the seconds the cluster took to be
+ready (included in the run's seconds), and CPU per decision: the referee's (in-process: this process;
+Dask: the workers, where the referee's work happens) and, for Dask, the client's (this process: the
+scheduler, and storing). ``referee_decisions_per_s`` is how many decisions one referee process can
+drive with its CPU, one over its CPU per decision. Then each pair's ratio of Dask to in-process
+matches/s (target: at least 0.9), also counting Dask's time from when the cluster was ready
+(``after_setup``).
 """
 
 from __future__ import annotations
@@ -128,9 +129,7 @@ def executor_runs(pairs: int, entrants: int) -> None:
         dask, dask_playing = executor_run("dask", entrants)
         ratios.append(dask / local)
         playing.append(dask_playing / local)
-        print(
-            f"tournament dask_over_in_process={ratios[-1]:.2f} after_setup={playing[-1]:.2f}", flush=True
-        )
+        print(f"tournament dask_over_in_process={ratios[-1]:.2f} after_setup={playing[-1]:.2f}", flush=True)
     print(
         f"tournament pairs={pairs} dask_over_in_process_median={statistics.median(ratios):.2f} "
         f"min={min(ratios):.2f} max={max(ratios):.2f} after_setup_median={statistics.median(playing):.2f}"
