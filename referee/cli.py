@@ -431,15 +431,37 @@ def _write_report(league: League, store: Store, folder: Path, live: bool = False
     help="Keep an HTML report in this folder, rewritten after every match.",
 )
 @log_level_option("info", "in LOGS/referee.log")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 1024),
+    help="Play on a Dask cluster of this many worker processes on this machine (docs/SCALING.md).",
+)
+@click.option(
+    "--dask",
+    "dask_address",
+    metavar="tcp://HOST:8786",
+    help="Play on the running Dask cluster whose scheduler is at this address (docs/SCALING.md).",
+)
 def run_command(
-    league_file: str, concurrency: int | None, fresh: bool, report_dir: Path | None, log_level: str
+    league_file: str,
+    concurrency: int | None,
+    fresh: bool,
+    report_dir: Path | None,
+    log_level: str,
+    workers: int | None,
+    dask_address: str | None,
 ) -> None:
     """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
 
-    Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes. The bots'
-    logs and the referee's own (referee.log) are in the folder beside the results database.
+    Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes. The matches
+    are played in this process, or on Dask workers with --workers or --dask: the results are the same.
+    The bots' logs and the referee's own (referee.log) are in the folder beside the results database.
     """
+    if workers is not None and dask_address is not None:
+        raise click.UsageError("give --workers (a cluster on this machine) or --dask (a running one)")
     league = _league(league_file)
+    if workers is None and dask_address is None:
+        workers, dask_address = league.workers, league.dask
     store, league = _store(league, fresh)
     log_dir = league.database.parent / f"{league.database.stem}-logs"
     hidden: tuple[Path, ...] = ()
@@ -457,6 +479,14 @@ def run_command(
             "bots that wait for a CPU run out of time, and their timeouts are charged to them",
             err=True,
         )
+    executor: Callable[[Callable[[Progress], None]], Coroutine[Any, Any, Progress]] = tournament.run
+    failures: tuple[type[Exception], ...] = (SandboxError,)
+    if workers is not None or dask_address is not None:
+        # Dask is imported only when it is used.
+        from referee.dask_executor import DaskExecutor, ExecutorError  # noqa: PLC0415
+
+        executor = DaskExecutor(tournament, dask_address, workers, say=_say).run
+        failures = (SandboxError, ExecutorError)
 
     pending: list[asyncio.Future[Path]] = []
     last_report = [0.0]
@@ -474,11 +504,11 @@ def run_command(
         with referee_logging(log_level, log_file):
             if tournament.concurrency > cpus:
                 LOGGER.warning("concurrency %d is more than the %d CPU(s)", tournament.concurrency, cpus)
-            progress = _run_until_signal(tournament.run(on_progress))
+            progress = _run_until_signal(executor(on_progress))
     except RefereeInternalError as exc:
         display.close()
         raise click.ClickException(f"{exc}; the tracebacks are in {log_file}") from None
-    except SandboxError as exc:
+    except failures as exc:
         display.close()
         raise click.ClickException(str(exc)) from None
     except (asyncio.CancelledError, KeyboardInterrupt):
@@ -515,6 +545,10 @@ def _cpu_count() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def _say(line: str) -> None:
+    click.echo(line, err=True)
 
 
 @main.command("leaderboard")

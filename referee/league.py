@@ -113,6 +113,8 @@ class _League(_Strict):
     faults: _Faults = Field(default_factory=_Faults)
     rating: Literal["duplicate", "match"] = "duplicate"
     concurrency: int = Field(1, ge=1, le=64)
+    workers: int | None = Field(None, ge=1, le=1024)
+    dask: str | None = Field(None, pattern=r"^(tcp|tls|ucx|inproc)://\S+$")
     database: str = "results.sqlite"
     sandbox: Literal["auto", "required", "none"] = "auto"
     limits: _Limits = Field(default_factory=_Limits)
@@ -151,6 +153,10 @@ class League:
     limits: Limits = field(default_factory=Limits)
     seed_secret: bool = False
     """``seed`` was drawn by the referee, not given in the file: no output may show it (docs/LEAGUE.md)."""
+    workers: int | None = None
+    """Play on a Dask LocalCluster of this many worker processes (``--workers``)."""
+    dask: str | None = None
+    """Play on the running Dask cluster whose scheduler is at this address (``--dask``)."""
 
     @property
     def players(self) -> int:
@@ -266,6 +272,11 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
             key = "command" if item.command is not None else "module"
             raise LeagueError(f"{_where(path, data, [*where, key])}: {exc}") from None
         entrants.append(Entrant(item.name, spec, item.build))
+    if raw.workers is not None and raw.dask is not None:
+        raise LeagueError(
+            f"{_where(path, data, ['dask'])}: give workers: (a cluster on this machine) or dask: "
+            "(a running cluster's scheduler), not both"
+        )
     if len(entrants) < raw.players:
         raise LeagueError(
             f"{_where(path, data, ['entrants'])}: "
@@ -286,6 +297,8 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         entrants=tuple(entrants),
         sandbox=SandboxMode(raw.sandbox),
         limits=Limits(**raw.limits.model_dump()),
+        workers=raw.workers,
+        dask=raw.dask,
     )
 
 

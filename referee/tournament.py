@@ -23,7 +23,7 @@ from typing import Final
 
 from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotProcess, BotSpecError, Confinement, Launcher
-from referee.league import League
+from referee.league import Entrant, League
 from referee.match_runner import (
     AbsentSeat,
     LocalSeat,
@@ -112,42 +112,47 @@ class Progress:
 
 
 async def run_builds(league: League, log_dir: Path) -> dict[str, str]:
-    """Runs every ``build:`` once; returns the entrants it disqualified, with the reason.
-
-    Each build runs in its own process group, killed whole on a timeout or when the run is interrupted.
-    """
+    """Runs every ``build:`` once; returns the entrants it disqualified, with the reason."""
     failed = {}
     for entrant in league.entrants:
-        if entrant.build is None:
-            continue
-        log = log_dir / f"{entrant.name}.build.log"
-        with log.open("wb") as out:
-            process = await asyncio.create_subprocess_shell(
-                entrant.build,
-                cwd=entrant.spec.cwd,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
-            try:
-                code = await asyncio.wait_for(process.wait(), BUILD_TIMEOUT)
-            except TimeoutError:
-                failed[entrant.name] = f"build {entrant.build!r} took over {BUILD_TIMEOUT:g}s"
-                continue
-            finally:
-                if process.returncode is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(process.pid, signal.SIGKILL)
-                    await process.wait()
-        if code != 0:
-            failed[entrant.name] = f"build {entrant.build!r} failed with code {code}, see {log}"
-            continue
-        try:
-            entrant.spec.check()
-        except BotSpecError as exc:
-            failed[entrant.name] = str(exc)
+        problem = await run_build(entrant, log_dir)
+        if problem is not None:
+            failed[entrant.name] = problem
     return failed
+
+
+async def run_build(entrant: Entrant, log_dir: Path) -> str | None:
+    """Runs the entrant's ``build:``, if it has one, and checks that its bot can then be found; returns
+    why it cannot play, or ``None``. The build runs in its own process group, killed whole on a timeout
+    or when the run is interrupted; its output goes to ``log_dir/NAME.build.log``."""
+    if entrant.build is None:
+        return None
+    log = log_dir / f"{entrant.name}.build.log"
+    with log.open("wb") as out:
+        process = await asyncio.create_subprocess_shell(
+            entrant.build,
+            cwd=entrant.spec.cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            code = await asyncio.wait_for(process.wait(), BUILD_TIMEOUT)
+        except TimeoutError:
+            return f"build {entrant.build!r} took over {BUILD_TIMEOUT:g}s"
+        finally:
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+    if code != 0:
+        return f"build {entrant.build!r} failed with code {code}, see {log}"
+    try:
+        entrant.spec.check()
+    except BotSpecError as exc:
+        return str(exc)
+    return None
 
 
 @dataclass(slots=True)
@@ -201,14 +206,19 @@ class Tournament:
         )
         return Confinement(league.sandbox, league.limits, hidden, folders)
 
-    async def run(self, on_progress: Callable[[Progress], None] = lambda progress: None) -> Progress:
-        missing = self.missing()
+    def progress(self, missing: list[ScheduledMatch]) -> Progress:
+        """The progress of a run that is to play ``missing``, counting the matches stored before."""
         progress = Progress(total=len(self.schedule), done=len(self.schedule) - len(missing))
         stored = self.store.matches()
         for planned in self.schedule:
             earlier = stored.get(planned.match_id)
             if earlier is not None and earlier.status is MatchStatus.COMPLETE:
                 progress.count(planned.entrants, earlier.record.totals)
+        return progress
+
+    async def run(self, on_progress: Callable[[Progress], None] = lambda progress: None) -> Progress:
+        missing = self.missing()
+        progress = self.progress(missing)
         on_progress(progress)
         if not missing:
             return progress
@@ -321,10 +331,12 @@ class Tournament:
             if outcome.status is MatchStatus.COMPLETE:
                 self.voids_in_a_row = 0
                 break
-            self._void(scheduled, outcome, attempt)
+            self.void(scheduled, outcome, attempt)
         return outcome
 
-    def _void(self, scheduled: ScheduledMatch, outcome: MatchOutcome, attempt: int) -> None:
+    def void(self, scheduled: ScheduledMatch, outcome: MatchOutcome, attempt: int) -> None:
+        """Logs a void match; raises :class:`RefereeInternalError` once voids keep coming, whichever
+        executor played them."""
         self.voids_in_a_row += 1
         LOGGER.error(
             "match %s is void (attempt %d of %d): %s",
