@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from pyramid_sdk import Rules, stream, transport
+from referee.bots import BotSpec
 from referee.faults import FaultKind
-from referee.launcher import BotSpec
 from referee.match_runner import play_match
 from referee.table import open_table
 

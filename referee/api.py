@@ -35,8 +35,9 @@ from typing import Any, TypeVar
 from pyramid_sdk import MatchRecord, Rules
 from pyramid_sdk.bot import Bot, TimeControl
 from pyramid_sdk.seeds import SEED_BITS, derive_seed
+from referee.bots import BotSpec
 from referee.faults import Fault, FaultPolicy
-from referee.launcher import BotSpec, Confinement, Launcher
+from referee.launcher import Confinement, Launcher
 from referee.match_runner import LocalSeat, MatchOutcome, MatchStatus, Seat, play_match
 from referee.sandbox import SandboxMode
 from referee.schedule import Seating, seatings

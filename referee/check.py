@@ -15,8 +15,9 @@ from pathlib import Path
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
+from referee.bots import BotSpec, BotSpecError
 from referee.faults import Fault
-from referee.launcher import BotSpec, BotSpecError, Confinement
+from referee.launcher import Confinement
 from referee.match_runner import LocalSeat, MatchStatus, RemoteSeat, Seat, play_match
 from referee.table import open_launcher
 from sample_bots.random_bot import RandomBot

@@ -25,10 +25,11 @@ from rich.progress import Progress as Bar
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import SEED_BITS
+from referee.bots import BotSpec, BotSpecError
 from referee.check import CheckReport, run_check
 from referee.disclosure import disclosure
 from referee.faults import FaultPolicy, RefereeInternalError
-from referee.launcher import BotSpec, BotSpecError, Confinement
+from referee.launcher import Confinement
 from referee.league import League, LeagueError, add_entrant, load_league
 from referee.logs import LEVELS, referee_logging
 from referee.match_runner import LocalSeat, MatchOutcome, MatchStatus, RemoteSeat, Seat, play_match

@@ -47,8 +47,9 @@ from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_wo
 from distributed.client import Future
 from distributed.scheduler import KilledWorker
 
+from referee.bots import BotSpecError
 from referee.faults import FaultPolicy
-from referee.launcher import BotProcess, BotSpecError, Confinement, Launcher
+from referee.launcher import BotProcess, Confinement, Launcher
 from referee.league import League
 from referee.match_runner import (
     AbsentSeat,

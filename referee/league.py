@@ -25,7 +25,7 @@ from ruamel.yaml.error import YAMLError
 
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
-from referee.launcher import BotSpec, BotSpecError
+from referee.bots import BotSpec, BotSpecError
 from referee.ratings import RatingMode
 from referee.sandbox import Limits, SandboxMode, parse_size
 from referee.schedule import Seating

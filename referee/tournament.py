@@ -21,8 +21,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
+from referee.bots import BotSpecError
 from referee.faults import FaultPolicy, RefereeInternalError
-from referee.launcher import BotProcess, BotSpecError, Confinement, Launcher
+from referee.launcher import BotProcess, Confinement, Launcher
 from referee.league import Entrant, League
 from referee.match_runner import (
     AbsentSeat,

@@ -15,8 +15,9 @@ from pyramid_sdk.actions import PLAYS, Action
 from pyramid_sdk.bot import Bot, MatchInfo, TimeControl
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
+from referee.bots import BotSpec
 from referee.faults import FaultPolicy
-from referee.launcher import BotSpec, Confinement
+from referee.launcher import Confinement
 from referee.match_runner import MatchOutcome, play_match
 from referee.table import open_table
 

@@ -6,7 +6,8 @@ from collections import deque
 
 import pytest
 
-from referee.launcher import BotSpec, BotSpecError, _keep_log
+from referee.bots import BotSpec, BotSpecError
+from referee.launcher import _keep_log
 from referee.table import open_table
 
 

@@ -17,8 +17,8 @@ from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee import server as referee_server
+from referee.bots import BotSpec
 from referee.faults import FaultKind, FaultPolicy
-from referee.launcher import BotSpec
 from referee.match_runner import LocalSeat, MatchStatus, play_match
 from referee.server import create_server
 from referee.sessions import SessionRegistry
