@@ -38,7 +38,8 @@ from pyramid_sdk.seeds import SEED_BITS, derive_seed
 from referee.bots import BotSpec
 from referee.faults import Fault, FaultPolicy
 from referee.launcher import Confinement, Launcher
-from referee.match_runner import LocalSeat, MatchOutcome, MatchStatus, Seat, play_match
+from referee.match_runner import LocalSeat, Seat, play_match
+from referee.outcome import MatchOutcome, MatchStatus
 from referee.sandbox import SandboxMode
 from referee.schedule import Seating, seatings
 from referee.table import open_launcher, take_seats

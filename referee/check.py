@@ -18,7 +18,8 @@ from pyramid_sdk.seeds import derive_seed
 from referee.bots import BotSpec, BotSpecError
 from referee.faults import Fault
 from referee.launcher import Confinement
-from referee.match_runner import LocalSeat, MatchStatus, RemoteSeat, Seat, play_match
+from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.outcome import MatchStatus
 from referee.table import open_launcher
 from sample_bots.random_bot import RandomBot
 

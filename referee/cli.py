@@ -32,7 +32,8 @@ from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import Confinement
 from referee.league import League, LeagueError, add_entrant, load_league
 from referee.logs import LEVELS, referee_logging
-from referee.match_runner import LocalSeat, MatchOutcome, MatchStatus, RemoteSeat, Seat, play_match
+from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.outcome import MatchOutcome, MatchStatus
 from referee.ratings import Leaderboard, rate
 from referee.report import write_report
 from referee.reports import (

@@ -51,15 +51,8 @@ from referee.bots import BotSpecError
 from referee.faults import FaultPolicy
 from referee.launcher import BotProcess, Confinement, Launcher
 from referee.league import League
-from referee.match_runner import (
-    AbsentSeat,
-    LocalSeat,
-    MatchOutcome,
-    MatchStatus,
-    RemoteSeat,
-    Seat,
-    play_match,
-)
+from referee.match_runner import AbsentSeat, LocalSeat, RemoteSeat, Seat, play_match
+from referee.outcome import MatchOutcome, MatchStatus
 from referee.sandbox import SandboxError, resolve_mode
 from referee.schedule import ScheduledMatch
 from referee.table import open_launcher

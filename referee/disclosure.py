@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from referee.match_runner import MatchStatus
+from referee.outcome import MatchStatus
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch
 

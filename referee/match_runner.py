@@ -9,11 +9,10 @@ the match void instead, so it is retried and never rated.
 from __future__ import annotations
 
 import contextlib
-import enum
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from pyramid_sdk.actions import (
@@ -34,12 +33,12 @@ from pyramid_sdk.encoding import (
 )
 from pyramid_sdk.engine import Match
 from pyramid_sdk.observation import Clock, Observation, Phase
-from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.rules import Rules
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.wire import WireError, action_from_wire, rules_to_wire
 from referee.faults import Fault, FaultKind, FaultPolicy, one_line
+from referee.outcome import MatchOutcome, MatchStatus
 from referee.sessions import Closed, Session, Timeout
 
 LOGGER = logging.getLogger(__name__)
@@ -276,24 +275,6 @@ class AbsentSeat:
 
     def notify(self, text: str) -> None:
         pass
-
-
-class MatchStatus(enum.StrEnum):
-    COMPLETE = "complete"
-    VOID = "void"
-
-
-@dataclass(frozen=True, slots=True)
-class MatchOutcome:
-    match_id: str
-    status: MatchStatus
-    record: MatchRecord
-    """Complete for a complete match; as far as it went for a void one."""
-    faults: tuple[Fault, ...]
-    void_reason: str = ""
-    latencies: tuple[tuple[float, ...], ...] = field(default=())
-    """Per seat, the seconds each of its decisions took."""
-    elapsed: float = 0.0
 
 
 async def play_match(

@@ -22,7 +22,7 @@ from typing import Final
 
 import trueskill
 
-from referee.match_runner import MatchStatus
+from referee.outcome import MatchStatus
 from referee.schedule import ScheduledMatch, tables
 from referee.store import StoredMatch
 

@@ -23,7 +23,7 @@ from pyramid_sdk.rules import QUOTAS
 from referee.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
 from referee.faults import Fault
 from referee.league import League
-from referee.match_runner import MatchStatus
+from referee.outcome import MatchStatus
 from referee.ratings import Leaderboard, RatingMode
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch

@@ -16,7 +16,7 @@ from pyramid_sdk.cards import format_cards
 from referee.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.faults import Fault
 from referee.league import League
-from referee.match_runner import MatchStatus
+from referee.outcome import MatchStatus
 from referee.ratings import Leaderboard, Standing
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch

@@ -20,7 +20,7 @@ from typing import Final
 
 from pyramid_sdk.record import MatchRecord
 from referee.faults import Fault, FaultKind
-from referee.match_runner import MatchOutcome, MatchStatus
+from referee.outcome import MatchOutcome, MatchStatus
 from referee.schedule import ScheduledMatch
 
 SCHEMA_VERSION: Final = 1

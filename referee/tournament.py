@@ -25,15 +25,8 @@ from referee.bots import BotSpecError
 from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotProcess, Confinement, Launcher
 from referee.league import Entrant, League
-from referee.match_runner import (
-    AbsentSeat,
-    LocalSeat,
-    MatchOutcome,
-    MatchStatus,
-    RemoteSeat,
-    Seat,
-    play_match,
-)
+from referee.match_runner import AbsentSeat, LocalSeat, RemoteSeat, Seat, play_match
+from referee.outcome import MatchOutcome, MatchStatus
 from referee.schedule import ScheduledMatch, build_schedule
 from referee.store import Store, settings_fingerprint
 from referee.table import open_launcher

@@ -18,7 +18,8 @@ from pyramid_sdk.v1 import pyramid_pb2 as pb
 from referee.bots import BotSpec
 from referee.faults import FaultPolicy
 from referee.launcher import Confinement
-from referee.match_runner import MatchOutcome, play_match
+from referee.match_runner import play_match
+from referee.outcome import MatchOutcome
 from referee.table import open_table
 
 ROOT = Path(__file__).resolve().parent.parent

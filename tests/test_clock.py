@@ -15,7 +15,8 @@ from pyramid_sdk import Clock, Match, Rules
 from pyramid_sdk.bot import MatchInfo, TimeControl
 from referee.faults import FaultKind
 from referee.league import load_league
-from referee.match_runner import LocalSeat, MatchStatus, play_match
+from referee.match_runner import LocalSeat, play_match
+from referee.outcome import MatchStatus
 from sample_bots.montecarlo import MonteCarloBot, decisions_left
 
 ROOT = Path(__file__).resolve().parent.parent

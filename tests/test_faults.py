@@ -4,7 +4,8 @@ import asyncio
 
 from pyramid_sdk import Rules
 from referee.faults import MAX_DETAIL, Fault, FaultKind
-from referee.match_runner import LocalSeat, MatchStatus, play_match
+from referee.match_runner import LocalSeat, play_match
+from referee.outcome import MatchStatus
 from sample_bots.random_bot import RandomBot
 
 

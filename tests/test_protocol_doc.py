@@ -19,7 +19,8 @@ from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee.bots import BotSpec
-from referee.match_runner import LocalSeat, MatchStatus, RemoteSeat, play_match
+from referee.match_runner import LocalSeat, RemoteSeat, play_match
+from referee.outcome import MatchStatus
 from referee.sandbox import SandboxMode, resolve_mode
 from referee.server import MAX_TRANSPORT_BYTES, SERVER_OPTIONS, create_server
 from referee.sessions import MAX_MESSAGE_BYTES, SessionRegistry

@@ -19,7 +19,8 @@ from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee import server as referee_server
 from referee.bots import BotSpec
 from referee.faults import FaultKind, FaultPolicy
-from referee.match_runner import LocalSeat, MatchStatus, play_match
+from referee.match_runner import LocalSeat, play_match
+from referee.outcome import MatchStatus
 from referee.server import create_server
 from referee.sessions import SessionRegistry
 from referee.table import open_table

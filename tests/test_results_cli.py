@@ -12,7 +12,7 @@ import jinja2
 import pytest
 
 from pyramid_sdk import Match, Phase, Rules
-from referee.match_runner import MatchStatus
+from referee.outcome import MatchStatus
 from referee.ratings import Leaderboard, Standing
 from referee.reports import leaderboard_markdown, replay_text
 from referee.store import StoredMatch

@@ -14,7 +14,7 @@ import pytest
 from arena import FAST, PY, RANDOM, ROOT, bot_processes, play
 from referee.faults import FaultKind
 from referee.launcher import Confinement
-from referee.match_runner import MatchStatus
+from referee.outcome import MatchStatus
 from referee.sandbox import Limits, SandboxMode, SandboxPlan, bubblewrap_problem, entrant_uid
 
 pytestmark = pytest.mark.skipif(

@@ -14,7 +14,7 @@ import pytest
 
 from pyramid_sdk import Match, Rules
 from referee.disclosure import disclosure
-from referee.match_runner import MatchStatus
+from referee.outcome import MatchStatus
 from referee.schedule import Seating, build_schedule
 from referee.store import StoredMatch
 

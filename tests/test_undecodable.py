@@ -12,7 +12,7 @@ from pyramid_sdk import Match
 from pyramid_sdk.actions import Declare
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from referee.faults import FaultKind
-from referee.match_runner import MatchStatus
+from referee.outcome import MatchStatus
 from referee.server import create_server
 from referee.sessions import Session, SessionRegistry
 from sample_bots.random_bot import RandomBot
