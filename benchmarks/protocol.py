@@ -18,7 +18,7 @@ from pyramid_sdk import Rules, stream, transport
 from referee.bots import BotSpec
 from referee.faults import FaultKind
 from referee.match_runner import play_match
-from referee.table import open_table
+from referee.match_setup import open_table
 
 ROOT = Path(__file__).resolve().parent.parent
 

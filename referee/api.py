@@ -39,10 +39,10 @@ from referee.bots import BotSpec
 from referee.faults import Fault, FaultPolicy
 from referee.launcher import Confinement, Launcher
 from referee.match_runner import LocalSeat, Seat, play_match
+from referee.match_setup import open_launcher, take_seats
 from referee.outcome import MatchOutcome, MatchStatus
 from referee.sandbox import SandboxMode
 from referee.schedule import Seating, seatings
-from referee.table import open_launcher, take_seats
 from referee.transcript import brief, deal_text
 
 T = TypeVar("T")

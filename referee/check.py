@@ -1,6 +1,10 @@
 """Conformance check of one bot: it plays a 2-, a 3- and a 4-player match, in that order, each with a fresh
 process in its sandbox as in a league, against seeded random opponents (the sample random bot,
 in-process); the report says whether it is fit for a league.
+
+The opponent is ``sample_bots.random_bot.RandomBot`` on purpose: the check plays the same reference bot
+that bot authors read and measure themselves against, and ``sample_bots`` ships with the referee's
+distribution for that reason (``pyproject.toml``). It is the only place the referee imports it.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from referee.bots import BotSpec, BotSpecError
 from referee.faults import Fault
 from referee.launcher import Confinement
 from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match_setup import open_launcher
 from referee.outcome import MatchStatus
-from referee.table import open_launcher
 from sample_bots.random_bot import RandomBot
 
 

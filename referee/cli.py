@@ -29,14 +29,18 @@ from referee.bots import BotSpec, BotSpecError
 from referee.check import CheckReport, run_check
 from referee.disclosure import disclosure
 from referee.faults import FaultPolicy, RefereeInternalError
+from referee.html_report import write_report
 from referee.launcher import Confinement
 from referee.league import League, LeagueError, add_entrant, load_league
 from referee.logs import LEVELS, referee_logging
 from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match_setup import open_table
 from referee.outcome import MatchOutcome, MatchStatus
 from referee.ratings import Leaderboard, rate
-from referee.report import write_report
-from referee.reports import (
+from referee.results import open_results
+from referee.sandbox import SandboxError, SandboxMode
+from referee.store import Store, StoreError
+from referee.text_reports import (
     FORMATS,
     PROGRESS_WIDTH,
     export_lines,
@@ -45,10 +49,6 @@ from referee.reports import (
     progress_line,
     replay_text,
 )
-from referee.results import open_results
-from referee.sandbox import SandboxError, SandboxMode
-from referee.store import Store, StoreError
-from referee.table import open_table
 from referee.tournament import Progress, Tournament, open_store, schedule_of
 from referee.transcript import brief
 

@@ -52,10 +52,10 @@ from referee.faults import FaultPolicy
 from referee.launcher import BotProcess, Confinement, Launcher
 from referee.league import League
 from referee.match_runner import AbsentSeat, LocalSeat, RemoteSeat, Seat, play_match
+from referee.match_setup import open_launcher
 from referee.outcome import MatchOutcome, MatchStatus
 from referee.sandbox import SandboxError, resolve_mode
 from referee.schedule import ScheduledMatch
-from referee.table import open_launcher
 from referee.tournament import VOID_RETRIES, Progress, Tournament, run_build
 
 CONNECT_TIMEOUT: Final = 10.0

@@ -26,10 +26,10 @@ from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotProcess, Confinement, Launcher
 from referee.league import Entrant, League
 from referee.match_runner import AbsentSeat, LocalSeat, RemoteSeat, Seat, play_match
+from referee.match_setup import open_launcher
 from referee.outcome import MatchOutcome, MatchStatus
 from referee.schedule import ScheduledMatch, build_schedule
 from referee.store import Store, settings_fingerprint
-from referee.table import open_launcher
 
 BUILD_TIMEOUT: Final = 600.0
 VOID_RETRIES: Final = 2

@@ -19,8 +19,8 @@ from referee.bots import BotSpec
 from referee.faults import FaultPolicy
 from referee.launcher import Confinement
 from referee.match_runner import play_match
+from referee.match_setup import open_table
 from referee.outcome import MatchOutcome
-from referee.table import open_table
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable

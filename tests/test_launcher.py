@@ -8,7 +8,7 @@ import pytest
 
 from referee.bots import BotSpec, BotSpecError
 from referee.launcher import _keep_log
-from referee.table import open_table
+from referee.match_setup import open_table
 
 
 def test_bot_specs_parse_commands_and_modules(tmp_path):

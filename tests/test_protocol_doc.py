@@ -20,11 +20,11 @@ from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee.bots import BotSpec
 from referee.match_runner import LocalSeat, RemoteSeat, play_match
+from referee.match_setup import open_table
 from referee.outcome import MatchStatus
 from referee.sandbox import SandboxMode, resolve_mode
 from referee.server import MAX_TRANSPORT_BYTES, SERVER_OPTIONS, create_server
 from referee.sessions import MAX_MESSAGE_BYTES, SessionRegistry
-from referee.table import open_table
 from sample_bots.random_bot import RandomBot
 
 PROTOCOL = (ROOT / "docs/PROTOCOL.md").read_text(encoding="utf-8")

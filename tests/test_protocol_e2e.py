@@ -20,10 +20,10 @@ from referee import server as referee_server
 from referee.bots import BotSpec
 from referee.faults import FaultKind, FaultPolicy
 from referee.match_runner import LocalSeat, play_match
+from referee.match_setup import open_table
 from referee.outcome import MatchStatus
 from referee.server import create_server
 from referee.sessions import SessionRegistry
-from referee.table import open_table
 from sample_bots.heuristic import HeuristicBot
 from sample_bots.montecarlo import MonteCarloBot
 from sample_bots.random_bot import RandomBot

@@ -11,9 +11,9 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
+from referee.html_report import write_report
 from referee.league import load_league
 from referee.ratings import rate
-from referee.report import write_report
 from referee.store import Store
 from referee.tournament import schedule_of
 

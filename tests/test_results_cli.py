@@ -14,8 +14,8 @@ import pytest
 from pyramid_sdk import Match, Phase, Rules
 from referee.outcome import MatchStatus
 from referee.ratings import Leaderboard, Standing
-from referee.reports import leaderboard_markdown, replay_text
 from referee.store import StoredMatch
+from referee.text_reports import leaderboard_markdown, replay_text
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
