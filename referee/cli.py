@@ -75,7 +75,8 @@ def log_level_option(default: str, where: str) -> Callable[[F], F]:
 
 
 def _parse_rules(players: int, options: tuple[str, ...]) -> Rules:
-    values: dict[str, object] = {"players": players}
+    values: dict[str, object] = {}
+    given: dict[str, str] = {}
     for option in options:
         key, sep, value = option.partition("=")
         if not sep:
@@ -83,15 +84,17 @@ def _parse_rules(players: int, options: tuple[str, ...]) -> Rules:
                 f"{option!r}: expected KEY=VALUE, e.g. trick_winner=highest-rank", param_hint="--rule"
             )
         key = key.strip().replace("-", "_")
-        if key == "players":
-            raise click.BadParameter(
-                f"{option!r}: not a rule option; the table has {players} seats (one per bot, or --players)",
-                param_hint="--rule",
-            )
+        given[key] = option
         values[key] = int(value) if value.strip().isdigit() else value.strip()
     try:
-        return Rules.from_dict(values)
+        return Rules.for_table(players, values)
     except RulesError as exc:
+        if exc.field == "players":
+            raise click.BadParameter(
+                f"{given['players']!r}: not a rule option; the table has {players} seats "
+                "(one per bot, or --players)",
+                param_hint="--rule",
+            ) from None
         raise click.BadParameter(str(exc), param_hint="--rule") from None
 
 

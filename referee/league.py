@@ -231,13 +231,10 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         )
     base = path.parent
     try:
-        rules = Rules.from_dict({**raw.rules, "players": raw.players})
+        rules = Rules.for_table(raw.players, raw.rules)
     except RulesError as exc:
-        raise LeagueError(f"{_where(path, data, ['rules', exc.field])}: {exc.problem}") from None
-    if "players" in raw.rules:
-        raise LeagueError(
-            f"{_where(path, data, ['rules', 'players'])}: set players at the top level, not in rules"
-        )
+        problem = "set players at the top level, not in rules" if exc.field == "players" else exc.problem
+        raise LeagueError(f"{_where(path, data, ['rules', exc.field])}: {problem}") from None
     entrants = []
     seen: set[str] = set()
     for index, item in enumerate(raw.entrants):

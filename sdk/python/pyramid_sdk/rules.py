@@ -113,6 +113,22 @@ class Rules:
             raise RulesError(unknown[0], f"unknown rule; known rules are {', '.join(sorted(known))}")
         return cls(**dict(data))
 
+    @classmethod
+    def for_table(cls, players: int, options: Mapping[str, Any]) -> Rules:
+        """Rules for a table of ``players`` seats from rule options (a league's ``rules:``, ``--rule``).
+        The number of seats belongs to the table, never to the options: one place says so for both.
+
+        >>> str(Rules.for_table(3, {"talk": "off"}).talk)
+        'off'
+        >>> Rules.for_table(3, {"players": 2})
+        Traceback (most recent call last):
+        ...
+        pyramid_sdk.rules.RulesError: players: the number of seats is not a rule option
+        """
+        if "players" in options:
+            raise RulesError("players", "the number of seats is not a rule option")
+        return cls.from_dict({**options, "players": players})
+
 
 def _enum_field(name: str, kind: type[enum.StrEnum], value: object) -> Any:
     if isinstance(value, kind):
