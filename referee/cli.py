@@ -537,6 +537,17 @@ def run_command(
     if report_dir is not None:
         click.echo(f"report: {_write_report(league, store, report_dir)}")
     store.close()
+    if tournament.disqualified or tournament.skipped:
+        click.echo(
+            f"{tournament.skipped} match(es) not played: an entrant of theirs was disqualified or did not "
+            f"start (nothing stored for them); run again to retry them (exit {EXIT_DISQUALIFIED})",
+            err=True,
+        )
+        sys.exit(EXIT_DISQUALIFIED)
+
+
+EXIT_DISQUALIFIED: Final = 3
+"""`referee run`'s exit status when an entrant was disqualified or a match left unplayed (docs/LEAGUE.md)."""
 
 
 def _cpu_count() -> int:
@@ -559,6 +570,8 @@ def leaderboard_command(league_file: str, fmt: str) -> None:
     store, league = _results(league_file)
     board = _ratings(league, store)
     click.echo(FORMATS[fmt](board) if fmt != "table" else leaderboard_table(board, league.name), nl=False)
+    for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
+        click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
 
 
 @main.command("replay")

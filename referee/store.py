@@ -80,6 +80,7 @@ CREATE TABLE IF NOT EXISTS faults (
     kind TEXT NOT NULL,
     detail TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS disqualified (name TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS ratings (
     position INTEGER NOT NULL,
     match_id TEXT NOT NULL,
@@ -89,6 +90,16 @@ CREATE TABLE IF NOT EXISTS ratings (
     PRIMARY KEY (position, entrant)
 );
 """
+
+
+DISQUALIFIED: Final = (
+    "CREATE TABLE IF NOT EXISTS disqualified (name TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL)"
+)
+"""Entrants disqualified by the last run that tried them (their bot did not build or start), with the
+reason; an entrant's row goes when a later run starts its bot. No match is stored for a disqualification."""
+
+
+RESULT_TABLES: Final = ("faults", "tricks", "deals", "seats", "ratings", "matches")
 
 
 class StoreError(RuntimeError):
@@ -132,6 +143,8 @@ class Store:
             self.db.executescript(SCHEMA)
             with self.transaction():
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
+        elif write:  # added after schema version 1 was out: files made before lack it
+            self.db.execute(DISQUALIFIED)
 
     def close(self) -> None:
         self.db.close()
@@ -174,7 +187,7 @@ class Store:
             if stored is not None and stored != settings and not fresh:
                 raise self.other_settings()
             if fresh:
-                for table in ("faults", "tricks", "deals", "seats", "ratings", "matches", "entrants"):
+                for table in (*RESULT_TABLES, "entrants", "disqualified"):
                     self.db.execute(f"DELETE FROM {table}")
             self._set_meta("settings", settings)
             self._set_meta("league", league_name)
@@ -199,6 +212,28 @@ class Store:
             self.db.executemany(
                 "INSERT OR REPLACE INTO entrants (name, kind, source) VALUES (?, ?, ?)", entrants
             )
+
+    def set_disqualified(self, disqualified: dict[str, str]) -> None:
+        """Records these entrants as disqualified (others' rows stay until their bot starts)."""
+        now = time.time()
+        with self.transaction():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO disqualified (name, reason, at) VALUES (?, ?, ?)",
+                [(name, reason, now) for name, reason in disqualified.items()],
+            )
+
+    def clear_disqualified(self, name: str) -> None:
+        self.db.execute("DELETE FROM disqualified WHERE name = ?", (name,))
+
+    def disqualified(self) -> dict[str, str]:
+        """The entrants disqualified by the last run that tried them, with the reason; never writes."""
+        exists = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='disqualified'"
+        ).fetchone()
+        if not exists:
+            return {}
+        rows = self.db.execute("SELECT name, reason FROM disqualified ORDER BY name")
+        return {str(name): str(reason) for name, reason in rows}
 
     def complete_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT match_id FROM matches WHERE status = 'complete'")}

@@ -258,18 +258,18 @@ def test_a_failed_build_disqualifies_the_entrant_and_the_league_goes_on(tmp_path
         "  - name: broken\n    command: ./bot.sh\n    build: exit 3\n    cwd: .\n  - name: random-inproc\n",
     )
     path.write_text(text)
-    result = referee("run", path)
+    result = referee("run", path, check=False)
+    assert result.returncode == 3, result.stderr
     assert "disqualified: broken: build 'exit 3' failed with code 3" in result.stderr
+    assert "6 match(es) not played" in result.stderr  # 3 tables x 2 seatings
     lines = export(path)
-    assert len(lines) == 12  # C(4,2) tables x 2 seatings
+    assert len(lines) == 6  # C(3,2) tables x 2 seatings without broken: a disqualification is no result
     for line in lines:
-        if "broken" in line["seats"]:
-            seat = line["seats"].index("broken")
-            assert line["forfeits"] == [seat]
-            assert line["faults"][0]["kind"] == "disconnect"
-        else:
-            assert line["forfeits"] == []
+        assert "broken" not in line["seats"]
+        assert line["forfeits"] == []
     assert (tmp_path / "results-logs" / "broken.build.log").exists()
+    board = referee("leaderboard", path)
+    assert "disqualified: broken: build 'exit 3' failed with code 3" in board.stdout
 
 
 def test_a_league_without_a_seed_gets_a_secret_one_kept_in_its_database(tmp_path):
