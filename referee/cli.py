@@ -32,6 +32,7 @@ from referee.launcher import BotSpec, BotSpecError, Confinement
 from referee.league import League, LeagueError, add_entrant, load_league
 from referee.logs import LEVELS, referee_logging
 from referee.match_runner import LocalSeat, MatchOutcome, MatchStatus, RemoteSeat, Seat, play_match
+from referee.preflight import Broken, PreflightError
 from referee.ratings import Leaderboard, rate
 from referee.report import write_report
 from referee.reports import (
@@ -437,6 +438,11 @@ def _write_report(league: League, store: Store, folder: Path, live: bool = False
     help="Play on a Dask cluster of this many worker processes on this machine (docs/SCALING.md).",
 )
 @click.option(
+    "--skip-broken",
+    is_flag=True,
+    help="Go on without the entrants that fail the preflight (disqualified for this run); without it, stop.",
+)
+@click.option(
     "--dask",
     "dask_address",
     metavar="tcp://HOST:8786",
@@ -450,6 +456,7 @@ def run_command(
     log_level: str,
     workers: int | None,
     dask_address: str | None,
+    skip_broken: bool,
 ) -> None:
     """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
 
@@ -470,7 +477,7 @@ def run_command(
         hidden = (report_dir.resolve(),)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / "referee.log"
-    tournament = Tournament(league, store, log_dir, concurrency, hidden)
+    tournament = Tournament(league, store, log_dir, concurrency, hidden, skip_broken)
     display = _Display(league, tournament.concurrency)
     cpus = _cpu_count()
     if tournament.concurrency > cpus:
@@ -508,6 +515,15 @@ def run_command(
     except RefereeInternalError as exc:
         display.close()
         raise click.ClickException(f"{exc}; the tracebacks are in {log_file}") from None
+    except PreflightError as exc:
+        display.close()
+        _say_broken(exc.broken)
+        click.echo(
+            f"preflight: {len(exc.broken)} entrant(s) not ready; nothing was stored. Fix them, or run with "
+            f"--skip-broken to play without them (disqualified for the run)",
+            err=True,
+        )
+        sys.exit(EXIT_PREFLIGHT)
     except failures as exc:
         display.close()
         raise click.ClickException(str(exc)) from None
@@ -521,6 +537,7 @@ def run_command(
         sys.exit(130)
     finally:
         display.close()
+    _say_broken(tournament.broken, tail_only=True)
     for name, reason in tournament.disqualified.items():
         click.echo(f"disqualified: {name}: {reason}", err=True)
     for refusal in tournament.refusals:
@@ -548,6 +565,19 @@ def run_command(
 
 EXIT_DISQUALIFIED: Final = 3
 """`referee run`'s exit status when an entrant was disqualified or a match left unplayed (docs/LEAGUE.md)."""
+EXIT_PREFLIGHT: Final = 4
+"""`referee run`'s exit status when entrants failed the preflight and the run stopped, storing nothing."""
+
+
+def _say_broken(broken: list[Broken], tail_only: bool = False) -> None:
+    """Each entrant that failed the preflight, and the last lines of its output."""
+    for item in broken:
+        if not tail_only:
+            click.echo(f"preflight: {item.name}: {item.reason}", err=True)
+        elif item.output:
+            click.echo(f"preflight: {item.name} failed; its last output:", err=True)
+        for line in item.output:
+            click.echo(f"  | {line}", err=True)
 
 
 def _cpu_count() -> int:

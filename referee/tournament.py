@@ -32,6 +32,7 @@ from referee.match_runner import (
     Seat,
     play_match,
 )
+from referee.preflight import Broken, PreflightError, preflight, tail
 from referee.schedule import ScheduledMatch, build_schedule
 from referee.store import Store, settings_fingerprint
 from referee.table import open_launcher
@@ -176,8 +177,11 @@ class Tournament:
         log_dir: Path,
         concurrency: int | None = None,
         hidden: tuple[Path, ...] = (),
+        skip_broken: bool = False,
     ) -> None:
         self.league = league
+        self.skip_broken = skip_broken
+        """Go on without the entrants that fail the preflight (disqualified) instead of stopping."""
         self.store = store
         self.log_dir = log_dir
         self.concurrency = concurrency or league.concurrency
@@ -189,6 +193,8 @@ class Tournament:
         """Failed starts in a row of each entrant in this run."""
         self.skipped = 0
         """Matches this run left unplayed because an entrant of theirs is disqualified or would not start."""
+        self.broken: list[Broken] = []
+        """The entrants that failed this run's preflight (or build)."""
         self.processes_started = 0
         self.refusals: list[str] = []
         """Hellos refused because they presented a seat's token that was already spent."""
@@ -232,10 +238,19 @@ class Tournament:
         if not missing:
             return progress
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.disqualified.update(await run_builds(self.league, self.log_dir))
-        self.store.set_disqualified(self.disqualified)
+        builds = await run_builds(self.league, self.log_dir)
         attempts: dict[str, int] = {}
         async with open_launcher(self.log_dir, self.confinement()) as launcher:
+            broken = [
+                Broken(name, reason, tail(self.log_dir / f"{name}.build.log"))
+                for name, reason in builds.items()
+            ]
+            broken += await preflight(self.league, launcher, set(builds), self.concurrency)
+            self.broken = broken
+            if broken and not self.skip_broken:
+                raise PreflightError(broken)  # before anything is stored
+            self.disqualified.update((item.name, item.reason) for item in broken)
+            self.store.set_disqualified(self.disqualified)
             queue: asyncio.Queue[ScheduledMatch] = asyncio.Queue()
             for match in missing:
                 queue.put_nowait(match)

@@ -1,9 +1,10 @@
-"""Start failures are not results: through the real CLI, with real bot processes (issue #15)."""
+"""Start failures are not results, and the preflight: through the real CLI, with real bot processes
+(issue #15). The flaky bot counts its starts in a file, so these leagues run with ``sandbox: none``."""
 
 import sqlite3
 from pathlib import Path
 
-from test_tournament_e2e import ROOT, export, referee
+from test_tournament_e2e import ROOT, complete_matches, export, referee
 
 LEAGUE = f"""\
 name: Start Failures
@@ -12,7 +13,7 @@ players: 2
 schedule: {{format: round-robin, rounds: 1, seating: balanced}}
 time_control: {{per_action: 2s, bank: 20s}}
 concurrency: 1
-sandbox: none   # the flaky bot keeps its one state, a marker file, outside /tmp
+sandbox: none   # the flaky bot keeps its count of starts in a file outside /tmp
 database: results.sqlite
 entrants:
   - name: random
@@ -22,14 +23,15 @@ entrants:
     command: python sample_bots/heuristic.py
     cwd: {ROOT}
   - name: flaky
-    command: python tests/bots/flaky_start.py {{marker}}
+    command: python tests/bots/flaky_start.py {{counter}} {{starts}}
     cwd: {ROOT}
 """
 
 
-def league_at(folder: Path, marker: str) -> Path:
+def league_at(folder: Path, starts: str) -> Path:
     path = folder / "league.yaml"
-    path.write_text(LEAGUE.replace("{marker}", marker), encoding="utf-8")
+    text = LEAGUE.replace("{counter}", str(folder / "starts")).replace("{starts}", starts)
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -38,11 +40,15 @@ def disqualified_rows(database: Path) -> list[tuple[str, str]]:
         return db.execute("SELECT name, reason FROM disqualified").fetchall()
 
 
-def test_a_bot_that_fails_its_first_start_and_then_works_forfeits_nothing(tmp_path):
-    marker = tmp_path / "started"
-    path = league_at(tmp_path, str(marker))
+def starts(folder: Path) -> int:
+    return int((folder / "starts").read_text())
+
+
+def test_a_bot_that_fails_a_start_in_the_run_and_then_works_forfeits_nothing(tmp_path):
+    # Start 1 is the preflight; 2 and 3 fail (the launcher's two tries for one match), 4 on work.
+    path = league_at(tmp_path, "2,3")
     result = referee("run", path)
-    assert marker.exists()
+    assert starts(tmp_path) == 3 + 4  # 1 preflight + 2 failed + one per match of its 4
     lines = export(path)
     assert len(lines) == 6  # C(3,2) tables x 2 seatings, all played
     assert all(line["forfeits"] == [] and line["faults"] == [] for line in lines), lines
@@ -50,8 +56,8 @@ def test_a_bot_that_fails_its_first_start_and_then_works_forfeits_nothing(tmp_pa
     assert disqualified_rows(tmp_path / "results.sqlite") == []
 
 
-def test_a_bot_that_never_starts_is_disqualified_with_nothing_stored_and_a_later_run_clears_it(tmp_path):
-    path = league_at(tmp_path, "never")
+def test_a_bot_that_stops_starting_is_disqualified_with_nothing_stored_and_a_later_run_clears_it(tmp_path):
+    path = league_at(tmp_path, "2-")  # passes the preflight, never starts again
     result = referee("run", path, check=False)
     assert result.returncode == 3, result.stdout + result.stderr
     assert "disqualified: flaky: did not start 3 times in a row" in result.stderr
@@ -68,9 +74,38 @@ def test_a_bot_that_never_starts_is_disqualified_with_nothing_stored_and_a_later
     [(name, _)] = disqualified_rows(tmp_path / "results.sqlite")
     assert name == "flaky"
     # Fixed: the next run plays its matches (none was stored, so none is missing a replay) and clears it.
-    league_at(tmp_path, str(tmp_path / "fixed"))
-    (tmp_path / "fixed").write_text("fixed\n", encoding="utf-8")
+    league_at(tmp_path, "0")
     again = referee("run", path)
     assert "6/6 matches" in again.stdout
     assert disqualified_rows(tmp_path / "results.sqlite") == []
     assert "disqualified" not in referee("leaderboard", path).stdout
+
+
+def test_a_bot_that_crashes_at_start_stops_the_run_at_the_preflight_before_anything_is_stored(tmp_path):
+    path = league_at(tmp_path, "1-")
+    result = referee("run", path, check=False)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "preflight: flaky: bot 'flaky' exited with code 1 before connecting" in result.stderr
+    assert "  | flaky_start: start 1 fails on purpose" in result.stderr  # its last lines of output
+    assert "--skip-broken" in result.stderr
+    assert complete_matches(tmp_path / "results.sqlite") == 0
+    assert disqualified_rows(tmp_path / "results.sqlite") == []
+    # --skip-broken: it is disqualified for the run, the others play, nothing of it is stored.
+    skipped = referee("run", path, "--skip-broken", check=False)
+    assert skipped.returncode == 3, skipped.stdout + skipped.stderr
+    assert "disqualified: flaky: bot 'flaky' exited with code 1 before connecting" in skipped.stderr
+    assert [sorted(line["seats"]) for line in export(path)] == [["heuristic", "random"]] * 2
+    assert "disqualified: flaky" in referee("leaderboard", path).stdout
+
+
+def test_a_bot_that_starts_but_does_not_answer_fails_the_preflight(tmp_path):
+    path = league_at(tmp_path, "0")
+    # It says hello, then exits instead of answering (misbehaving.py reads only its first argument).
+    quitter = "tests/bots/misbehaving.py exit-after-welcome"
+    text = path.read_text().replace("tests/bots/flaky_start.py", quitter)
+    path.write_text(text)
+    result = referee("run", path, check=False)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "preflight: flaky: bot 'flaky' " in result.stderr
+    assert "  | leaving after the welcome" in result.stderr
+    assert complete_matches(tmp_path / "results.sqlite") == 0

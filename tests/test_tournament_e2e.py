@@ -258,7 +258,11 @@ def test_a_failed_build_disqualifies_the_entrant_and_the_league_goes_on(tmp_path
         "  - name: broken\n    command: ./bot.sh\n    build: exit 3\n    cwd: .\n  - name: random-inproc\n",
     )
     path.write_text(text)
-    result = referee("run", path, check=False)
+    stopped = referee("run", path, check=False)  # the preflight stops the run: nothing stored
+    assert stopped.returncode == 4, stopped.stderr
+    assert "preflight: broken: build 'exit 3' failed with code 3" in stopped.stderr
+    assert complete_matches(tmp_path / "results.sqlite") == 0
+    result = referee("run", path, "--skip-broken", check=False)
     assert result.returncode == 3, result.stderr
     assert "disqualified: broken: build 'exit 3' failed with code 3" in result.stderr
     assert "6 match(es) not played" in result.stderr  # 3 tables x 2 seatings
