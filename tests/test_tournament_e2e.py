@@ -90,6 +90,7 @@ def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished)
         "league",
         "round",
         "table",
+        "table_id",
         "rotation",
         "seed",
         "players",
@@ -130,7 +131,7 @@ def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished)
         assert line["faults"] == []
     by_table = {}
     for line in lines:
-        by_table.setdefault(line["table"], []).append(line)
+        by_table.setdefault(line["table_id"], []).append(line)
     for pair in by_table.values():  # duplicate: both seatings deal the same hands to the same seats
         assert pair[0]["seed"] == pair[1]["seed"]
         assert pair[0]["deals"][0]["hands"] == pair[1]["deals"][0]["hands"]
@@ -211,6 +212,31 @@ def test_an_edit_that_changes_results_needs_fresh(finished, tmp_path):
     assert "--fresh" in refused.stderr
     referee("run", path, "--fresh")
     assert export(path)[0]["seed"] != export(finished[0])[0]["seed"]
+
+
+def test_table_ids_stay_unique_and_unchanged_when_an_entrant_is_added_in_front(tmp_path):
+    path = league_at(tmp_path)
+    referee("run", path)
+    before = {line["match_id"]: line for line in export(path)}
+    text = path.read_text().replace(
+        "entrants:\n",
+        f"entrants:\n  - name: alpha\n    command: python sample_bots/random_bot.py\n    cwd: {ROOT}\n",
+    )
+    path.write_text(text)
+    referee("run", path)
+    after = export(path)
+    assert len(after) == 12  # C(4,2) tables x 2 seatings
+    for line in after:
+        assert line["table_id"] == "r1:{" + ",".join(sorted(line["seats"])) + "}"
+        if line["match_id"] in before:
+            assert line["table_id"] == before[line["match_id"]]["table_id"]
+    # unique: one id per table, shared by exactly its two seatings
+    ids = [line["table_id"] for line in after]
+    assert len(set(ids)) == 6
+    assert all(ids.count(table) == 2 for table in ids)
+    # while `table` repeats: the old matches keep the places stored with them, alpha's new tables took
+    # places 1-3 of the grown league too
+    assert len({line["table"] for line in after}) < 6
 
 
 def test_adding_an_entrant_only_adds_matches(finished, tmp_path):
