@@ -50,6 +50,7 @@ from referee.store import Store, StoreError
 from referee.table import open_table
 from referee.tournament import Progress, Tournament, open_store, schedule_of
 from referee.transcript import brief
+from referee.versions import fingerprint
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -470,6 +471,7 @@ def run_command(
     if workers is None and dask_address is None:
         workers, dask_address = league.workers, league.dask
     store, league = _store(league, fresh)
+    _replay_new_versions(store, league)
     log_dir = league.database.parent / f"{league.database.stem}-logs"
     hidden: tuple[Path, ...] = ()
     if report_dir is not None:
@@ -561,6 +563,21 @@ def run_command(
             err=True,
         )
         sys.exit(EXIT_DISQUALIFIED)
+
+
+def _replay_new_versions(store: Store, league: League) -> None:
+    """An entrant whose fingerprint changed since its matches were stored (docs/LEAGUE.md, "Bot
+    versions"): says which matches that invalidates, and deletes them so that this run plays them again."""
+    fingerprints = {entrant.name: fingerprint(entrant) for entrant in league.entrants}
+    changed = store.new_versions(fingerprints)
+    for name, ids in changed.items():
+        shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+        click.echo(
+            f"new version of {name}: its {len(ids)} stored match(es) are invalid and played again"
+            + (f": {shown}" if ids else ""),
+            err=True,
+        )
+    store.set_versions(fingerprints, list(changed))
 
 
 EXIT_DISQUALIFIED: Final = 3
@@ -709,12 +726,19 @@ def _check(
 @click.option(
     "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
 )
+@click.option(
+    "--replace",
+    "replace_it",
+    is_flag=True,
+    help="Swap in a new version of the entrant NAME: the next run replays its stored matches.",
+)
 @sandbox_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def submit_command(
     league_file: str,
     name: str,
     cwd: Path | None,
+    replace_it: bool,
     sandbox: str,
     ro_paths: tuple[Path, ...],
     command: tuple[str, ...],
@@ -724,15 +748,21 @@ def submit_command(
     The league file keeps its comments and layout; the next `referee run` plays the new entrant's matches.
     """
     league = _league(league_file)
-    if any(entrant.name == name for entrant in league.entrants):
-        raise InputError(f"{league.path}: an entrant is already named {name!r}; choose another --name")
+    exists = any(entrant.name == name for entrant in league.entrants)
+    if exists and not replace_it:
+        raise InputError(
+            f"{league.path}: an entrant is already named {name!r}; choose another --name, or give --replace "
+            "to swap in this new version of it"
+        )
+    if replace_it and not exists:
+        raise InputError(f"{league.path}: no entrant named {name!r} to replace")
     report = _check(command, cwd, sandbox, ro_paths)
     click.echo("\n".join(report.lines()))
     if not report.clean:
         raise click.ClickException(f"not submitted: {name} did not pass the check")
     try:
         paths = tuple(extra.resolve() for extra in ro_paths)
-        add_entrant(league.path, name, tuple(command), (cwd or Path.cwd()).resolve(), paths)
+        add_entrant(league.path, name, tuple(command), (cwd or Path.cwd()).resolve(), paths, replace_it)
     except LeagueError as exc:
         raise click.ClickException(f"not submitted: {exc}") from None
     click.echo(

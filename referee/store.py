@@ -143,8 +143,12 @@ class Store:
             self.db.executescript(SCHEMA)
             with self.transaction():
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
-        elif write:  # added after schema version 1 was out: files made before lack it
+        elif write:  # added after schema version 1 was out: files made before lack them
             self.db.execute(DISQUALIFIED)
+        if write:
+            columns = {row[1] for row in self.db.execute("PRAGMA table_info(entrants)")}
+            if "fingerprint" not in columns:
+                self.db.execute("ALTER TABLE entrants ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self.db.close()
@@ -210,7 +214,40 @@ class Store:
     def set_entrants(self, entrants: list[tuple[str, str, str]]) -> None:
         with self.transaction():
             self.db.executemany(
-                "INSERT OR REPLACE INTO entrants (name, kind, source) VALUES (?, ?, ?)", entrants
+                "INSERT INTO entrants (name, kind, source) VALUES (?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, source = excluded.source",
+                entrants,
+            )
+
+    def new_versions(self, fingerprints: dict[str, str]) -> dict[str, list[str]]:
+        """The entrants whose stored matches were played by another version of their bot (a stored
+        fingerprint that differs), each with the ids of those matches in schedule order."""
+        stored = dict(self.db.execute("SELECT name, fingerprint FROM entrants WHERE fingerprint != ''"))
+        changed = {}
+        for name, current in fingerprints.items():
+            if stored.get(name, current) != current:
+                changed[name] = [
+                    str(row[0])
+                    for row in self.db.execute(
+                        "SELECT DISTINCT m.match_id, m.position FROM matches m JOIN seats s "
+                        "ON s.match_id = m.match_id WHERE s.entrant = ? ORDER BY m.position",
+                        (name,),
+                    )
+                ]
+        return changed
+
+    def set_versions(self, fingerprints: dict[str, str], invalid: list[str]) -> None:
+        """Deletes the stored matches of the entrants in ``invalid`` (a later run plays them again) and
+        records every entrant's fingerprint, in one transaction."""
+        with self.transaction():
+            for name in invalid:
+                self.db.execute(
+                    "DELETE FROM matches WHERE match_id IN (SELECT match_id FROM seats WHERE entrant = ?)",
+                    (name,),
+                )
+            self.db.executemany(
+                "UPDATE entrants SET fingerprint = ? WHERE name = ?",
+                [(value, name) for name, value in fingerprints.items()],
             )
 
     def set_disqualified(self, disqualified: dict[str, str]) -> None:

@@ -339,6 +339,8 @@ def test_the_first_eta_after_a_resume_comes_from_this_run_s_matches_and_lines_fi
     with sqlite3.connect(database) as db:  # as a run interrupted after three matches leaves it
         db.execute("PRAGMA foreign_keys = ON")
         db.execute("DELETE FROM matches WHERE position >= 3")
+        # The build is part of heuristic's fingerprint: unrecorded, it is not a new version here.
+        db.execute("UPDATE entrants SET fingerprint = ''")
     resumed = referee("run", copy)
     lines = [line for line in resumed.stdout.splitlines() if " matches  " in line and "ETA" in line]
     assert [line.split()[0] for line in lines] == ["4/6", "5/6", "6/6"]
