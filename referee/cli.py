@@ -36,6 +36,7 @@ from referee.logs import LEVELS, referee_logging
 from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match_setup import open_table
 from referee.outcome import MatchOutcome, MatchStatus
+from referee.preflight import Broken, PreflightError
 from referee.ratings import Leaderboard, rate
 from referee.results import open_results
 from referee.sandbox import SandboxError, SandboxMode
@@ -51,6 +52,7 @@ from referee.text_reports import (
 )
 from referee.tournament import Progress, Tournament, open_store, schedule_of
 from referee.transcript import brief
+from referee.versions import fingerprint
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -442,6 +444,11 @@ def _write_report(league: League, store: Store, folder: Path, live: bool = False
     help="Play on a Dask cluster of this many worker processes on this machine (docs/SCALING.md).",
 )
 @click.option(
+    "--skip-broken",
+    is_flag=True,
+    help="Go on without the entrants that fail the preflight (disqualified for this run); without it, stop.",
+)
+@click.option(
     "--dask",
     "dask_address",
     metavar="tcp://HOST:8786",
@@ -455,6 +462,7 @@ def run_command(
     log_level: str,
     workers: int | None,
     dask_address: str | None,
+    skip_broken: bool,
 ) -> None:
     """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
 
@@ -468,6 +476,7 @@ def run_command(
     if workers is None and dask_address is None:
         workers, dask_address = league.workers, league.dask
     store, league = _store(league, fresh)
+    _replay_new_versions(store, league)
     log_dir = league.database.parent / f"{league.database.stem}-logs"
     hidden: tuple[Path, ...] = ()
     if report_dir is not None:
@@ -475,7 +484,7 @@ def run_command(
         hidden = (report_dir.resolve(),)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / "referee.log"
-    tournament = Tournament(league, store, log_dir, concurrency, hidden)
+    tournament = Tournament(league, store, log_dir, concurrency, hidden, skip_broken)
     display = _Display(league, tournament.concurrency)
     cpus = _cpu_count()
     if tournament.concurrency > cpus:
@@ -513,6 +522,15 @@ def run_command(
     except RefereeInternalError as exc:
         display.close()
         raise click.ClickException(f"{exc}; the tracebacks are in {log_file}") from None
+    except PreflightError as exc:
+        display.close()
+        _say_broken(exc.broken)
+        click.echo(
+            f"preflight: {len(exc.broken)} entrant(s) not ready; nothing was stored. Fix them, or run with "
+            f"--skip-broken to play without them (disqualified for the run)",
+            err=True,
+        )
+        sys.exit(EXIT_PREFLIGHT)
     except failures as exc:
         display.close()
         raise click.ClickException(str(exc)) from None
@@ -526,6 +544,7 @@ def run_command(
         sys.exit(130)
     finally:
         display.close()
+    _say_broken(tournament.broken, tail_only=True)
     for name, reason in tournament.disqualified.items():
         click.echo(f"disqualified: {name}: {reason}", err=True)
     for refusal in tournament.refusals:
@@ -542,6 +561,45 @@ def run_command(
     if report_dir is not None:
         click.echo(f"report: {_write_report(league, store, report_dir)}")
     store.close()
+    if tournament.disqualified or tournament.skipped:
+        click.echo(
+            f"{tournament.skipped} match(es) not played: an entrant of theirs was disqualified or did not "
+            f"start (nothing stored for them); run again to retry them (exit {EXIT_DISQUALIFIED})",
+            err=True,
+        )
+        sys.exit(EXIT_DISQUALIFIED)
+
+
+def _replay_new_versions(store: Store, league: League) -> None:
+    """An entrant whose fingerprint changed since its matches were stored (docs/LEAGUE.md, "Bot
+    versions"): says which matches that invalidates, and deletes them so that this run plays them again."""
+    fingerprints = {entrant.name: fingerprint(entrant) for entrant in league.entrants}
+    changed = store.new_versions(fingerprints)
+    for name, ids in changed.items():
+        shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+        click.echo(
+            f"new version of {name}: its {len(ids)} stored match(es) are invalid and played again"
+            + (f": {shown}" if ids else ""),
+            err=True,
+        )
+    store.set_versions(fingerprints, list(changed))
+
+
+EXIT_DISQUALIFIED: Final = 3
+"""`referee run`'s exit status when an entrant was disqualified or a match left unplayed (docs/LEAGUE.md)."""
+EXIT_PREFLIGHT: Final = 4
+"""`referee run`'s exit status when entrants failed the preflight and the run stopped, storing nothing."""
+
+
+def _say_broken(broken: list[Broken], tail_only: bool = False) -> None:
+    """Each entrant that failed the preflight, and the last lines of its output."""
+    for item in broken:
+        if not tail_only:
+            click.echo(f"preflight: {item.name}: {item.reason}", err=True)
+        elif item.output:
+            click.echo(f"preflight: {item.name} failed; its last output:", err=True)
+        for line in item.output:
+            click.echo(f"  | {line}", err=True)
 
 
 def _cpu_count() -> int:
@@ -564,6 +622,8 @@ def leaderboard_command(league_file: str, fmt: str) -> None:
     store, league = _results(league_file)
     board = _ratings(league, store)
     click.echo(FORMATS[fmt](board) if fmt != "table" else leaderboard_table(board, league.name), nl=False)
+    for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
+        click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
 
 
 @main.command("replay")
@@ -671,12 +731,19 @@ def _check(
 @click.option(
     "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
 )
+@click.option(
+    "--replace",
+    "replace_it",
+    is_flag=True,
+    help="Swap in a new version of the entrant NAME: the next run replays its stored matches.",
+)
 @sandbox_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def submit_command(
     league_file: str,
     name: str,
     cwd: Path | None,
+    replace_it: bool,
     sandbox: str,
     ro_paths: tuple[Path, ...],
     command: tuple[str, ...],
@@ -686,15 +753,21 @@ def submit_command(
     The league file keeps its comments and layout; the next `referee run` plays the new entrant's matches.
     """
     league = _league(league_file)
-    if any(entrant.name == name for entrant in league.entrants):
-        raise InputError(f"{league.path}: an entrant is already named {name!r}; choose another --name")
+    exists = any(entrant.name == name for entrant in league.entrants)
+    if exists and not replace_it:
+        raise InputError(
+            f"{league.path}: an entrant is already named {name!r}; choose another --name, or give --replace "
+            "to swap in this new version of it"
+        )
+    if replace_it and not exists:
+        raise InputError(f"{league.path}: no entrant named {name!r} to replace")
     report = _check(command, cwd, sandbox, ro_paths)
     click.echo("\n".join(report.lines()))
     if not report.clean:
         raise click.ClickException(f"not submitted: {name} did not pass the check")
     try:
         paths = tuple(extra.resolve() for extra in ro_paths)
-        add_entrant(league.path, name, tuple(command), (cwd or Path.cwd()).resolve(), paths)
+        add_entrant(league.path, name, tuple(command), (cwd or Path.cwd()).resolve(), paths, replace_it)
     except LeagueError as exc:
         raise click.ClickException(f"not submitted: {exc}") from None
     click.echo(

@@ -20,9 +20,10 @@ What may go wrong on a worker is told apart from what an entrant did:
 - a worker that lacks an entrant's folder or path, or cannot set up the sandbox, is *unfit*: the client
   names it and the path, and plays on without it (before the first match: stops, storing nothing);
 - a bot that cannot start on a worker is tried again on another worker; only an entrant that failed to
-  start on two different workers is disqualified (as the in-process executor does after two failed
-  starts), so a broken worker never turns into a rated forfeit of a healthy bot;
-- a failed ``build:`` is the entrant's failure, as in-process;
+  start on two different workers is disqualified for the run (the in-process executor: after three
+  failed starts in a row), so a broken worker never disqualifies a healthy bot; a disqualified entrant's
+  matches are skipped by the client, never stored (a start failure is not a result);
+- a failed ``build:`` is the entrant's failure, as in-process (disqualified, nothing stored);
 - a worker that dies mid-match: Dask runs the task again on another worker, with the same seed.
 """
 
@@ -469,6 +470,7 @@ class DaskExecutor:
                 self.setup_seconds = time.perf_counter() - begun
                 await self._drive(client, plugin.name, missing, progress, on_progress)
             finally:
+                tournament.store.set_disqualified(tournament.disqualified)
                 with contextlib.suppress(Exception):
                     stats = await client.run(_worker_stats, name=plugin.name)
                     self.stats = {worker: item for worker, item in stats.items() if item is not None}
@@ -493,6 +495,13 @@ class DaskExecutor:
         pending = as_completed()
 
         async def submit(slot: _Slot) -> None:
+            while any(name in tournament.disqualified for name in slot.scheduled.entrants):
+                # Not played, not stored: a disqualification is not a result (the next run retries it).
+                tournament.skipped += 1
+                following = slot.following or take()
+                if following is None:
+                    return
+                slot = _Slot(following, take(), prefer=slot.prefer)
             out = tuple(sorted(tournament.disqualified.items()))
             job = MatchJob(plugin, slot.scheduled, slot.following, out)
             avoid = slot.avoid | set(self.unfit)
@@ -547,6 +556,9 @@ class DaskExecutor:
                 continue
             outcome = result.outcome
             tournament.store.save(slot.scheduled, outcome, result.started)
+            for name in slot.scheduled.entrants:  # its bot started: an earlier disqualification is over
+                if name not in tournament.disqualified:
+                    tournament.store.clear_disqualified(name)
             if outcome.status is MatchStatus.COMPLETE:
                 tournament.voids_in_a_row = 0
             else:

@@ -330,8 +330,12 @@ class Launcher:
         env = _environment(f"unix:{SOCKET_INSIDE}", HOME_INSIDE, "/usr/local/bin:/usr/bin:/bin")
         return plan.argv(), env, None
 
+    def log_of(self, spec: BotSpec) -> Path | None:
+        """The file the bot's output goes to (every process of the entrant appends to it)."""
+        return self.log_dir / f"{_safe(spec.name)}.log" if self.log_dir else None
+
     async def start(self, spec: BotSpec, timeout: float = CONNECT_TIMEOUT) -> BotProcess:
-        log = self.log_dir / f"{_safe(spec.name)}.log" if self.log_dir else None
+        log = self.log_of(spec)
         process = BotProcess(spec, log, self.confinement.limits)
         self.processes.add(process)
         self.started += 1

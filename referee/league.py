@@ -101,6 +101,7 @@ class _Entrant(_Strict):
     cwd: str = "."
     build: str | None = None
     paths: list[str] = []
+    version: str | None = Field(None, min_length=1, max_length=200)
 
 
 class _League(_Strict):
@@ -126,6 +127,8 @@ class Entrant:
     name: str
     spec: BotSpec
     build: str | None = None
+    version: str | None = None
+    """The league file's ``version:`` of the entrant: part of its fingerprint (``referee.versions``)."""
 
     @property
     def in_process(self) -> bool:
@@ -268,7 +271,7 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         except BotSpecError as exc:
             key = "command" if item.command is not None else "module"
             raise LeagueError(f"{_where(path, data, [*where, key])}: {exc}") from None
-        entrants.append(Entrant(item.name, spec, item.build))
+        entrants.append(Entrant(item.name, spec, item.build, item.version))
     if raw.workers is not None and raw.dask is not None:
         raise LeagueError(
             f"{_where(path, data, ['dask'])}: give workers: (a cluster on this machine) or dask: "
@@ -321,9 +324,16 @@ def _message(error: Mapping[str, Any]) -> str:
 
 
 def add_entrant(
-    path: Path, name: str, command: tuple[str, ...], cwd: Path, paths: tuple[Path, ...] = ()
+    path: Path,
+    name: str,
+    command: tuple[str, ...],
+    cwd: Path,
+    paths: tuple[Path, ...] = (),
+    replace_existing: bool = False,
 ) -> None:
-    """Appends a command entrant to a league file, keeping its comments and layout.
+    """Appends a command entrant to a league file, keeping its comments and layout; with
+    ``replace_existing``, the entrant of that name gets the new command, folder and paths instead (its
+    other keys, ``build:`` and ``version:``, stay).
 
     The new league is written to ``LEAGUE.new`` beside the file, checked as a league, and only then
     renamed over the old file (gomill writes its state files this way): at every moment the league file
@@ -340,7 +350,14 @@ def add_entrant(
     entry["cwd"] = _relative(cwd, path.parent)
     if paths:
         entry["paths"] = [_relative(extra, path.parent) for extra in paths]
-    data["entrants"].append(entry)
+    existing = next((item for item in data["entrants"] if item.get("name") == name), None)
+    if replace_existing and existing is not None:
+        existing.pop("module", None)
+        existing.pop("paths", None)
+        for key, value in entry.items():
+            existing[key] = value
+    else:
+        data["entrants"].append(entry)
     buffer = io.StringIO()
     yaml.dump(data, buffer)
     new = path.with_name(path.name + ".new")

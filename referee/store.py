@@ -80,6 +80,7 @@ CREATE TABLE IF NOT EXISTS faults (
     kind TEXT NOT NULL,
     detail TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS disqualified (name TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS ratings (
     position INTEGER NOT NULL,
     match_id TEXT NOT NULL,
@@ -89,6 +90,16 @@ CREATE TABLE IF NOT EXISTS ratings (
     PRIMARY KEY (position, entrant)
 );
 """
+
+
+DISQUALIFIED: Final = (
+    "CREATE TABLE IF NOT EXISTS disqualified (name TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL)"
+)
+"""Entrants disqualified by the last run that tried them (their bot did not build or start), with the
+reason; an entrant's row goes when a later run starts its bot. No match is stored for a disqualification."""
+
+
+RESULT_TABLES: Final = ("faults", "tricks", "deals", "seats", "ratings", "matches")
 
 
 class StoreError(RuntimeError):
@@ -132,6 +143,12 @@ class Store:
             self.db.executescript(SCHEMA)
             with self.transaction():
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
+        elif write:  # added after schema version 1 was out: files made before lack them
+            self.db.execute(DISQUALIFIED)
+        if write:
+            columns = {row[1] for row in self.db.execute("PRAGMA table_info(entrants)")}
+            if "fingerprint" not in columns:
+                self.db.execute("ALTER TABLE entrants ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self.db.close()
@@ -174,7 +191,7 @@ class Store:
             if stored is not None and stored != settings and not fresh:
                 raise self.other_settings()
             if fresh:
-                for table in ("faults", "tricks", "deals", "seats", "ratings", "matches", "entrants"):
+                for table in (*RESULT_TABLES, "entrants", "disqualified"):
                     self.db.execute(f"DELETE FROM {table}")
             self._set_meta("settings", settings)
             self._set_meta("league", league_name)
@@ -197,8 +214,63 @@ class Store:
     def set_entrants(self, entrants: list[tuple[str, str, str]]) -> None:
         with self.transaction():
             self.db.executemany(
-                "INSERT OR REPLACE INTO entrants (name, kind, source) VALUES (?, ?, ?)", entrants
+                "INSERT INTO entrants (name, kind, source) VALUES (?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, source = excluded.source",
+                entrants,
             )
+
+    def new_versions(self, fingerprints: dict[str, str]) -> dict[str, list[str]]:
+        """The entrants whose stored matches were played by another version of their bot (a stored
+        fingerprint that differs), each with the ids of those matches in schedule order."""
+        stored = dict(self.db.execute("SELECT name, fingerprint FROM entrants WHERE fingerprint != ''"))
+        changed = {}
+        for name, current in fingerprints.items():
+            if stored.get(name, current) != current:
+                changed[name] = [
+                    str(row[0])
+                    for row in self.db.execute(
+                        "SELECT DISTINCT m.match_id, m.position FROM matches m JOIN seats s "
+                        "ON s.match_id = m.match_id WHERE s.entrant = ? ORDER BY m.position",
+                        (name,),
+                    )
+                ]
+        return changed
+
+    def set_versions(self, fingerprints: dict[str, str], invalid: list[str]) -> None:
+        """Deletes the stored matches of the entrants in ``invalid`` (a later run plays them again) and
+        records every entrant's fingerprint, in one transaction."""
+        with self.transaction():
+            for name in invalid:
+                self.db.execute(
+                    "DELETE FROM matches WHERE match_id IN (SELECT match_id FROM seats WHERE entrant = ?)",
+                    (name,),
+                )
+            self.db.executemany(
+                "UPDATE entrants SET fingerprint = ? WHERE name = ?",
+                [(value, name) for name, value in fingerprints.items()],
+            )
+
+    def set_disqualified(self, disqualified: dict[str, str]) -> None:
+        """Records these entrants as disqualified (others' rows stay until their bot starts)."""
+        now = time.time()
+        with self.transaction():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO disqualified (name, reason, at) VALUES (?, ?, ?)",
+                [(name, reason, now) for name, reason in disqualified.items()],
+            )
+
+    def clear_disqualified(self, name: str) -> None:
+        self.db.execute("DELETE FROM disqualified WHERE name = ?", (name,))
+
+    def disqualified(self) -> dict[str, str]:
+        """The entrants disqualified by the last run that tried them, with the reason; never writes."""
+        exists = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='disqualified'"
+        ).fetchone()
+        if not exists:
+            return {}
+        rows = self.db.execute("SELECT name, reason FROM disqualified ORDER BY name")
+        return {str(name): str(reason) for name, reason in rows}
 
     def complete_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT match_id FROM matches WHERE status = 'complete'")}

@@ -114,6 +114,7 @@ def export_lines(
                 "league": league.name,
                 "round": match.round,
                 "table": match.table,
+                "table_id": scheduled.table_id,
                 "rotation": match.rotation,
                 "seed": match.seed if visible else None,
                 "players": record.rules.players,

@@ -25,14 +25,19 @@ from referee.bots import BotSpecError
 from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotProcess, Confinement, Launcher
 from referee.league import Entrant, League
-from referee.match_runner import AbsentSeat, LocalSeat, RemoteSeat, Seat, play_match
+from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match_setup import open_launcher
 from referee.outcome import MatchOutcome, MatchStatus
+from referee.preflight import Broken, PreflightError, preflight, tail
 from referee.schedule import ScheduledMatch, build_schedule
 from referee.store import Store, settings_fingerprint
 
 BUILD_TIMEOUT: Final = 600.0
 VOID_RETRIES: Final = 2
+START_FAILURES: Final = 3
+"""Failed starts in a row after which an entrant is disqualified for the rest of the run. A match whose bot
+does not start is not played (nor stored): it goes back to the end of the queue, and the next run plays it
+if this one does not."""
 VOIDS_IN_A_ROW: Final = 5
 """Void matches in a row (retries included) after which a run stops with :class:`RefereeInternalError`:
 by then the referee's failure is no accident, and retrying would only repeat it."""
@@ -155,6 +160,8 @@ class _Lineup:
 
     seats: list[Seat]
     processes: list[BotProcess]
+    failed: str | None = None
+    """An entrant whose bot did not start (or is disqualified): the match cannot be played now."""
 
 
 class Tournament:
@@ -165,8 +172,11 @@ class Tournament:
         log_dir: Path,
         concurrency: int | None = None,
         hidden: tuple[Path, ...] = (),
+        skip_broken: bool = False,
     ) -> None:
         self.league = league
+        self.skip_broken = skip_broken
+        """Go on without the entrants that fail the preflight (disqualified) instead of stopping."""
         self.store = store
         self.log_dir = log_dir
         self.concurrency = concurrency or league.concurrency
@@ -174,6 +184,12 @@ class Tournament:
         self.hidden = hidden
         """Paths besides the league's own files that no bot may read (a live report's folder)."""
         self.disqualified: dict[str, str] = {}
+        self.start_failures: dict[str, int] = {}
+        """Failed starts in a row of each entrant in this run."""
+        self.skipped = 0
+        """Matches this run left unplayed because an entrant of theirs is disqualified or would not start."""
+        self.broken: list[Broken] = []
+        """The entrants that failed this run's preflight (or build)."""
         self.processes_started = 0
         self.refusals: list[str] = []
         """Hellos refused because they presented a seat's token that was already spent."""
@@ -217,8 +233,19 @@ class Tournament:
         if not missing:
             return progress
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.disqualified = await run_builds(self.league, self.log_dir)
+        builds = await run_builds(self.league, self.log_dir)
+        attempts: dict[str, int] = {}
         async with open_launcher(self.log_dir, self.confinement()) as launcher:
+            broken = [
+                Broken(name, reason, tail(self.log_dir / f"{name}.build.log"))
+                for name, reason in builds.items()
+            ]
+            broken += await preflight(self.league, launcher, set(builds), self.concurrency)
+            self.broken = broken
+            if broken and not self.skip_broken:
+                raise PreflightError(broken)  # before anything is stored
+            self.disqualified.update((item.name, item.reason) for item in broken)
+            self.store.set_disqualified(self.disqualified)
             queue: asyncio.Queue[ScheduledMatch] = asyncio.Queue()
             for match in missing:
                 queue.put_nowait(match)
@@ -233,6 +260,14 @@ class Tournament:
                             upcoming = (first, asyncio.create_task(self._lineup(first, launcher)))
                         (scheduled, starting), upcoming = upcoming, None
                         lineup = await starting
+                        if lineup.failed is not None:
+                            await _stop(launcher, lineup.processes)
+                            attempts[scheduled.match_id] = attempts.get(scheduled.match_id, 0) + 1
+                            if self._playable(scheduled) and attempts[scheduled.match_id] < START_FAILURES:
+                                queue.put_nowait(scheduled)  # tried again later in the run
+                            else:
+                                self.skipped += 1
+                            continue
                         if not queue.empty():  # the next match's bots start while this one plays
                             following = queue.get_nowait()
                             upcoming = (following, asyncio.create_task(self._lineup(following, launcher)))
@@ -259,27 +294,49 @@ class Tournament:
                 await asyncio.gather(*stopping, return_exceptions=True)
                 self.processes_started = launcher.started
                 self.refusals = list(launcher.registry.refusals)
+                self.store.set_disqualified(self.disqualified)
         return progress
+
+    def _playable(self, scheduled: ScheduledMatch) -> bool:
+        return not any(name in self.disqualified for name in scheduled.entrants)
+
+    def _started(self, name: str) -> None:
+        self.start_failures.pop(name, None)
+        if name not in self.disqualified:
+            self.store.clear_disqualified(name)  # disqualified by an earlier run, fine now
+
+    def _failed_start(self, name: str, reason: str) -> None:
+        """Counts a failed start; the entrant is disqualified for the rest of the run after
+        :data:`START_FAILURES` in a row."""
+        count = self.start_failures[name] = self.start_failures.get(name, 0) + 1
+        LOGGER.warning("%s did not start (%d in a row): %s", name, count, reason)
+        if count >= START_FAILURES:
+            self.disqualified.setdefault(name, f"did not start {count} times in a row: {reason}")
+            self.store.set_disqualified(self.disqualified)
 
     async def _lineup(self, scheduled: ScheduledMatch, launcher: Launcher) -> _Lineup:
         """Fresh seats for one match: a new process per command entrant, a new object per in-process one,
-        all started at once. A bot that fails to start twice in a row is disqualified for the rest of the
-        run."""
+        all started at once. If one does not start (or its entrant is disqualified), ``failed`` names it
+        and the match is not played: start failures are not results."""
         lineup = _Lineup([], [])
-        lineup.seats = list(
-            await asyncio.gather(*(self._seat(name, launcher, lineup) for name in scheduled.entrants))
-        )
+        if not self._playable(scheduled):
+            lineup.failed = next(name for name in scheduled.entrants if name in self.disqualified)
+            return lineup
+        seats = await asyncio.gather(*(self._seat(name, launcher, lineup) for name in scheduled.entrants))
+        lineup.seats = [seat for seat in seats if seat is not None]
         return lineup
 
-    async def _seat(self, name: str, launcher: Launcher, lineup: _Lineup) -> Seat:
+    async def _seat(self, name: str, launcher: Launcher, lineup: _Lineup) -> Seat | None:
         entrant = self.league.entrant(name)
-        if name in self.disqualified:
-            return AbsentSeat(name, f"disqualified: {self.disqualified[name]}")
         if entrant.in_process:
             try:
-                return LocalSeat(entrant.spec.load(), name)
+                seat: Seat = LocalSeat(entrant.spec.load(), name)
             except BotSpecError as exc:
-                return AbsentSeat(name, str(exc))
+                self.disqualified.setdefault(name, str(exc))  # an import fails the same way every time
+                lineup.failed = lineup.failed or name
+                return None
+            self._started(name)
+            return seat
         try:
             try:
                 process = await launcher.start(entrant.spec)
@@ -288,8 +345,10 @@ class Tournament:
                     entrant.spec
                 )  # a busy machine can make a start miss its window
         except BotSpecError as exc:
-            self.disqualified[name] = str(exc)  # twice in a row: it will not start next time either
-            return AbsentSeat(name, str(exc))
+            self._failed_start(name, str(exc))
+            lineup.failed = lineup.failed or name
+            return None
+        self._started(name)
         lineup.processes.append(process)
         assert process.session is not None
         return RemoteSeat(process.session, name, exit_words=process.exit_words)
@@ -304,9 +363,13 @@ class Tournament:
         """Plays and stores one match; a void one is played again from scratch, with fresh bots. The
         bots are stopped in the background (a polite stop waits a moment for the bot to exit by itself),
         each task kept in ``stopping`` until it is done."""
+        outcome: MatchOutcome | None = None
         for attempt in range(VOID_RETRIES + 1):
-            if attempt:
+            if outcome is not None:
                 lineup = await self._lineup(scheduled, launcher)
+                if lineup.failed is not None:  # its void attempts are stored; the next run plays it
+                    await _stop(launcher, lineup.processes)
+                    return outcome
             started = time.time()
             try:
                 outcome = await play_match(
@@ -326,6 +389,7 @@ class Tournament:
                 self.voids_in_a_row = 0
                 break
             self.void(scheduled, outcome, attempt)
+        assert outcome is not None
         return outcome
 
     def void(self, scheduled: ScheduledMatch, outcome: MatchOutcome, attempt: int) -> None:

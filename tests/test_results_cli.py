@@ -36,7 +36,7 @@ entrants:
     module: tests.bots.badtypes:FloatDeclarer
     cwd: {ROOT}
   - name: moved
-    command: python bots/moved_away.py   # its script is gone: results must stay readable
+    command: python bots/moved_away.py   # it plays, then its script goes: results must stay readable
     build: "true"
     cwd: .
 """
@@ -83,8 +83,16 @@ def played(tmp_path_factory):
     folder = tmp_path_factory.mktemp("played")
     league = folder / "league.yaml"
     league.write_text(LEAGUE, encoding="utf-8")
+    (folder / "bots").mkdir()
+    (folder / "bots" / "moved_away.py").write_text(
+        (ROOT / "sample_bots" / "random_bot.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    for readable in (folder, folder / "bots"):  # by the sandboxed bot's uid
+        readable.chmod(0o755)
+    (folder / "bots" / "moved_away.py").chmod(0o644)
     result = referee("run", league)
     assert result.returncode == 0, result.stdout + result.stderr
+    (folder / "bots" / "moved_away.py").unlink()  # a bot that does not start is no result: after the run
     return league
 
 

@@ -80,9 +80,10 @@ def test_a_seat_cannot_be_taken_twice_and_the_attempt_is_recorded(tmp_path):
     result = run_league(league)
     assert result.returncode == 0, result.stderr
     log = tmp_path / "results-logs" / "thief.log"
-    assert attempts(log)["seat taken twice"] == ["refused UNAUTHENTICATED"] * 2  # one per match
+    # one per process: the preflight's and one per match
+    assert attempts(log)["seat taken twice"] == ["refused UNAUTHENTICATED"] * 3
     refusals = [line for line in result.stderr.splitlines() if line.startswith("refused: ")]
-    assert len(refusals) == 2
+    assert len(refusals) == 3
     assert "presented the token of a seat that was already taken" in refusals[0]
 
 
@@ -262,8 +263,8 @@ def test_a_bot_keeps_nothing_from_one_match_to_the_next(tmp_path):
     result = run_league(league)
     assert result.returncode == 0, result.stderr
     seen = attempts(tmp_path / "results-logs" / "hoarder.log")
-    assert seen["notes from an earlier match"] == ["none", "none"]
-    assert seen["write notes in my folder"] == ["OSError"] * 2 or all(
+    assert seen["notes from an earlier match"] == ["none"] * 3  # the preflight's process, then a match's
+    assert seen["write notes in my folder"] == ["OSError"] * 3 or all(
         "Error" in result for result in seen["write notes in my folder"]
     )
     assert not (ROOT / "notes").exists()

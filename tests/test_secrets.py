@@ -15,6 +15,7 @@ import pytest
 from pyramid_sdk import Match, Rules
 from referee.disclosure import disclosure
 from referee.outcome import MatchStatus
+from referee.preflight import PREFLIGHT_SEED
 from referee.schedule import Seating, build_schedule
 from referee.store import StoredMatch
 
@@ -111,8 +112,9 @@ def test_a_secret_league_seed_appears_in_no_output(secret_league):
     # The seeds the bot was given are neither the league's nor any match's.
     given = [entry["seed"] for entry in hook_lines(texts["results-logs/hooks.log"]) if "seed" in entry]
     match_seeds = {line["seed"] for line in export(path)}
-    assert len(given) == 4
-    assert not set(given) & ({secret} | match_seeds)
+    assert len(given) == 1 + 4
+    assert given[0] == PREFLIGHT_SEED  # the preflight's one decision: a public seed, no deal of the league
+    assert not set(given[1:]) & ({secret} | match_seeds)
 
 
 def test_a_seed_given_in_the_league_file_is_public_and_shown(secret_league, tmp_path):

@@ -1,0 +1,94 @@
+"""Bot versions (issue #15): a changed entrant's stored matches are played again, and only those."""
+
+from pathlib import Path
+
+from test_tournament_e2e import ROOT, export, league_at, referee
+
+
+def add_copied_bot(path: Path, folder: Path) -> Path:
+    """A random bot whose script is a file of its own, in a folder the sandboxed bot can read."""
+    folder.mkdir()
+    script = folder / "bot.py"
+    script.write_text((ROOT / "sample_bots" / "random_bot.py").read_text(encoding="utf-8"), encoding="utf-8")
+    for readable in (path.parent, folder):
+        readable.chmod(0o755)
+    script.chmod(0o644)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        text + f"  - name: copied\n    command: python bot.py\n    cwd: {folder}\n", encoding="utf-8"
+    )
+    return script
+
+
+def test_a_new_version_replays_only_its_matches(tmp_path):
+    path = league_at(tmp_path)
+    script = add_copied_bot(path, tmp_path / "copied")
+    referee("run", path)
+    before = {line["match_id"]: line for line in export(path)}
+    assert len(before) == 12  # C(4,2) tables x 2 seatings
+
+    # The version key changes heuristic's fingerprint: its 6 matches go and are played again.
+    path.write_text(
+        path.read_text().replace("heuristic.py   # kept on submit\n", "heuristic.py\n    version: '2'\n")
+    )
+    result = referee("run", path)
+    assert (
+        "new version of heuristic: its 6 stored match(es) are invalid and played again: r1:" in result.stderr
+    )
+    assert "new version of copied" not in result.stderr
+    after = {line["match_id"]: line for line in export(path)}
+    assert set(after) == set(before)
+    for match_id, line in before.items():
+        if "heuristic" not in line["seats"]:
+            assert after[match_id] == line  # untouched
+    assert "new version" not in referee("run", path).stderr  # nothing changed since
+
+    # Editing the bot's script is a new version too.
+    script.write_text(script.read_text(encoding="utf-8") + "# tuned\n", encoding="utf-8")
+    result = referee("run", path)
+    assert "new version of copied: its 6 stored match(es)" in result.stderr
+    assert "new version of heuristic" not in result.stderr
+
+    # submit --replace swaps in a new command for the entrant, keeping its other keys; the run replays it.
+    submitted = referee(
+        "submit",
+        path,
+        "--name",
+        "heuristic",
+        "--replace",
+        "--cwd",
+        ROOT,
+        "--",
+        "python",
+        "sample_bots/random_bot.py",
+    )
+    assert "submitted: heuristic" in submitted.stdout
+    text = path.read_text()
+    assert "  - name: heuristic\n    command: python sample_bots/random_bot.py\n" in text
+    assert "version: '2'" in text
+    assert text.count("name: heuristic") == 1
+    result = referee("run", path)
+    assert "new version of heuristic: its 6 stored match(es)" in result.stderr
+    assert len(export(path)) == 12
+
+
+def test_submit_without_replace_refuses_a_taken_name_and_replace_needs_one(tmp_path):
+    path = league_at(tmp_path)
+    taken = referee(
+        "submit", path, "--name", "heuristic", "--", "python", "sample_bots/random_bot.py", check=False
+    )
+    assert taken.returncode == 2
+    assert "--replace" in taken.stderr
+    missing = referee(
+        "submit",
+        path,
+        "--name",
+        "nobody",
+        "--replace",
+        "--",
+        "python",
+        "sample_bots/random_bot.py",
+        check=False,
+    )
+    assert missing.returncode == 2
+    assert "no entrant named 'nobody' to replace" in missing.stderr
