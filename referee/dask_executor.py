@@ -454,6 +454,12 @@ class DaskExecutor:
         if not missing:
             return progress
         tournament.log_dir.mkdir(parents=True, exist_ok=True)
+        # The preflight runs here, before any worker plays: the entrants' folders and programs are on
+        # this machine too (the league file was checked against them). An entrant with a build is left
+        # to the workers, where its build runs.
+        async with open_launcher(tournament.log_dir, tournament.confinement()) as launcher:
+            built = {entrant.name for entrant in tournament.league.entrants if entrant.build is not None}
+            await tournament.preflight(launcher, [], built)
         run = secrets.token_hex(6)
         plugin = ArenaPlugin(run, _public(tournament.league), tournament.log_dir, tournament.confinement())
         begun = time.perf_counter()

@@ -226,6 +226,17 @@ class Tournament:
                 progress.count(planned.entrants, earlier.record.totals)
         return progress
 
+    async def preflight(self, launcher: Launcher, failed: list[Broken], skip: set[str]) -> None:
+        """Starts every command entrant not in ``skip`` once and has it answer one request; with the
+        entrants in ``failed`` already (a failed build), raises :class:`PreflightError` before anything
+        is stored, or with ``skip_broken`` disqualifies them for the run. Both executors call it."""
+        broken = failed + await preflight(self.league, launcher, skip, self.concurrency)
+        self.broken = broken
+        if broken and not self.skip_broken:
+            raise PreflightError(broken)  # before anything is stored
+        self.disqualified.update((item.name, item.reason) for item in broken)
+        self.store.set_disqualified(self.disqualified)
+
     async def run(self, on_progress: Callable[[Progress], None] = lambda progress: None) -> Progress:
         missing = self.missing()
         progress = self.progress(missing)
@@ -236,16 +247,11 @@ class Tournament:
         builds = await run_builds(self.league, self.log_dir)
         attempts: dict[str, int] = {}
         async with open_launcher(self.log_dir, self.confinement()) as launcher:
-            broken = [
+            failed = [
                 Broken(name, reason, tail(self.log_dir / f"{name}.build.log"))
                 for name, reason in builds.items()
             ]
-            broken += await preflight(self.league, launcher, set(builds), self.concurrency)
-            self.broken = broken
-            if broken and not self.skip_broken:
-                raise PreflightError(broken)  # before anything is stored
-            self.disqualified.update((item.name, item.reason) for item in broken)
-            self.store.set_disqualified(self.disqualified)
+            await self.preflight(launcher, failed, set(builds))
             queue: asyncio.Queue[ScheduledMatch] = asyncio.Queue()
             for match in missing:
                 queue.put_nowait(match)

@@ -109,3 +109,12 @@ def test_a_bot_that_starts_but_does_not_answer_fails_the_preflight(tmp_path):
     assert "preflight: flaky: bot 'flaky' " in result.stderr
     assert "  | leaving after the welcome" in result.stderr
     assert complete_matches(tmp_path / "results.sqlite") == 0
+
+
+def test_the_preflight_also_stops_a_run_on_dask_workers_before_anything_is_stored(tmp_path):
+    """With --workers the preflight runs in the referee run process before any worker plays."""
+    path = league_at(tmp_path, "1-")
+    result = referee("run", path, "--workers", "2", check=False)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "preflight: flaky: bot 'flaky' exited with code 1 before connecting" in result.stderr
+    assert complete_matches(tmp_path / "results.sqlite") == 0
