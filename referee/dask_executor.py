@@ -454,15 +454,10 @@ class DaskExecutor:
         if not missing:
             return progress
         tournament.log_dir.mkdir(parents=True, exist_ok=True)
-        # The preflight runs here, before any worker plays: the entrants' folders and programs are on
-        # this machine too (the league file was checked against them). An entrant with a build is left
-        # to the workers, where its build runs.
-        async with open_launcher(tournament.log_dir, tournament.confinement()) as launcher:
-            built = {entrant.name for entrant in tournament.league.entrants if entrant.build is not None}
-            await tournament.preflight(launcher, [], built)
         run = secrets.token_hex(6)
         plugin = ArenaPlugin(run, _public(tournament.league), tournament.log_dir, tournament.confinement())
         begun = time.perf_counter()
+        checked = False
         async with self.client() as client:
             await client.register_plugin(plugin)
             try:
@@ -474,9 +469,17 @@ class DaskExecutor:
                         "(docs/SCALING.md)"
                     )
                 self.setup_seconds = time.perf_counter() - begun
+                # The preflight runs here, once the workers have their folders and before any of them
+                # plays: the entrants' folders and programs are on this machine too (the league file was
+                # checked against them). An entrant with a build is left to the workers, which build it.
+                async with open_launcher(tournament.log_dir, tournament.confinement()) as launcher:
+                    built = {e.name for e in tournament.league.entrants if e.build is not None}
+                    await tournament.preflight(launcher, [], built)
+                checked = True
                 await self._drive(client, plugin.name, missing, progress, on_progress)
             finally:
-                tournament.store.set_disqualified(tournament.disqualified)
+                if checked:  # a run stopped before its first match changes nothing stored
+                    tournament.store.set_disqualified(tournament.disqualified)
                 with contextlib.suppress(Exception):
                     stats = await client.run(_worker_stats, name=plugin.name)
                     self.stats = {worker: item for worker, item in stats.items() if item is not None}

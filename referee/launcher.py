@@ -310,6 +310,8 @@ class Launcher:
         uid = None
         if os.geteuid() == 0:
             for root in (cwd, *spec.paths):
+                if not root.exists():
+                    raise BotSpecError(f"bot {spec.name!r}: no folder or file {root}")
                 if not _world_readable(root):
                     raise BotSpecError(
                         f"bot {spec.name!r}: {root} is not readable by other users, and a sandboxed bot "
