@@ -40,7 +40,7 @@ async def main(matches: int) -> None:
     print(
         f"protocol players=4 matches={matches} decisions={decisions:.0f} "
         f"us_per_decision={elapsed / decisions * 1e6:.1f} match_s={elapsed / matches:.3f} "
-        f"grpc_tuned={transport.TUNED} bot_stream={'thread' if stream.single_thread() else 'asyncio'}"
+        f"grpc_tuned={transport.tuned()} bot_stream={'thread' if stream.single_thread() else 'asyncio'}"
     )
 
 

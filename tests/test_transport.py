@@ -15,7 +15,7 @@ import json, os, sys
 {before}
 import {module}
 from pyramid_sdk import transport
-print(json.dumps({{"tuned": transport.TUNED, "variable": os.environ.get("{variable}"),
+print(json.dumps({{"tuned": transport.tuned(), "variable": os.environ.get("{variable}"),
                    "version": transport._grpcio_version()}}))
 """
 
@@ -36,6 +36,24 @@ def test_the_referee_and_sdk_tune_grpc_for_their_own_process_only(module):
     checked = CHECKED_VERSIONS[0] <= tuple(seen["version"]) <= CHECKED_VERSIONS[1]
     assert seen["tuned"] is checked
     assert seen["variable"] is None  # read by gRPC, then removed: bots start with the referee's environment
+
+
+def test_importing_the_transport_module_changes_nothing():
+    code = (
+        "import os, sys\nfrom pyramid_sdk import transport\n"
+        f"print('grpc' in sys.modules, transport.tuned(), os.environ.get('{EXPERIMENTS_VARIABLE}'))"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != EXPERIMENTS_VARIABLE}
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["False", "False", "None"]
+
+
+def test_the_game_library_does_not_load_grpc():
+    code = "import sys\nimport pyramid_sdk\nprint('grpc' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
 
 
 def test_a_users_own_grpc_experiments_are_left_alone():

@@ -14,8 +14,9 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
-from pyramid_sdk import transport  # noqa: F401  (sets gRPC up as in any SDK bot: before it is imported)
+from pyramid_sdk import transport
 
+transport.configure()  # as in any SDK bot: before gRPC loads
 # isort: split
 import grpc
 

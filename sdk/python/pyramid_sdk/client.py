@@ -16,8 +16,9 @@ import sys
 import time
 import traceback
 
-from pyramid_sdk import transport as _transport  # noqa: F401  (sets gRPC up before it is imported)
+from pyramid_sdk import transport
 
+transport.configure()  # before gRPC loads: it reads its settings once (see pyramid_sdk.transport)
 # isort: split
 import grpc
 

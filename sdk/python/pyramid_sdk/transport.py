@@ -1,4 +1,4 @@
-"""gRPC settings for this process, applied when this module is imported, which must be before ``grpc`` is.
+"""gRPC settings for this process, applied by :func:`configure`, which must run before ``grpc`` is imported.
 
 Since grpcio 1.80, Python's gRPC moves every message through the threads of its new I/O engine
 (EventEngine). A referee and its bots pass each decision between five processes on as few as two cores,
@@ -16,6 +16,10 @@ The setting is skipped, and gRPC's defaults stand, when:
 
 The variable is removed again once gRPC has read it, so processes this one starts (bots) inherit the
 environment it was given.
+
+Importing this module changes nothing: the two places that load gRPC for our code call
+:func:`configure` first, in plain sight — ``referee/__init__.py`` for the referee, and
+``pyramid_sdk/client.py`` for a bot. The game library (``import pyramid_sdk``) never loads gRPC.
 """
 
 from __future__ import annotations
@@ -46,7 +50,24 @@ def grpcio_checked() -> bool:
     return version is not None and CHECKED_VERSIONS[0] <= version <= CHECKED_VERSIONS[1]
 
 
-def _configure() -> bool:
+_tuned: bool | None = None
+
+
+def configure() -> bool:
+    """Switches this process's gRPC to the older I/O manager, if it still can; returns whether it runs with
+    it. Idempotent: the first call decides, later ones return the same answer."""
+    global _tuned  # noqa: PLW0603  (one decision per process, as gRPC reads the variable once)
+    if _tuned is None:
+        _tuned = _switch()
+    return _tuned
+
+
+def tuned() -> bool:
+    """Whether this process runs gRPC with the older I/O manager (False before :func:`configure`)."""
+    return bool(_tuned)
+
+
+def _switch() -> bool:
     if "grpc" in sys.modules or EXPERIMENTS_VARIABLE in os.environ or not grpcio_checked():
         return False
     os.environ[EXPERIMENTS_VARIABLE] = OLDER_IO_MANAGER
@@ -55,7 +76,3 @@ def _configure() -> bool:
     finally:
         del os.environ[EXPERIMENTS_VARIABLE]
     return True
-
-
-TUNED: Final = _configure()
-"""Whether this process runs gRPC with the older I/O manager."""
