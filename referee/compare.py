@@ -33,8 +33,9 @@ from pyramid_sdk.rules import QUOTAS, TRICKS_PER_DEAL, score
 from pyramid_sdk.seeds import derive_seed
 from referee.bots import BotSpec, BotSpecError
 from referee.faults import FaultPolicy, RefereeInternalError
-from referee.launcher import BotProcess, Launcher
+from referee.launcher import BotProcess, Confinement, Launcher
 from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match_setup import open_launcher
 from referee.outcome import MatchOutcome, MatchStatus
 from referee.tournament import VOID_RETRIES, VOIDS_IN_A_ROW
 
@@ -75,6 +76,12 @@ class Verdict(enum.IntEnum):
             Verdict.NOT_BETTER: "A is not better",
             Verdict.UNDECIDED: "undecided",
         }[self]
+
+
+EXIT_UNUSABLE: Final = 4
+"""``referee compare``'s exit code when it gives no verdict: a bad option, a bot that does not load or
+start, no sandbox where one is required, a referee that keeps failing. Never 0, 1 or 2, which a CI gate
+reads as a verdict."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -487,17 +494,22 @@ def fixed_verdict(estimate: Estimate) -> Verdict:
 
 
 async def compare(
-    plan: Plan, launcher: Launcher, on_progress: Callable[[Snapshot], None] | None = None
+    plan: Plan,
+    on_progress: Callable[[Snapshot], None] | None = None,
+    log_dir: Path | None = None,
+    confinement: Confinement | None = None,
 ) -> Comparison:
     """Plays ``plan``'s pairs in order, up to ``plan.concurrency`` matches at once, until the sequential
     test decides (checked at the end of each round, from :data:`SPRT_MIN_PAIRS` pairs on) or every round
     is played. The verdict depends only on the pairs in schedule order, never on which match finished
-    first, so any concurrency gives the same result.
+    first, so any concurrency gives the same result. Command bots run in ``confinement`` (their sandbox),
+    with their output in ``log_dir/NAME.log`` if given.
 
     Raises :class:`BotSpecError` when a bot cannot be loaded or started, :class:`RefereeInternalError`
     when matches keep being void.
     """
-    return await _Comparer(plan, launcher, on_progress).run()
+    async with open_launcher(log_dir, confinement) as launcher:
+        return await _Comparer(plan, launcher, on_progress).run()
 
 
 class _Comparer:
