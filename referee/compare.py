@@ -520,7 +520,7 @@ class _Comparer:
         self.launcher = launcher
         self.on_progress = on_progress
         self.slots = asyncio.Semaphore(plan.concurrency)
-        self.voids_in_a_row = 0
+        self.void_reason = ""
 
     async def run(self) -> Comparison:
         plan = self.plan
@@ -535,7 +535,7 @@ class _Comparer:
                 window.append(asyncio.create_task(self._pair(*key)))
 
         pairs: list[Pair] = []
-        void = done = 0
+        void = done = voids_in_a_row = 0
         verdict: Verdict | None = None
         refill()
         try:
@@ -545,7 +545,14 @@ class _Comparer:
                 done += 1
                 if pair is None:
                     void += 1
+                    voids_in_a_row += 1
+                    if voids_in_a_row >= VOIDS_IN_A_ROW:
+                        raise RefereeInternalError(
+                            f"the referee stopped the comparison: {voids_in_a_row} pairs in a row were void, "
+                            f"the last one with {self.void_reason}"
+                        )
                 else:
+                    voids_in_a_row = 0
                     pairs.append(pair)
                 estimate = Estimate.of([pair.difference for pair in pairs])
                 test = plan.sprt
@@ -600,14 +607,8 @@ class _Comparer:
                         *(self.launcher.stop(process) for process in processes), return_exceptions=True
                     )
             if outcome.status is MatchStatus.COMPLETE:
-                self.voids_in_a_row = 0
                 return outcome
-            self.voids_in_a_row += 1
-            if self.voids_in_a_row >= VOIDS_IN_A_ROW:
-                raise RefereeInternalError(
-                    f"the referee stopped the comparison: {self.voids_in_a_row} matches in a row were void, "
-                    f"the last one with {outcome.void_reason}"
-                )
+            self.void_reason = outcome.void_reason
         return None
 
     async def _seats(self, specs: list[BotSpec], processes: list[BotProcess]) -> list[Seat]:
