@@ -2,12 +2,14 @@
 the real command in a subprocess, its verdict as the exit code."""
 
 import json
+import math
+import random
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
-from referee.compare import LOWEST_TOTAL, SPRT_MIN_PAIRS
+from referee.compare import LOWEST_TOTAL, SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -169,3 +171,29 @@ def test_a_referee_that_keeps_failing_stops_the_comparison_without_a_verdict():
         "Error: the referee stopped the comparison: 5 pairs in a row were void, the last one with referee "
         "error: RuntimeError: a referee bug planted by a test bot"
     ]
+
+
+def test_the_sequential_test_keeps_its_error_rates():
+    """Simulated normal pair differences (sd 10, four seats, checked per round as `referee compare`
+    does): H1 accepted when the truth is H0, and H0 when it is H1, about as often as alpha and beta say."""
+    test = Sprt(h0=0.0, h1=2.0, alpha=0.05, beta=0.05)
+    rng = random.Random(16)
+
+    def verdict(truth: float) -> Verdict:
+        n, total, squares = 0, 0.0, 0.0
+        while n < 2000:
+            for _ in range(4):
+                x = rng.gauss(truth, 10.0)
+                n, total, squares = n + 1, total + x, squares + x * x
+            mean = total / n
+            estimate = Estimate(n, mean, math.sqrt((squares - n * mean * mean) / (n - 1)))
+            decided = test.decide(estimate) if n >= SPRT_MIN_PAIRS else None
+            if decided is not None:
+                return decided
+        return Verdict.UNDECIDED
+
+    runs = 400
+    false_h1 = sum(verdict(0.0) is Verdict.BETTER for _ in range(runs)) / runs
+    false_h0 = sum(verdict(2.0) is Verdict.NOT_BETTER for _ in range(runs)) / runs
+    assert 0.01 < false_h1 < 0.09
+    assert 0.01 < false_h0 < 0.09
