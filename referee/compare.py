@@ -196,34 +196,47 @@ class Sprt:
 
 
 @dataclass(frozen=True, slots=True)
+class Side:
+    """One candidate's match of a pair, as the comparison counts it."""
+
+    points: int
+    """Its total; :data:`LOWEST_TOTAL` if it forfeited the match."""
+    faults: int = 0
+    forfeit: bool = False
+
+    @classmethod
+    def of(cls, outcome: MatchOutcome, seat: int) -> Side:
+        """The candidate in ``seat`` of ``outcome``. A forfeit scores :data:`LOWEST_TOTAL`, so a bot that
+        crashes never gains by the referee's autopilot finishing its match."""
+        forfeit = seat in outcome.record.forfeits
+        points = LOWEST_TOTAL if forfeit else outcome.record.totals[seat]
+        return cls(points, sum(fault.seat == seat for fault in outcome.faults), forfeit)
+
+
+@dataclass(frozen=True, slots=True)
 class Pair:
-    """A and B in the same seat of the same deals: each one's points, and their faults and forfeits."""
+    """A and B in the same seat of the same deals."""
 
     round: int
     seat: int
-    a: int
-    b: int
-    """Points of the match; :data:`LOWEST_TOTAL` for a candidate that forfeited it."""
-    a_faults: int = 0
-    b_faults: int = 0
-    a_forfeit: bool = False
-    b_forfeit: bool = False
+    a: Side
+    b: Side
 
     @property
     def difference(self) -> int:
-        return self.a - self.b
+        return self.a.points - self.b.points
 
     def to_dict(self) -> dict[str, object]:
         return {
             "round": self.round + 1,
             "seat": self.seat,
-            "a": self.a,
-            "b": self.b,
+            "a": self.a.points,
+            "b": self.b.points,
             "difference": self.difference,
-            "a_faults": self.a_faults,
-            "b_faults": self.b_faults,
-            "a_forfeit": self.a_forfeit,
-            "b_forfeit": self.b_forfeit,
+            "a_faults": self.a.faults,
+            "b_faults": self.b.faults,
+            "a_forfeit": self.a.forfeit,
+            "b_forfeit": self.b.forfeit,
         }
 
 
@@ -381,10 +394,14 @@ class Comparison:
     def llr(self) -> float | None:
         return None if self.plan.sprt is None else self.plan.sprt.llr(self.estimate)
 
-    def faults(self, which: str) -> tuple[int, int]:
-        """Faults and forfeits of candidate ``which`` (``"a"`` or ``"b"``) over every pair."""
-        faults = sum(getattr(pair, f"{which}_faults") for pair in self.pairs)
-        return faults, sum(getattr(pair, f"{which}_forfeit") for pair in self.pairs)
+    @property
+    def tally(self) -> dict[str, dict[str, int]]:
+        """Each candidate's faults and forfeited matches over every pair, ``{"a": {...}, "b": {...}}``."""
+        sides = {"a": [pair.a for pair in self.pairs], "b": [pair.b for pair in self.pairs]}
+        return {
+            which: {"faults": sum(side.faults for side in own), "forfeits": sum(side.forfeit for side in own)}
+            for which, own in sides.items()
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; docs/COMPARE.md lists the keys."""
@@ -414,9 +431,7 @@ class Comparison:
                 "lower": test.lower,
                 "upper": test.upper,
             },
-            "faults": {
-                which: dict(zip(("faults", "forfeits"), self.faults(which), strict=True)) for which in "ab"
-            },
+            "faults": self.tally,
             "verdict": self.verdict.name.lower(),
             "exit_code": int(self.verdict),
             "differences": [pair.to_dict() for pair in self.pairs],
@@ -446,10 +461,11 @@ class Comparison:
                 f"{test.beta:g}): LLR {self.llr:.2f} in [{test.lower:.2f}, {test.upper:.2f}]"
             )
         for which, spec in (("a", plan.a), ("b", plan.b)):
-            faults, forfeits = self.faults(which)
-            if faults:
+            tally = self.tally[which]
+            if tally["faults"]:
                 lines.append(
-                    f"{which.upper()} ({spec.name}): {faults} fault(s), {forfeits} forfeited match(es)"
+                    f"{which.upper()} ({spec.name}): {tally['faults']} fault(s), "
+                    f"{tally['forfeits']} forfeited match(es)"
                 )
         lines.append(f"verdict: {self.verdict.words} (exit {int(self.verdict)})")
         return lines
@@ -506,7 +522,7 @@ async def compare(
     with their output in ``log_dir/NAME.log`` if given.
 
     Raises :class:`BotSpecError` when a bot cannot be loaded or started, :class:`RefereeInternalError`
-    when matches keep being void.
+    when pairs keep being void (``VOIDS_IN_A_ROW`` in a row).
     """
     async with open_launcher(log_dir, confinement) as launcher:
         return await _Comparer(plan, launcher, on_progress).run()
@@ -577,14 +593,16 @@ class _Comparer:
             *(
                 self._match(self.plan.lineup(candidate, seat), seed)
                 for candidate in (self.plan.a, self.plan.b)
-            )
+            ),
+            return_exceptions=True,  # one match's failure leaves the other to finish, not orphaned
         )
-        if any(outcome is None for outcome in outcomes):
+        a, b = outcomes
+        for failure in (a, b):
+            if isinstance(failure, BaseException):
+                raise failure
+        if not (isinstance(a, MatchOutcome) and isinstance(b, MatchOutcome)):
             return None
-        (a, a_faults, a_forfeit), (b, b_faults, b_forfeit) = (
-            _seat_result(outcome, seat) for outcome in outcomes if outcome is not None
-        )
-        return Pair(round_number, seat, a, b, a_faults, b_faults, a_forfeit, b_forfeit)
+        return Pair(round_number, seat, Side.of(a, seat), Side.of(b, seat))
 
     async def _match(self, specs: list[BotSpec], seed: int) -> MatchOutcome | None:
         """One match with fresh bots; a void one again from scratch, up to ``VOID_RETRIES`` times."""
@@ -636,11 +654,3 @@ class _Comparer:
             return await self.launcher.start(spec)
         except BotSpecError:
             return await self.launcher.start(spec)  # a busy machine can make a start miss its window
-
-
-def _seat_result(outcome: MatchOutcome, seat: int) -> tuple[int, int, bool]:
-    """The candidate's points, faults and forfeit in ``outcome``: a forfeit scores :data:`LOWEST_TOTAL`,
-    so a bot that crashes never gains by the referee's autopilot finishing its match."""
-    forfeit = seat in outcome.record.forfeits
-    points = LOWEST_TOTAL if forfeit else outcome.record.totals[seat]
-    return points, sum(fault.seat == seat for fault in outcome.faults), forfeit
