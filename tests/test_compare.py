@@ -3,12 +3,18 @@ the real command in a subprocess, its verdict as the exit code."""
 
 import json
 import math
+import os
+import pty
 import random
+import select
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
+from arena import bot_processes
 from referee.compare import LOWEST_TOTAL, SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +84,58 @@ def test_a_bot_against_itself_differs_by_exactly_zero_in_every_pair():
     assert data["los"] == 0.5
     assert code == 1
     assert data["verdict"] == "not_better"
+
+
+def test_progress_is_one_updating_line_on_a_terminal():
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [REFEREE, "compare", HEURISTIC, RANDOM, "--matches", "64", "--seed", "11"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        text=True,
+    )
+    os.close(terminal)
+    shown = b""
+    while True:  # read as it comes: a full terminal would stop the referee
+        ready, _, _ = select.select([controller], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # the other side closed
+                chunk = b""
+            if not chunk:
+                break
+            shown += chunk
+        elif process.poll() is not None:
+            break
+    os.close(controller)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 0
+    text = shown.decode()
+    assert "\x1b[2K" in text  # the line is erased and written again in place
+    assert "64/64 matches  A-B +" in text
+    assert text.count("\n") <= 2, text  # one line, not one per round
+    assert out.startswith("A = HeuristicBot, B = RandomBot")  # the result alone on stdout
+
+
+def test_ctrl_c_stops_without_a_verdict_and_leaves_no_bot_behind():
+    process = subprocess.Popen(
+        [REFEREE, "compare", "python sample_bots/random_bot.py", RANDOM, "--players", "2", "--seed", "9"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not bot_processes() and time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "interrupted: no verdict; seed 9 (--seed 9 plays the same deals)" in err
+    assert out == ""
 
 
 def test_a_small_difference_on_few_matches_is_undecided():
