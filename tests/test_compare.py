@@ -184,6 +184,7 @@ def test_a_candidate_that_crashes_forfeits_and_scores_the_lowest_total():
     bot = "python tests/bots/misbehaving.py"
     code, data = compared(f"{bot} crash", f"{bot} good", "--players", "2", "--matches", "8", "--seed", "1")
     assert code == 1
+    assert LOWEST_TOTAL == 24  # GAME.md: a total is at least 24
     assert all(pair["a"] == LOWEST_TOTAL and pair["a_forfeit"] for pair in data["differences"])
     assert not any(pair["b_forfeit"] for pair in data["differences"])
     assert data["faults"]["a"]["forfeits"] == 4
