@@ -6,7 +6,9 @@ import asyncio
 import contextlib
 import functools
 import http.server
+import json
 import logging
+import math
 import os
 import random
 import secrets
@@ -19,6 +21,8 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import click
+from click.core import ParameterSource
+from rich.console import Console
 from rich.progress import BarColumn, TextColumn
 from rich.progress import Progress as Bar
 
@@ -27,6 +31,16 @@ from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import SEED_BITS
 from referee.bots import BotSpec, BotSpecError
 from referee.check import CheckReport, run_check
+from referee.compare import (
+    EXIT_UNUSABLE,
+    OPPONENT,
+    CompareError,
+    Snapshot,
+    Sprt,
+    compare,
+    make_plan,
+    progress_text,
+)
 from referee.disclosure import disclosure
 from referee.faults import FaultPolicy, RefereeInternalError
 from referee.html_report import write_report
@@ -793,3 +807,190 @@ def report_command(league_file: str, output: Path, serve: bool, port: int) -> No
             click.echo(f"serving at http://127.0.0.1:{server.server_address[1]}/  (Ctrl-C stops)")
             with contextlib.suppress(KeyboardInterrupt):
                 server.serve_forever()
+
+
+# -- referee compare --------------------------------------------------------------------------------------
+
+
+class _CompareUsageError(click.UsageError):
+    exit_code = EXIT_UNUSABLE
+
+
+class _CompareCommand(click.Command):
+    """``referee compare`` exits 0, 1 or 2 with a verdict, so a wrong flag or argument must not exit 2
+    (click's usage code, which would read as "undecided" in CI): here it exits ``EXIT_UNUSABLE``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            raise _CompareUsageError(exc.format_message(), exc.ctx) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _CompareUsageError(exc.format_message(), exc.ctx) from None
+
+
+class _Unusable(click.ClickException):
+    """A comparison that cannot give a verdict: a bot that does not load or start, a bad hypothesis, no
+    sandbox where one is required, a referee that keeps failing. One line, exit ``EXIT_UNUSABLE``."""
+
+    exit_code = EXIT_UNUSABLE
+
+
+class _CompareDisplay:
+    """A running comparison on stderr (stdout stays the result's, parseable with --json): one updating
+    line on a terminal, else a line per round, at most one a second (logs, CI)."""
+
+    def __init__(self, players: int) -> None:
+        self.players = players
+        self.live = sys.stderr.isatty()
+        self.bar: Any = None
+        self.last = -math.inf
+
+    def __call__(self, snapshot: Snapshot) -> None:
+        text = progress_text(snapshot)
+        if self.live:
+            if self.bar is None:
+                self.bar = Bar(TextColumn("{task.fields[info]}"), console=Console(stderr=True))
+                self.bar.start()
+                self.task = self.bar.add_task("compare", total=snapshot.total, info="")
+            self.bar.update(self.task, completed=snapshot.done, info=text)
+        elif snapshot.done % self.players == 0 and time.monotonic() - self.last >= 1.0:
+            self.last = time.monotonic()
+            click.echo(text, err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+SPRT_OPTIONS: Final = ("h0", "h1", "alpha", "beta")
+
+
+@main.command("compare", cls=_CompareCommand)
+@click.argument("a")
+@click.argument("b")
+@click.option(
+    "--against",
+    multiple=True,
+    metavar="BOT",
+    help="An opponent, filling the seats beside the candidate in order (repeated if fewer); repeat it for "
+    f"several. Default: {OPPONENT}.",
+)
+@click.option(
+    "--players", type=click.IntRange(2, 4), default=4, show_default=True, help="Seats at the table."
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="Fixes every deal, to replay a comparison; default: a fresh one, printed at the end.",
+)
+@click.option(
+    "--matches",
+    type=click.IntRange(min=1),
+    default=400,
+    show_default=True,
+    help="Matches at most (two per pair), rounded down to whole rounds of 2 x players.",
+)
+@click.option("--sprt", is_flag=True, help="Stop as soon as a sequential test decides between --h0 and --h1.")
+@click.option("--h0", type=float, default=0.0, show_default=True, help="H0: A - B points per match.")
+@click.option("--h1", type=float, default=2.0, show_default=True, help="H1: A - B points per match.")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="P(accept H1 | H0).")
+@click.option("--beta", type=float, default=0.05, show_default=True, help="P(accept H0 | H1).")
+@click.option(
+    "--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="Matches at once."
+)
+@rule_option
+@click.option(
+    "--per-action", type=click.FloatRange(min=0.001), default=1.0, show_default=True, help="Seconds."
+)
+@click.option(
+    "--bank", type=click.FloatRange(min=0.0), default=20.0, show_default=True, help="Seconds per match."
+)
+@click.option("--max-faults", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--logs", type=click.Path(file_okay=False, path_type=Path), help="Folder for the bots' stderr.")
+@click.option("--json", "as_json", is_flag=True, help="The result as JSON on stdout (docs/COMPARE.md).")
+@sandbox_options
+@log_level_option("warning", "on stderr")
+def compare_command(
+    a: str,
+    b: str,
+    against: tuple[str, ...],
+    players: int,
+    seed: int | None,
+    matches: int,
+    sprt: bool,
+    h0: float,
+    h1: float,
+    alpha: float,
+    beta: float,
+    concurrency: int,
+    rules: tuple[str, ...],
+    per_action: float,
+    bank: float,
+    max_faults: int,
+    logs: Path | None,
+    as_json: bool,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
+    log_level: str,
+) -> None:
+    """Is bot A better than bot B? Both play the same deals from the same seat against the same opponents.
+
+    A and B are bots as `referee match` takes them: a command line (quoted) or a module:Class. Reports
+    the mean points difference per match (A - B) with its 95% confidence interval and the likelihood that
+    A is better. Exit code: 0 A is better, 1 A is not better, 2 undecided, 4 no verdict (a bad option or
+    bot; one line says which). docs/COMPARE.md has the method.
+    """
+    context = click.get_current_context()
+    given = [
+        f"--{name}"
+        for name in SPRT_OPTIONS
+        if context.get_parameter_source(name) is not ParameterSource.DEFAULT
+    ]
+    if given and not sprt:
+        raise click.UsageError(f"{', '.join(given)} apply only with --sprt")
+    parsed = _parse_rules(players, rules)
+    if seed is None:
+        seed = secrets.randbits(SEED_BITS)  # printed at the end, when every bot has stopped
+    try:
+        plan = make_plan(
+            a,
+            b,
+            against,
+            parsed,
+            seed,
+            matches,
+            Sprt(h0, h1, alpha, beta) if sprt else None,
+            TimeControl(per_action, bank),
+            max_faults,
+            concurrency,
+            tuple(path.resolve() for path in ro_paths),
+        )
+    except (BotSpecError, CompareError) as exc:
+        raise _Unusable(str(exc)) from None
+    if logs:
+        logs.mkdir(parents=True, exist_ok=True)
+    confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
+    display = _CompareDisplay(players)
+    try:
+        with referee_logging(log_level):
+            result = _run_until_signal(compare(plan, display, logs, confinement))
+    except (BotSpecError, SandboxError, RefereeInternalError) as exc:
+        display.close()
+        raise _Unusable(str(exc)) from None
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        display.close()
+        click.echo(f"interrupted: no verdict; seed {seed} (--seed {seed} plays the same deals)", err=True)
+        sys.exit(130)
+    finally:
+        display.close()
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        click.echo("\n".join(result.lines()))
+        click.echo(f"seed {seed} (--seed {seed} replays this comparison)")
+    sys.exit(int(result.verdict))

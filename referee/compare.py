@@ -1,0 +1,656 @@
+"""Paired A/B comparison of two bots (``referee compare A B``, docs/COMPARE.md).
+
+A and B never meet. Each plays the same deals from the same seat against the same opponents: for every
+deal seed and every seat, one match with A in that seat and one with B, everything else identical (the
+opponents and their seats, the match seed, so every hand and every opponent's own seed). Whatever the
+cards do to one of them they do to the other, so the difference of their totals in such a *pair* is
+their skill, with the luck of the deal taken out (the duplicate format of bridge and of ACPC).
+
+A *round* is one deal seed with the candidate's seat rotated over every seat: ``players`` pairs,
+``2 × players`` matches. The sample unit is the pair: its difference, A's points minus B's. Pairs of one
+round share deals but not hands; measured on the sample bots their differences are uncorrelated (the
+round means vary no more than independent pairs' would), so the pairs are treated as independent.
+
+Every match has fresh bot processes, as everywhere in the referee: no bot remembers the deals of A's
+match when it plays B's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import enum
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from pyramid_sdk import Rules
+from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.rules import QUOTAS, TRICKS_PER_DEAL, score
+from pyramid_sdk.seeds import derive_seed
+from referee.bots import BotSpec, BotSpecError
+from referee.faults import FaultPolicy, RefereeInternalError
+from referee.launcher import BotProcess, Confinement, Launcher
+from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match_setup import open_launcher
+from referee.outcome import MatchOutcome, MatchStatus
+from referee.tournament import VOID_RETRIES, VOIDS_IN_A_ROW
+
+Z95: Final = statistics.NormalDist().inv_cdf(0.975)
+"""The two-sided 95% quantile of the normal distribution, 1.96."""
+LOWEST_TOTAL: Final = sum(
+    quota * min(score(declared, taken) for taken in range(TRICKS_PER_DEAL + 1))
+    for declared, quota in enumerate(QUOTAS)
+)
+"""The lowest total a match allows (24): what a candidate that forfeits scores in its pair."""
+SPRT_MIN_PAIRS: Final = 16
+"""Pairs before the sequential test may stop: its variance is estimated from the data, and a handful of
+pairs can make it look far smaller than it is."""
+OPPONENT: Final = "sample_bots.heuristic:HeuristicBot"
+"""Who fills the other seats unless ``--against`` says."""
+MATCH_ID: Final = "compare"
+"""The id every bot of a comparison is told: the same in both matches of a pair, and nothing of the seed."""
+
+
+class CompareError(Exception):
+    """A comparison that cannot be run as asked: a bad option or hypothesis. The message says which."""
+
+
+class Verdict(enum.IntEnum):
+    """The outcome of a comparison; its value is ``referee compare``'s exit code, so CI can gate on it."""
+
+    BETTER = 0
+    """A is better: the 95% interval lies above 0, or the sequential test accepted H1."""
+    NOT_BETTER = 1
+    """A is not better: the 95% interval reaches no higher than 0, or the sequential test accepted H0."""
+    UNDECIDED = 2
+    """Neither, within the matches allowed."""
+
+    @property
+    def words(self) -> str:
+        return {
+            Verdict.BETTER: "A is better",
+            Verdict.NOT_BETTER: "A is not better",
+            Verdict.UNDECIDED: "undecided",
+        }[self]
+
+
+EXIT_UNUSABLE: Final = 4
+"""``referee compare``'s exit code when it gives no verdict: a bad option, a bot that does not load or
+start, no sandbox where one is required, a referee that keeps failing. Never 0, 1 or 2, which a CI gate
+reads as a verdict."""
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """The mean difference per match (A minus B) over ``pairs`` pairs, and its spread.
+
+    >>> estimate = Estimate.of([4, 6, 2, 8])
+    >>> estimate.mean, round(estimate.se, 3), [round(bound, 2) for bound in estimate.ci95]
+    (5.0, 1.291, [2.47, 7.53])
+    >>> round(estimate.los, 4)
+    0.9999
+    >>> Estimate.of([0, 0, 0]).ci95, Estimate.of([0, 0, 0]).los
+    ((0.0, 0.0), 0.5)
+    """
+
+    pairs: int
+    mean: float
+    stdev: float
+    """The sample standard deviation of one pair's difference (0 with fewer than 2 pairs)."""
+
+    @classmethod
+    def of(cls, differences: Sequence[float]) -> Estimate:
+        if not differences:
+            return cls(0, 0.0, 0.0)
+        spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
+        return cls(len(differences), statistics.fmean(differences), spread)
+
+    @property
+    def known(self) -> bool:
+        """Whether there is a spread to speak of: two pairs at least."""
+        return self.pairs >= 2
+
+    @property
+    def se(self) -> float:
+        """The standard error of the mean."""
+        return self.stdev / math.sqrt(self.pairs) if self.pairs else math.inf
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        """The 95% confidence interval of the mean (normal approximation)."""
+        if not self.known:
+            return (-math.inf, math.inf)
+        return (self.mean - Z95 * self.se, self.mean + Z95 * self.se)
+
+    @property
+    def los(self) -> float:
+        """The likelihood of superiority, Φ(mean / se): how likely A is the better of the two."""
+        if not self.known:
+            return 0.5
+        if self.se == 0:
+            return 0.5 if self.mean == 0 else float(self.mean > 0)
+        return statistics.NormalDist().cdf(self.mean / self.se)
+
+
+@dataclass(frozen=True, slots=True)
+class Sprt:
+    """A sequential probability ratio test of H0: the mean difference is ``h0`` against H1: it is ``h1``
+    (points per match), with error rates ``alpha`` (H1 accepted when H0 holds) and ``beta``.
+
+    The pair differences are about normal with a variance nobody knows: a GSPRT replaces the variance by
+    its estimate from the data, which gives the log-likelihood ratio
+    ``(h1 - h0) · (2·mean - h0 - h1) / (2·se²)``, as Fishtest's normalized tests do for game pairs.
+    Wald's bounds: stop with H0 below ``log(beta / (1 - alpha))``, with H1 above ``log((1 - beta) / alpha)``.
+
+    >>> test = Sprt(h0=0.0, h1=2.0)
+    >>> round(test.lower, 3), round(test.upper, 3)
+    (-2.944, 2.944)
+    >>> round(test.llr(Estimate(pairs=100, mean=1.5, stdev=10.0)), 3)
+    1.0
+    >>> test.decide(Estimate(pairs=100, mean=4.0, stdev=10.0)), test.decide(Estimate(100, -1.0, 10.0))
+    (<Verdict.BETTER: 0>, <Verdict.NOT_BETTER: 1>)
+    """
+
+    h0: float = 0.0
+    h1: float = 2.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not self.h1 > self.h0:
+            raise CompareError(f"--h1 must be more than --h0: got H0 {self.h0:g}, H1 {self.h1:g}")
+        for name, value in (("alpha", self.alpha), ("beta", self.beta)):
+            if not 0 < value < 0.5:
+                raise CompareError(f"--{name} must lie between 0 and 0.5, got {value:g}")
+
+    @property
+    def lower(self) -> float:
+        return math.log(self.beta / (1 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        return math.log((1 - self.beta) / self.alpha)
+
+    def llr(self, estimate: Estimate) -> float:
+        """The log-likelihood ratio of H1 against H0 after ``estimate``'s pairs. With no spread at all
+        (every pair the same difference) the data are as certain as data get: ±∞, or 0 at the midpoint."""
+        if not estimate.known:
+            return 0.0
+        drift = (self.h1 - self.h0) * (2 * estimate.mean - self.h0 - self.h1)
+        if estimate.se == 0:
+            return 0.0 if drift == 0 else math.copysign(math.inf, drift)
+        return drift / (2 * estimate.se**2)
+
+    def decide(self, estimate: Estimate) -> Verdict | None:
+        """The verdict once the ratio crosses a bound; ``None`` while it lies between them."""
+        ratio = self.llr(estimate)
+        if ratio >= self.upper:
+            return Verdict.BETTER
+        if ratio <= self.lower:
+            return Verdict.NOT_BETTER
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One candidate's match of a pair, as the comparison counts it."""
+
+    points: int
+    """Its total; :data:`LOWEST_TOTAL` if it forfeited the match."""
+    faults: int = 0
+    forfeit: bool = False
+
+    @classmethod
+    def of(cls, outcome: MatchOutcome, seat: int) -> Side:
+        """The candidate in ``seat`` of ``outcome``. A forfeit scores :data:`LOWEST_TOTAL`, so a bot that
+        crashes never gains by the referee's autopilot finishing its match."""
+        forfeit = seat in outcome.record.forfeits
+        points = LOWEST_TOTAL if forfeit else outcome.record.totals[seat]
+        return cls(points, sum(fault.seat == seat for fault in outcome.faults), forfeit)
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A and B in the same seat of the same deals."""
+
+    round: int
+    seat: int
+    a: Side
+    b: Side
+
+    @property
+    def difference(self) -> int:
+        return self.a.points - self.b.points
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "round": self.round + 1,
+            "seat": self.seat,
+            "a": self.a.points,
+            "b": self.b.points,
+            "difference": self.difference,
+            "a_faults": self.a.faults,
+            "b_faults": self.b.faults,
+            "a_forfeit": self.a.forfeit,
+            "b_forfeit": self.b.forfeit,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What to compare and how: the candidates, their opponents, the table and the limits."""
+
+    a: BotSpec
+    b: BotSpec
+    opponents: tuple[BotSpec, ...]
+    """The seats beside the candidate, clockwise from its left: ``players - 1`` bots."""
+    rules: Rules
+    seed: int
+    rounds: int
+    sprt: Sprt | None = None
+    time_control: TimeControl = field(default_factory=TimeControl)
+    max_faults: int = 3
+    concurrency: int = 1
+
+    @property
+    def players(self) -> int:
+        return self.rules.players
+
+    @property
+    def pairs(self) -> int:
+        """Pairs at most (each is two matches)."""
+        return self.rounds * self.players
+
+    def lineup(self, candidate: BotSpec, seat: int) -> list[BotSpec]:
+        """The table with ``candidate`` in ``seat``: the opponents follow it clockwise in their order, so
+        each sits in the same place relative to the candidate whichever seat it has.
+
+        >>> from referee.bots import BotSpec
+        >>> a, x, y, z = (BotSpec.parse(f"m:{name}") for name in "AXYZ")
+        >>> plan = Plan(a, a, (x, y, z), Rules(players=4), seed=1, rounds=1)
+        >>> [spec.name for spec in plan.lineup(a, 1)]
+        ['Z', 'A', 'X', 'Y']
+        """
+        others = self.opponents
+        return [
+            candidate if place == seat else others[(place - seat - 1) % self.players]
+            for place in range(self.players)
+        ]
+
+    def deals(self, round_number: int) -> int:
+        """The match seed of ``round_number`` (from 0): every seat of the round plays these deals."""
+        return derive_seed(self.seed, "compare", round_number)
+
+
+def make_plan(
+    a: str,
+    b: str,
+    against: Sequence[str],
+    rules: Rules,
+    seed: int,
+    matches: int,
+    sprt: Sprt | None = None,
+    time_control: TimeControl | None = None,
+    max_faults: int = 3,
+    concurrency: int = 1,
+    paths: tuple[Path, ...] = (),
+) -> Plan:
+    """A plan from bot specs as ``referee match`` takes them (a command line, or ``module:Class``).
+
+    The ``against`` bots fill the ``players - 1`` seats beside the candidate in their order, repeated if
+    fewer are given (default: :data:`OPPONENT`). Every bot is checked (its program, script or module
+    exists; an in-process class loads) and named uniquely at the table: a repeated name gets ``#2``, ``#3``
+    …, the candidates first. Raises :class:`BotSpecError` or :class:`CompareError`.
+
+    >>> plan = make_plan("sample_bots.random_bot:RandomBot", "sample_bots.random_bot:RandomBot", (),
+    ...                  Rules(players=3), seed=1, matches=60)
+    >>> plan.a.name, plan.b.name, [spec.name for spec in plan.opponents], plan.rounds
+    ('RandomBot', 'RandomBot#2', ['HeuristicBot', 'HeuristicBot#2'], 10)
+    """
+    seats = rules.players - 1
+    if len(against) > seats:
+        raise CompareError(
+            f"--against given {len(against)} times, but a {rules.players}-player table has {seats} seat(s) "
+            "beside the candidate"
+        )
+    chosen = list(against) or [OPPONENT]
+    texts = [a, b, *(chosen[index % len(chosen)] for index in range(seats))]
+    specs, taken = [], set()
+    for text in texts:
+        spec = BotSpec.parse(text)
+        spec.check()
+        name, number = spec.name, 1
+        while name in taken:
+            number += 1
+            name = f"{spec.name}#{number}"
+        taken.add(name)
+        specs.append(replace(spec, name=name, paths=paths))
+    return Plan(
+        a=specs[0],
+        b=specs[1],
+        opponents=tuple(specs[2:]),
+        rules=rules,
+        seed=seed,
+        rounds=rounds_for(matches, rules.players),
+        sprt=sprt,
+        time_control=time_control or TimeControl(),
+        max_faults=max_faults,
+        concurrency=concurrency,
+    )
+
+
+def rounds_for(matches: int, players: int) -> int:
+    """Whole rounds in at most ``matches`` matches (a round is ``2 × players`` matches: A and B at every
+    seat), so every seat is played equally often.
+
+    >>> rounds_for(400, 4), rounds_for(400, 3), rounds_for(9, 4)
+    (50, 66, 1)
+    >>> rounds_for(7, 4)
+    Traceback (most recent call last):
+    ...
+    referee.compare.CompareError: --matches 7: less than one round (8 matches at 4 seats)
+    """
+    per_round = 2 * players
+    if matches < per_round:
+        raise CompareError(
+            f"--matches {matches}: less than one round ({per_round} matches at {players} seats)"
+        )
+    return matches // per_round
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Where a comparison stands, after each pair: what the progress display shows."""
+
+    done: int
+    """Pairs played, void ones included."""
+    total: int
+    """Pairs at most."""
+    estimate: Estimate
+    llr: float | None
+    """The sequential test's log-likelihood ratio, if there is a test."""
+    void: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """A finished comparison: every pair, the estimate, the verdict and why."""
+
+    plan: Plan
+    pairs: tuple[Pair, ...]
+    verdict: Verdict
+    void: int = 0
+    """Pairs left out because a match of theirs was void (the referee's failure, not a bot's)."""
+
+    @property
+    def estimate(self) -> Estimate:
+        return Estimate.of([pair.difference for pair in self.pairs])
+
+    @property
+    def llr(self) -> float | None:
+        return None if self.plan.sprt is None else self.plan.sprt.llr(self.estimate)
+
+    @property
+    def tally(self) -> dict[str, dict[str, int]]:
+        """Each candidate's faults and forfeited matches over every pair, ``{"a": {...}, "b": {...}}``."""
+        sides = {"a": [pair.a for pair in self.pairs], "b": [pair.b for pair in self.pairs]}
+        return {
+            which: {"faults": sum(side.faults for side in own), "forfeits": sum(side.forfeit for side in own)}
+            for which, own in sides.items()
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; docs/COMPARE.md lists the keys."""
+        estimate, plan, test = self.estimate, self.plan, self.plan.sprt
+        low, high = estimate.ci95
+        return {
+            "a": plan.a.name,
+            "b": plan.b.name,
+            "against": [spec.name for spec in plan.opponents],
+            "players": plan.players,
+            "seed": plan.seed,
+            "pairs": estimate.pairs,
+            "matches": 2 * estimate.pairs,
+            "void_pairs": self.void,
+            "mean": estimate.mean,
+            "stdev": estimate.stdev,
+            "ci95": [low, high] if estimate.known else None,
+            "los": estimate.los,
+            "sprt": None
+            if test is None
+            else {
+                "h0": test.h0,
+                "h1": test.h1,
+                "alpha": test.alpha,
+                "beta": test.beta,
+                "llr": self.llr,
+                "lower": test.lower,
+                "upper": test.upper,
+            },
+            "faults": self.tally,
+            "verdict": self.verdict.name.lower(),
+            "exit_code": int(self.verdict),
+            "differences": [pair.to_dict() for pair in self.pairs],
+        }
+
+    def lines(self) -> list[str]:
+        """The summary a bot author reads."""
+        plan, estimate = self.plan, self.estimate
+        opponents = ", ".join(spec.name for spec in plan.opponents)
+        lines = [
+            f"A = {plan.a.name}, B = {plan.b.name}; against {opponents} at {plan.players}-player tables",
+            f"{estimate.pairs} pairs ({2 * estimate.pairs} matches)"
+            + (f", {self.void} void pair(s) left out" if self.void else ""),
+        ]
+        if estimate.known:
+            low, high = estimate.ci95
+            lines.append(
+                f"A - B = {estimate.mean:+.2f} points per match, 95% CI [{low:+.2f}, {high:+.2f}], "
+                f"LOS {100 * estimate.los:.1f}%"
+            )
+        else:
+            lines.append("too few pairs for an interval")
+        if plan.sprt is not None and self.llr is not None:
+            test = plan.sprt
+            lines.append(
+                f"SPRT H0 {test.h0:g} vs H1 {test.h1:g} points per match (alpha {test.alpha:g}, beta "
+                f"{test.beta:g}): LLR {self.llr:.2f} in [{test.lower:.2f}, {test.upper:.2f}]"
+            )
+        for which, spec in (("a", plan.a), ("b", plan.b)):
+            tally = self.tally[which]
+            if tally["faults"]:
+                lines.append(
+                    f"{which.upper()} ({spec.name}): {tally['faults']} fault(s), "
+                    f"{tally['forfeits']} forfeited match(es)"
+                )
+        lines.append(f"verdict: {self.verdict.words} (exit {int(self.verdict)})")
+        return lines
+
+
+def progress_text(snapshot: Snapshot) -> str:
+    """One line of a running comparison.
+
+    >>> progress_text(Snapshot(12, 200, Estimate(12, 3.5, 4.0), llr=1.234, void=1))
+    '24/400 matches  A-B +3.50 ± 2.26  LOS 99.9%  LLR 1.23  void 1'
+    >>> progress_text(Snapshot(1, 200, Estimate(1, 3.0, 0.0), llr=None))
+    '2/400 matches  A-B +3.00'
+    """
+    estimate = snapshot.estimate
+    text = f"{2 * snapshot.done}/{2 * snapshot.total} matches  A-B {estimate.mean:+.2f}"
+    if estimate.known:
+        text += f" ± {Z95 * estimate.se:.2f}  LOS {100 * estimate.los:.1f}%"
+    if snapshot.llr is not None:
+        text += f"  LLR {snapshot.llr:.2f}"
+    if snapshot.void:
+        text += f"  void {snapshot.void}"
+    return text
+
+
+def fixed_verdict(estimate: Estimate) -> Verdict:
+    """The verdict without a sequential test, from the 95% interval: better if it lies above 0, not
+    better if it reaches no higher than 0 (which includes two bots that never differ), else undecided.
+
+    >>> fixed_verdict(Estimate(50, 3.0, 5.0)), fixed_verdict(Estimate(50, 0.0, 0.0))
+    (<Verdict.BETTER: 0>, <Verdict.NOT_BETTER: 1>)
+    >>> fixed_verdict(Estimate(50, 1.0, 5.0)), fixed_verdict(Estimate(1, 9.0, 0.0))
+    (<Verdict.UNDECIDED: 2>, <Verdict.UNDECIDED: 2>)
+    """
+    if not estimate.known:
+        return Verdict.UNDECIDED
+    low, high = estimate.ci95
+    if low > 0:
+        return Verdict.BETTER
+    if high <= 0:
+        return Verdict.NOT_BETTER
+    return Verdict.UNDECIDED
+
+
+async def compare(
+    plan: Plan,
+    on_progress: Callable[[Snapshot], None] | None = None,
+    log_dir: Path | None = None,
+    confinement: Confinement | None = None,
+) -> Comparison:
+    """Plays ``plan``'s pairs in order, up to ``plan.concurrency`` matches at once, until the sequential
+    test decides (checked at the end of each round, from :data:`SPRT_MIN_PAIRS` pairs on) or every round
+    is played. The verdict depends only on the pairs in schedule order, never on which match finished
+    first, so any concurrency gives the same result. Command bots run in ``confinement`` (their sandbox),
+    with their output in ``log_dir/NAME.log`` if given.
+
+    Raises :class:`BotSpecError` when a bot cannot be loaded or started, :class:`RefereeInternalError`
+    when pairs keep being void (``VOIDS_IN_A_ROW`` in a row).
+    """
+    async with open_launcher(log_dir, confinement) as launcher:
+        return await _Comparer(plan, launcher, on_progress).run()
+
+
+class _Comparer:
+    def __init__(
+        self, plan: Plan, launcher: Launcher, on_progress: Callable[[Snapshot], None] | None
+    ) -> None:
+        self.plan = plan
+        self.launcher = launcher
+        self.on_progress = on_progress
+        self.slots = asyncio.Semaphore(plan.concurrency)
+        self.void_reason = ""
+
+    async def run(self) -> Comparison:
+        plan = self.plan
+        keys = iter([(r, seat) for r in range(plan.rounds) for seat in range(plan.players)])
+        window: collections.deque[asyncio.Task[Pair | None]] = collections.deque()
+
+        def refill() -> None:
+            while len(window) < plan.concurrency:
+                key = next(keys, None)
+                if key is None:
+                    return
+                window.append(asyncio.create_task(self._pair(*key)))
+
+        pairs: list[Pair] = []
+        void = done = voids_in_a_row = 0
+        verdict: Verdict | None = None
+        refill()
+        try:
+            while window and verdict is None:
+                pair = await window.popleft()
+                refill()
+                done += 1
+                if pair is None:
+                    void += 1
+                    voids_in_a_row += 1
+                    if voids_in_a_row >= VOIDS_IN_A_ROW:
+                        raise RefereeInternalError(
+                            f"the referee stopped the comparison: {voids_in_a_row} pairs in a row were void, "
+                            f"the last one with {self.void_reason}"
+                        )
+                else:
+                    voids_in_a_row = 0
+                    pairs.append(pair)
+                estimate = Estimate.of([pair.difference for pair in pairs])
+                test = plan.sprt
+                if self.on_progress is not None:
+                    llr = None if test is None else test.llr(estimate)
+                    self.on_progress(Snapshot(done, plan.pairs, estimate, llr, void))
+                if test is not None and done % plan.players == 0 and len(pairs) >= SPRT_MIN_PAIRS:
+                    verdict = test.decide(estimate)
+        finally:
+            for task in window:
+                task.cancel()
+            await asyncio.gather(*window, return_exceptions=True)
+        estimate = Estimate.of([pair.difference for pair in pairs])
+        if verdict is None:
+            verdict = Verdict.UNDECIDED if plan.sprt is not None else fixed_verdict(estimate)
+        return Comparison(plan, tuple(pairs), verdict, void)
+
+    async def _pair(self, round_number: int, seat: int) -> Pair | None:
+        """Both matches of a pair, at once where the concurrency allows; ``None`` if one stays void."""
+        seed = self.plan.deals(round_number)
+        outcomes = await asyncio.gather(
+            *(
+                self._match(self.plan.lineup(candidate, seat), seed)
+                for candidate in (self.plan.a, self.plan.b)
+            ),
+            return_exceptions=True,  # one match's failure leaves the other to finish, not orphaned
+        )
+        a, b = outcomes
+        for failure in (a, b):
+            if isinstance(failure, BaseException):
+                raise failure
+        if not (isinstance(a, MatchOutcome) and isinstance(b, MatchOutcome)):
+            return None
+        return Pair(round_number, seat, Side.of(a, seat), Side.of(b, seat))
+
+    async def _match(self, specs: list[BotSpec], seed: int) -> MatchOutcome | None:
+        """One match with fresh bots; a void one again from scratch, up to ``VOID_RETRIES`` times."""
+        plan = self.plan
+        for _ in range(VOID_RETRIES + 1):
+            async with self.slots:
+                processes: list[BotProcess] = []
+                try:
+                    seats = await self._seats(specs, processes)
+                    outcome = await play_match(
+                        seats,
+                        plan.rules,
+                        seed,
+                        match_id=MATCH_ID,
+                        time_control=plan.time_control,
+                        fault_policy=FaultPolicy(plan.max_faults),
+                    )
+                finally:
+                    await asyncio.gather(
+                        *(self.launcher.stop(process) for process in processes), return_exceptions=True
+                    )
+            if outcome.status is MatchStatus.COMPLETE:
+                return outcome
+            self.void_reason = outcome.void_reason
+        return None
+
+    async def _seats(self, specs: list[BotSpec], processes: list[BotProcess]) -> list[Seat]:
+        """A fresh seat per bot: a new object for an in-process one, a new process (in its sandbox) for a
+        command, appended to ``processes`` so that the caller stops it whatever happens."""
+        starts = [self._start(spec) for spec in specs if not spec.module]
+        started = await asyncio.gather(*starts, return_exceptions=True)
+        processes.extend(process for process in started if isinstance(process, BotProcess))
+        for failure in started:
+            if isinstance(failure, BaseException):
+                raise failure
+        remote = iter(processes)
+        seats: list[Seat] = []
+        for spec in specs:
+            if spec.module:
+                seats.append(LocalSeat(spec.load(), spec.name))
+                continue
+            process = next(remote)
+            assert process.session is not None
+            seats.append(RemoteSeat(process.session, spec.name, exit_words=process.exit_words))
+        return seats
+
+    async def _start(self, spec: BotSpec) -> BotProcess:
+        try:
+            return await self.launcher.start(spec)
+        except BotSpecError:
+            return await self.launcher.start(spec)  # a busy machine can make a start miss its window
