@@ -8,20 +8,26 @@ page is written to a temporary file and renamed into place, so a reader never se
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from pyramid_sdk.cards import Suit
+from pyramid_sdk.cards import Card, Suit
+from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.rules import QUOTAS
+from referee.crosstable import crosstable
 from referee.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
 from referee.faults import Fault
+from referee.figures import FILTERS, leaderboard_cell
 from referee.league import League
 from referee.outcome import MatchStatus
 from referee.ratings import Leaderboard, RatingMode
@@ -30,11 +36,32 @@ from referee.store import StoredMatch
 from referee.transcript import pyramids_of
 
 PALETTE: Final = ("#1f5fbf", "#c0392b", "#1e8449", "#8e44ad", "#b9770e", "#117a8b", "#5d6d7e", "#a93226")
-"""Line colours, each with at least 4.5:1 contrast on white."""
+"""Entrant colours, each with at least 4.5:1 contrast on white."""
+
+OTHER_COLOUR: Final = "#4a4a4a"
+"""The colour of a name no longer among the league's entrants (a stored match of one that left)."""
+
+
+def entrant_colours(names: Sequence[str]) -> dict[str, str]:
+    """Each entrant's colour on every page: by its place in the league file, which neither the ranking
+    nor a rerun changes, and an entrant added at the end leaves the others' colours as they were.
+
+    >>> entrant_colours(["ann", "bob"])
+    {'ann': '#1f5fbf', 'bob': '#c0392b'}
+    """
+    return {name: PALETTE[number % len(PALETTE)] for number, name in enumerate(names)}
+
 
 _ENVIRONMENT: Final = Environment(
     loader=PackageLoader("referee", "templates"), autoescape=select_autoescape(["html"]), trim_blocks=True
 )
+_ENVIRONMENT.filters.update(FILTERS)  # figures rounded as the terminal prints them (referee.figures)
+_ENVIRONMENT.globals["cell"] = leaderboard_cell
+
+
+ASSETS: Final = ("style.css", "report.js", "viewer.js")
+"""Written once into the report folder and shared by its pages: the style, the script of every page
+(sorting, the chart's legend) and the match viewer's script, which reads each match page's data."""
 
 
 def slug(name: str) -> str:
@@ -189,9 +216,60 @@ def _heat(rate: float | None) -> str:
     return f"rgb({red},{green},{round(205 - 20 * rate)})"
 
 
-def match_view(scheduled: ScheduledMatch, match: StoredMatch, deals_shown: bool = True) -> dict[str, Any]:
+def script_json(data: object) -> str:
+    """``data`` as JSON fit to sit inside a ``<script>`` element: bot-made text (names, talk) cannot close
+    the element or open a comment, because every ``<`` is written as ``\\u003c``.
+
+    >>> script_json({"talk": "</script><!--"})
+    '{"talk":"\\\\u003c/script>\\\\u003c!--"}'
+    """
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def viewer_data(record: MatchRecord, colours: Sequence[str]) -> str:
+    """The match as ``viewer.js`` reads it, compact because every match page carries it once: per deal
+    ``[number, dealer, declarer, declared, trump, taken, points, tricks, talk]``, a trick as
+    ``[leader, cards, winner]`` with the cards' codes run together in play order (``"9STSQSKS"``), a
+    message as ``[seat, trick, text]``. The hands are not sent: every card of a hand is played, so the
+    tricks hold them."""
+    deals = [
+        [
+            deal.number,
+            deal.dealer,
+            deal.declarer,
+            deal.declaration.tricks,
+            deal.declaration.trump.code,
+            deal.taken,
+            deal.points,
+            [[t.leader, "".join(card.code for card in t.cards), t.winner] for t in deal.tricks],
+            [[m.seat, m.trick, m.text] for m in deal.talk],
+        ]
+        for deal in record.deals
+    ]
+    return script_json({"seats": list(record.seats), "colours": list(colours), "deals": deals})
+
+
+@dataclass(frozen=True, slots=True)
+class TrickLine:
+    """One trick of the static deal list: its cards in play order from the leader, which one won, who
+    took it, and the talk said during it."""
+
+    cards: tuple[Card, ...]
+    winning: int | None
+    """Position in ``cards`` of the winning card."""
+    winner: str
+    talk: tuple[tuple[str, str], ...]
+    """(speaker, text) in the order said."""
+
+
+def match_view(
+    scheduled: ScheduledMatch,
+    match: StoredMatch,
+    deals_shown: bool = True,
+    colours: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """What a match page shows: everything, or without ``deals_shown`` the results alone (no seed, no
-    deal, no pyramid, fault details masked)."""
+    deal, no pyramid, no viewer data, fault details masked)."""
     record = match.record
     if not deals_shown:
         faults = [_masked(fault) for fault in match.faults]
@@ -204,21 +282,18 @@ def match_view(scheduled: ScheduledMatch, match: StoredMatch, deals_shown: bool 
             "faults": faults,
             "hidden_note": HIDDEN_NOTE,
             "ranked": sorted((rank, seat) for seat, rank in enumerate(record.ranks)),
+            "data": "",
         }
+    seat_colours = [(colours or {}).get(name, OTHER_COLOUR) for name in record.seats]
     players = len(record.seats)
     deals = []
     for deal in record.deals:
-        tricks = [
-            {
-                "number": number,
-                "leader": record.seats[trick.leader],
-                "plays": [
-                    (record.seats[trick.seat_of(i, players)], card) for i, card in enumerate(trick.cards)
-                ],
-                "winner": record.seats[trick.winner] if trick.winner is not None else "",
-            }
-            for number, trick in enumerate(deal.tricks, start=1)
-        ]
+        tricks = []
+        for number, trick in enumerate(deal.tricks, start=1):
+            winning = None if trick.winner is None else (trick.winner - trick.leader) % players
+            talk = tuple((record.seats[m.seat], m.text) for m in deal.talk if m.trick == number)
+            winner = record.seats[trick.winner] if trick.winner is not None else "?"
+            tricks.append(TrickLine(trick.cards, winning, winner, talk))
         deals.append({"deal": deal, "tricks": tricks})
     pyramids = []
     for seat, pyramid in enumerate(pyramids_of(record)):
@@ -241,6 +316,7 @@ def match_view(scheduled: ScheduledMatch, match: StoredMatch, deals_shown: bool 
         "pyramids": pyramids,
         "faults": list(match.faults),
         "hidden_note": "",
+        "data": viewer_data(record, seat_colours),
     }
 
 
@@ -258,13 +334,20 @@ def write_report(
     pages = {name: f"entrant-{slug(name)}.html" for name in names}
     played = [(s, stored[s.match_id]) for s in schedule if s.match_id in stored]
     match_pages = {s.match_id: f"match-{s.position + 1:04d}.html" for s, _ in played}
-    common = {"league": league, "entrant_pages": pages, "match_pages": match_pages, "live": False}
+    colours = entrant_colours([entrant.name for entrant in league.entrants])
+    common = {
+        "league": league,
+        "entrant_pages": pages,
+        "match_pages": match_pages,
+        "live": False,
+        "colours": colours,
+    }
     render = _ENVIRONMENT.get_template
-    write_atomic(folder / "style.css", render("style.css").render())
-    write_atomic(folder / "sort.js", render("sort.js").render())
+    for asset in ASSETS:  # copied as they are: no template syntax to trip over in CSS or JS
+        write_atomic(folder / asset, (resources.files("referee") / "templates" / asset).read_text("utf-8"))
     shown = disclosure(schedule, stored)
     for scheduled, match in played:
-        view = match_view(scheduled, match, shown.deals_shown(match))
+        view = match_view(scheduled, match, shown.deals_shown(match), colours)
         write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
     for name in names:
         stats = entrant_stats(name, schedule, stored, shown)
@@ -285,6 +368,7 @@ def write_report(
             chart=history_chart(board),
             names=names,
             h2h=head_to_head(names, schedule, stored),
+            cross=crosstable(names, schedule, stored, board.mode),
             done=sum(1 for _, m in played if m.status is MatchStatus.COMPLETE),
             total=len(schedule),
         ),

@@ -15,9 +15,10 @@ from rich.table import Table
 from pyramid_sdk.cards import format_cards
 from referee.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.faults import Fault
+from referee.figures import leaderboard_cell
 from referee.league import League
 from referee.outcome import MatchStatus
-from referee.ratings import Leaderboard, Standing
+from referee.ratings import Leaderboard
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch
 from referee.transcript import deal_line, ending, standings
@@ -39,26 +40,12 @@ COLUMNS = (
 )
 
 
-def _cell(key: str, standing: Standing) -> str:
-    """A leaderboard figure as people read it, rounded once from the exact value, exactly as the HTML
-    report's leaderboard shows it (templates/index.html): the two must never disagree."""
-    if key in ("mu", "sigma", "conservative"):
-        return f"{getattr(standing, key):.2f}"
-    if key == "mean_points":
-        return f"{standing.mean_points:.1f}"
-    if key == "points_ci95":
-        return f"{standing.points_ci95:.1f}" if standing.tables > 1 else "—"
-    if key == "exact_rate":
-        return f"{100 * standing.exact_rate:.0f}%"
-    return str(standing.to_dict()[key])
-
-
 def leaderboard_table(board: Leaderboard, title: str = "") -> str:
     table = Table(title=title or None, box=box.SIMPLE_HEAVY)
     for key, header in COLUMNS:
         table.add_column(header, justify="left" if key == "entrant" else "right")
     for standing in board.standings:
-        table.add_row(*(_cell(key, standing) for key, _ in COLUMNS))
+        table.add_row(*(leaderboard_cell(key, standing) for key, _ in COLUMNS))
     buffer = io.StringIO()
     Console(width=140, file=buffer, color_system=None, force_terminal=False).print(table)
     return buffer.getvalue().rstrip() + "\n"
@@ -84,7 +71,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines = ["| " + " | ".join(header for _, header in COLUMNS) + " |"]
     lines.append("|" + "|".join("---:" if key != "entrant" else "---" for key, _ in COLUMNS) + "|")
     for standing in board.standings:
-        lines.append("| " + " | ".join(_cell(key, standing) for key, _ in COLUMNS) + " |")
+        lines.append("| " + " | ".join(leaderboard_cell(key, standing) for key, _ in COLUMNS) + " |")
     return "\n".join(lines) + "\n"
 
 
