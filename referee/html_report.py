@@ -9,6 +9,7 @@ page is written to a temporary file and renamed into place, so a reader never se
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -30,7 +31,7 @@ from referee.faults import Fault
 from referee.figures import FILTERS, leaderboard_cell
 from referee.league import League
 from referee.outcome import MatchStatus
-from referee.ratings import Leaderboard, RatingMode
+from referee.ratings import ENVIRONMENT, Leaderboard, RatingMode
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch
 from referee.transcript import pyramids_of
@@ -82,25 +83,74 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class ChartLine:
+    """One entrant's rating history as SVG points: μ after each rated game, and its ±3σ band."""
+
+    number: int
+    """Its place in the legend, which the script's legend toggles address it by."""
+    name: str
+    colour: str
+    line: str
+    band: str
+    last_mu: float
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryChart:
     width: int
     height: int
-    lines: list[dict[str, Any]]
-    y_ticks: list[tuple[float, float]]
+    left: int
+    right: int
+    top: int
+    bottom: int
+    lines: tuple[ChartLine, ...]
+    y_ticks: tuple[tuple[float, float], ...]
+    """(μ, y) of each horizontal grid line."""
+    x_ticks: tuple[tuple[int, float], ...]
+    """(rated games so far, x) of each vertical tick."""
     x_label: str
+    banded: bool
+    """Whether the bands show without hovering: on an entrant's own chart, with one line."""
 
 
-def history_chart(board: Leaderboard, width: int = 760, height: int = 320) -> HistoryChart:
-    """Each entrant's μ after each of its rated games (x: schedule order), with a ±3σ band."""
+def nice_step(span: float, most: int) -> float:
+    """The smallest of 1, 2, 5 × 10ⁿ that cuts ``span`` in at most ``most`` parts.
+
+    >>> nice_step(37.0, 8), nice_step(7.0, 8), nice_step(230.0, 8)
+    (5.0, 1.0, 50.0)
+    """
+    power = math.pow(10.0, math.floor(math.log10(max(span, 1e-9) / most)))
+    return next(f * power for f in (1, 2, 5, 10) if span / (f * power) <= most)
+
+
+def history_chart(
+    board: Leaderboard,
+    colours: Mapping[str, str],
+    only: Sequence[str] = (),
+    width: int = 760,
+    height: int = 320,
+) -> HistoryChart:
+    """Each entrant's μ after each of its rated games (x: rated games in schedule order, from the start
+    at 25), with its ±3σ band, which only a hovered or chosen line shows: drawn for all, the wide early
+    bands of every entrant would cover the chart in grey. The y range fits the μ lines, so their early
+    moves read; a band is clipped to the plot. ``only`` draws just these entrants, bands shown."""
     per_entrant: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
     positions = sorted({position for position, *_ in board.history})
     index = {position: i + 1 for i, position in enumerate(positions)}
     for position, _match, name, mu, sigma in board.history:
         per_entrant[name].append((index[position], mu, sigma))
-    low = min([mu - 3 * sigma for points in per_entrant.values() for _, mu, sigma in points] + [0.0])
-    high = max([mu + 3 * sigma for points in per_entrant.values() for _, mu, sigma in points] + [50.0])
+    shown = [s.entrant for s in board.standings if not only or s.entrant in only]
+    start = (0, float(ENVIRONMENT.mu), float(ENVIRONMENT.sigma))
+    series = {name: [start, *per_entrant.get(name, [])] for name in shown}
+    mus = [mu for points in series.values() for _, mu, _ in points]
+    if only:
+        mus += [mu + k * sigma for points in series.values() for _, mu, sigma in points[1:] for k in (-3, 3)]
+    step = nice_step(max(mus) - min(mus) or 10.0, 8)
+    low, high = step * math.floor(min(mus) / step), step * math.ceil(max(mus) / step)
+    if high == low:
+        high = low + step
     count = max(len(positions), 1)
-    left, right, top, bottom = 44, 10, 10, 28
+    left, right, top, bottom = 48, 12, 10, 44
 
     def x(i: float) -> float:
         return left + (width - left - right) * i / count
@@ -109,28 +159,38 @@ def history_chart(board: Leaderboard, width: int = 760, height: int = 320) -> Hi
         return top + (height - top - bottom) * (high - value) / (high - low)
 
     lines = []
-    for number, standing in enumerate(board.standings):
-        points = [(0, 25.0, 25.0 / 3), *per_entrant.get(standing.entrant, [])]
+    for number, name in enumerate(shown):
+        points = series[name]
         upper = [f"{x(i):.1f},{y(mu + 3 * s):.1f}" for i, mu, s in points]
         lower = [f"{x(i):.1f},{y(mu - 3 * s):.1f}" for i, mu, s in reversed(points)]
         lines.append(
-            {
-                "name": standing.entrant,
-                "colour": PALETTE[number % len(PALETTE)],
-                "line": " ".join(f"{x(i):.1f},{y(mu):.1f}" for i, mu, _ in points),
-                "band": " ".join(upper + lower),
-                "last_mu": points[-1][1],
-            }
+            ChartLine(
+                number,
+                name,
+                colours.get(name, OTHER_COLOUR),
+                " ".join(f"{x(i):.1f},{y(mu):.1f}" for i, mu, _ in points),
+                " ".join(upper + lower),
+                points[-1][1],
+            )
         )
-    step = 10.0 if high - low > 40 else 5.0
-    first = step * (low // step + 1)
-    ticks = []
-    value = first
-    while value < high:
-        ticks.append((value, y(value)))
-        value += step
+    y_ticks = [(low + k * step, y(low + k * step)) for k in range(round((high - low) / step) + 1)]
+    x_step = max(1, int(nice_step(count, 10)))
+    x_ticks = [(i, x(i)) for i in range(0, count + 1, x_step)]
     games = "tables" if board.mode is RatingMode.DUPLICATE else "matches"
-    return HistoryChart(width, height, lines, ticks, f"{len(positions)} rated {games}, in schedule order")
+    label = f"rated {games} played, in schedule order ({len(positions)} in all)"
+    return HistoryChart(
+        width,
+        height,
+        left,
+        right,
+        top,
+        bottom,
+        tuple(lines),
+        tuple(y_ticks),
+        tuple(x_ticks),
+        label,
+        bool(only),
+    )
 
 
 def head_to_head(
@@ -353,7 +413,10 @@ def write_report(
         stats = entrant_stats(name, schedule, stored, shown)
         standing = next(s for s in board.standings if s.entrant == name)
         write_atomic(
-            folder / pages[name], render("entrant.html").render(**common, standing=standing, **stats)
+            folder / pages[name],
+            render("entrant.html").render(
+                **common, standing=standing, chart=history_chart(board, colours, only=[name]), **stats
+            ),
         )
     write_atomic(
         folder / "matches.html",
@@ -365,7 +428,7 @@ def write_report(
         render("index.html").render(
             **{**common, "live": live},
             board=board,
-            chart=history_chart(board),
+            chart=history_chart(board, colours),
             names=names,
             h2h=head_to_head(names, schedule, stored),
             cross=crosstable(names, schedule, stored, board.mode),

@@ -4,12 +4,16 @@ pages show is checked against the match records as ``referee export`` and the st
 trick winners worked out again by the rules, never against the page's own data."""
 
 import json
+import math
 import re
+import statistics
 import subprocess
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
@@ -271,5 +275,134 @@ def test_without_javascript_the_page_lists_every_trick_and_talk_escaped(league, 
                 best = shown.find_element(By.TAG_NAME, "b").get_attribute("textContent")
                 winner_card = trick["cards"][(trick["winner"] - trick["leader"]) % line["players"]]
                 assert best == Card.parse(winner_card).human
+    finally:
+        driver.quit()
+
+
+T_975_DF2 = 4.302652729911275
+"""Student's t, 97.5% quantile, 2 degrees of freedom (as scipy.stats.t.ppf gives it): each pair of this
+league shares 3 tables."""
+
+
+def shown(value: float, places: int = 1, sign: bool = False) -> str:
+    text = f"{value:+.{places}f}" if sign else f"{value:.{places}f}"
+    return text.replace("-", "−")
+
+
+def test_the_crosstable_shows_the_statistics_of_the_export(league, browser):
+    site, lines, _ = league
+    differences = defaultdict(lambda: defaultdict(list))  # (a, b) -> table -> a's points − b's, per match
+    for line in lines:
+        for a, first in enumerate(line["seats"]):
+            for b, second in enumerate(line["seats"]):
+                if a != b:
+                    differences[first, second][line["table_id"]].append(line["totals"][a] - line["totals"][b])
+    browser.get((site / "index.html").as_uri())
+    names = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#crosstable thead th")][1:]
+    ranked = [
+        row.find_element(By.TAG_NAME, "th").text
+        for row in browser.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+    ]
+    assert names == ranked
+    strong = 0
+    for row, first in zip(browser.find_elements(By.CSS_SELECTOR, "#crosstable tbody tr"), names, strict=True):
+        for cell, second in zip(row.find_elements(By.TAG_NAME, "td"), names, strict=True):
+            if first == second:
+                assert cell.text == "—"
+                continue
+            tables = [statistics.fmean(d) for d in differences[first, second].values()]
+            assert len(tables) == 3
+            mean = statistics.fmean(tables)
+            half = T_975_DF2 * statistics.stdev(tables) / math.sqrt(3)
+            assert cell.text == f"{shown(mean, sign=True)} ± {shown(half)}"
+            classes = cell.get_attribute("class").split()
+            assert ("significant" in classes) == (abs(mean) > half)
+            assert ("ahead" if mean > 0 else "behind") in classes
+            strong += "significant" in classes
+    assert 0 < strong < len(names) * (len(names) - 1)  # this league has both kinds of cell
+    rows = browser.find_elements(By.CSS_SELECTOR, "#neighbours tbody tr")
+    assert len(rows) == len(names) - 1
+    for row, first, second in zip(rows, names, names[1:], strict=False):
+        tables = [statistics.fmean(d) for d in differences[first, second].values()]
+        x = statistics.fmean(tables) / (statistics.stdev(tables) / math.sqrt(3))
+        likelihood = 0.5 + x / (2 * math.sqrt(2 + x * x))  # Student's t CDF, 2 degrees of freedom
+        cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+        assert cells[0] == second
+        assert cells[-1] == f"{100 * likelihood:.2f}%"
+    browser.save_screenshot(str(artifacts() / "index-crosstable.png"))
+
+
+def test_the_html_leaderboard_rounds_every_figure_as_the_terminal_prints_it(league, browser):
+    site, _, _ = league
+    path = site.parent / "league.yaml"
+    markdown = referee("leaderboard", path, "--format", "markdown").splitlines()[2:]
+    terminal = [[cell.strip() for cell in row.strip("|").split("|")] for row in markdown]
+    browser.get((site / "index.html").as_uri())
+    page = [
+        [cell.text for cell in row.find_elements(By.CSS_SELECTOR, "th, td")]
+        for row in browser.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+    ]
+    assert page == terminal
+    assert all(re.fullmatch(r"\d+\.\d", row[9]) for row in page)  # the ± 95% column has figures
+
+
+def colour_of(browser, selector: str) -> str:
+    return browser.execute_script(
+        "return getComputedStyle(document.querySelector(arguments[0])).backgroundColor", selector
+    )
+
+
+def test_the_rating_chart_has_axes_a_legend_that_toggles_and_one_colour_per_entrant(league, talky, browser):
+    site, lines, _ = league
+    browser.get((site / "index.html").as_uri())
+    ticks = [int(text.text) for text in browser.find_elements(By.CSS_SELECTOR, "#history-chart text.tick.x")]
+    assert ticks[0] == 0
+    assert ticks[-1] == len({line["table_id"] for line in lines})  # every rated table, up to the last
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#history-chart text.tick:not(.x)")) >= 3
+    assert "rated tables played" in browser.find_element(By.ID, "history-chart").text
+    bands = browser.find_elements(By.CSS_SELECTOR, "#history-chart .band")
+    assert len(bands) == 5
+    assert not any(band.is_displayed() for band in bands)  # the early part is not a grey blur
+    buttons = browser.find_elements(By.CSS_SELECTOR, ".legend button")
+    names = [button.text for button in buttons]
+    assert names == [
+        row.find_element(By.TAG_NAME, "th").text
+        for row in browser.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+    ]
+    ActionChains(browser).move_to_element(buttons[2]).perform()
+    assert [band.is_displayed() for band in bands] == [False, False, True, False, False]
+    line = browser.find_element(By.CSS_SELECTOR, "#history-chart g.entrant[data-line='2']")
+    buttons[2].click()
+    assert not line.is_displayed()
+    assert buttons[2].get_attribute("aria-pressed") == "false"
+    buttons[2].click()
+    assert line.is_displayed()
+
+    # One colour per entrant, on every page: the legend, the crosstable, its page, a match it played.
+    talker = names.index("talker")
+    colour = colour_of(browser, f".legend li[data-line='{talker}'] .swatch")
+    assert colour == colour_of(browser, f"#crosstable thead th:nth-child({talker + 2}) .swatch")
+    assert len({colour_of(browser, f".legend li[data-line='{n}'] .swatch") for n in range(5)}) == 5
+    browser.get((site / "entrant-talker.html").as_uri())
+    assert colour_of(browser, "h1 .swatch") == colour
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#history-chart .band")) == 1
+    assert browser.find_element(By.CSS_SELECTOR, "#history-chart .band").is_displayed()
+    line, _, _ = talky
+    browser.get((site / page_of(line)).as_uri())
+    seat = line["seats"].index("talker")
+    assert colour_of(browser, f"#viewer .seat[data-seat='{seat}'] .swatch") == colour
+
+
+def test_without_javascript_the_chart_shows_every_line(league):
+    site, _, _ = league
+    driver = chromium(javascript=False)
+    try:
+        driver.get((site / "index.html").as_uri())
+        assert all(
+            line.is_displayed() for line in driver.find_elements(By.CSS_SELECTOR, "#history-chart polyline")
+        )
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#history-chart polyline")) == 5
+        assert not driver.find_elements(By.CSS_SELECTOR, ".legend button")
+        assert len(driver.find_elements(By.CSS_SELECTOR, ".legend li")) == 5
     finally:
         driver.quit()
