@@ -217,8 +217,9 @@ def entrant_stats(
     stored: dict[str, StoredMatch],
     shown: Disclosure | None = None,
 ) -> dict[str, Any]:
-    """Pyramid accuracy per declared number, points per trump, faults: for one entrant's page. The deals
-    of tables not complete yet (``shown``) are left out, and their fault details masked."""
+    """Pyramid accuracy per declared number, points per trump, faults (with whether their deal can be
+    linked to): for one entrant's page. The deals of tables not complete yet (``shown``) are left out,
+    and their fault details masked."""
     shown = shown or disclosure(schedule, stored)
     hidden = 0
     numbers: list[dict[str, Any]] = [
@@ -236,7 +237,7 @@ def entrant_stats(
         matches.append((scheduled, match, seat))
         if not shown.deals_shown(match):
             hidden += 1
-            faults += [(scheduled, _masked(fault)) for fault in match.faults if fault.seat == seat]
+            faults += [(scheduled, _masked(fault), False) for fault in match.faults if fault.seat == seat]
             continue
         for deal in match.record.deals:
             if deal.declarer != seat:
@@ -248,7 +249,7 @@ def entrant_stats(
             row["points"] += deal.points
             trumps[deal.declaration.trump]["deals"] += 1
             trumps[deal.declaration.trump]["points"] += deal.points
-        faults += [(scheduled, fault) for fault in match.faults if fault.seat == seat]
+        faults += [(scheduled, fault, True) for fault in match.faults if fault.seat == seat]
     for row in numbers:
         count = row["declared"] or 1
         row["exact_rate"] = row["exact"] / count if row["declared"] else None

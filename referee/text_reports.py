@@ -13,9 +13,10 @@ from rich.console import Console
 from rich.table import Table
 
 from pyramid_sdk.cards import format_cards
+from referee.crosstable import Crosstable
 from referee.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.faults import Fault
-from referee.figures import leaderboard_cell
+from referee.figures import difference, interval, leaderboard_cell, likelihood
 from referee.league import League
 from referee.outcome import MatchStatus
 from referee.ratings import Leaderboard
@@ -72,6 +73,33 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines.append("|" + "|".join("---:" if key != "entrant" else "---" for key, _ in COLUMNS) + "|")
     for standing in board.standings:
         lines.append("| " + " | ".join(leaderboard_cell(key, standing) for key, _ in COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def crosstable_text(cross: Crosstable) -> str:
+    """The crosstable for a terminal, figures as the report shows them: row − column, the mean points
+    difference per shared match ± its 95% interval, ``*`` where the interval excludes 0; then each
+    entrant's likelihood of superiority over the next one down (docs/LEAGUE.md, "The crosstable")."""
+    table = Table(title="row − column: points per shared match ± 95% (* significant)", box=box.SIMPLE_HEAVY)
+    table.add_column("")
+    for name in cross.names:
+        table.add_column(name, justify="right")
+    for first in cross.names:
+        cells = []
+        for second in cross.names:
+            pair = cross.pairs.get((first, second))
+            if first == second or pair is None:
+                cells.append("—" if first == second else "·")
+            else:
+                mark = " *" if pair.significant else ""
+                cells.append(f"{difference(pair.mean)} ± {interval(pair.ci95)}{mark}")
+        table.add_row(first, *cells)
+    buffer = io.StringIO()
+    Console(width=200, file=buffer, color_system=None, force_terminal=False).print(table)
+    lines = [buffer.getvalue().rstrip(), "", "likelihood of superiority over the next one down:"]
+    for first, second, pair in cross.neighbours():
+        los = likelihood(pair.los) if pair else "no shared match"
+        lines.append(f"  {first} > {second}: {los}")
     return "\n".join(lines) + "\n"
 
 

@@ -297,6 +297,8 @@ def test_the_crosstable_shows_the_statistics_of_the_export(league, browser):
             for b, second in enumerate(line["seats"]):
                 if a != b:
                     differences[first, second][line["table_id"]].append(line["totals"][a] - line["totals"][b])
+    printed = referee("leaderboard", site.parent / "league.yaml", "--crosstable")
+    terminal = re.findall(r"[+−]\d+\.\d ± \d+\.\d(?: \*)?", printed)
     browser.get((site / "index.html").as_uri())
     names = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#crosstable thead th")][1:]
     ranked = [
@@ -317,9 +319,11 @@ def test_the_crosstable_shows_the_statistics_of_the_export(league, browser):
             assert cell.text == f"{shown(mean, sign=True)} ± {shown(half)}"
             classes = cell.get_attribute("class").split()
             assert ("significant" in classes) == (abs(mean) > half)
+            terminal.remove(cell.text + (" *" if abs(mean) > half else ""))  # the CLI prints it the same
             assert ("ahead" if mean > 0 else "behind") in classes
             strong += "significant" in classes
     assert 0 < strong < len(names) * (len(names) - 1)  # this league has both kinds of cell
+    assert terminal == []
     rows = browser.find_elements(By.CSS_SELECTOR, "#neighbours tbody tr")
     assert len(rows) == len(names) - 1
     for row, first, second in zip(rows, names, names[1:], strict=False):
@@ -329,6 +333,7 @@ def test_the_crosstable_shows_the_statistics_of_the_export(league, browser):
         cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
         assert cells[0] == second
         assert cells[-1] == f"{100 * likelihood:.2f}%"
+        assert f"  {first} > {second}: {cells[-1]}\n" in printed
     browser.save_screenshot(str(artifacts() / "index-crosstable.png"))
 
 
@@ -406,3 +411,18 @@ def test_without_javascript_the_chart_shows_every_line(league):
         assert len(driver.find_elements(By.CSS_SELECTOR, ".legend li")) == 5
     finally:
         driver.quit()
+
+
+def test_a_printed_match_page_is_the_static_list_without_the_viewer(league, talky, browser):
+    site, _, _ = league
+    line, _, _ = talky
+    browser.get((site / page_of(line)).as_uri())
+    assert browser.find_element(By.ID, "viewer").is_displayed()
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        assert not browser.find_element(By.ID, "viewer").is_displayed()
+        assert not browser.find_element(By.CSS_SELECTOR, ".crumbs").is_displayed()
+        assert browser.find_element(By.CSS_SELECTOR, "#deal-64").is_displayed()
+        assert len(browser.find_elements(By.CSS_SELECTOR, "section:not(#viewer) table.pyramid")) == 4
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
