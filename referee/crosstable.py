@@ -13,6 +13,7 @@ spread to measure, and no interval.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Sequence
@@ -104,7 +105,7 @@ class Crosstable:
 
     def neighbours(self) -> list[tuple[str, str, Pair | None]]:
         """Each entrant and the next one down the ranking, with their pair (``None``: no shared match)."""
-        return [(a, b, self.pairs.get((a, b))) for a, b in zip(self.names, self.names[1:], strict=False)]
+        return [(a, b, self.pairs.get((a, b))) for a, b in itertools.pairwise(self.names)]
 
 
 def crosstable(

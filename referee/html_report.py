@@ -402,6 +402,7 @@ def write_report(
         "match_pages": match_pages,
         "live": False,
         "colours": colours,
+        "other_colour": OTHER_COLOUR,
     }
     render = _ENVIRONMENT.get_template
     for asset in ASSETS:  # copied as they are: no template syntax to trip over in CSS or JS
