@@ -1,9 +1,12 @@
 """The HTML report: a static site that opens from disk with no network.
 
-Leaderboard (sortable), rating history, head-to-head, a page per entrant and a replay page per match.
-Charts are inline SVG; the one script sorts tables and is not needed to read anything. Jinja2 renders
-the pages because everything shown comes from untrusted bots (names, talk) and must be escaped; every
-page is written to a temporary file and renamed into place, so a reader never sees half a page.
+Leaderboard (sortable), crosstable, rating history, head-to-head, a page per entrant and a page per
+match with a replay viewer. Charts are inline SVG. Two shared scripts add what a static page cannot
+(sorting, the chart legend's toggles; the viewer, which reads the match data each match page carries
+once, as JSON); nothing needs them to be read, since every page also says it all in static HTML. Jinja2
+renders the pages because everything shown comes from untrusted bots (names, talk) and must be escaped
+(in the JSON too: :func:`script_json`); every page is written to a temporary file and renamed into
+place, so a reader never sees half a page.
 """
 
 from __future__ import annotations
@@ -177,19 +180,18 @@ def history_chart(
     x_step = max(1, int(nice_step(count, 10)))
     x_ticks = [(i, x(i)) for i in range(0, count + 1, x_step)]
     games = "tables" if board.mode is RatingMode.DUPLICATE else "matches"
-    label = f"rated {games} played, in schedule order ({len(positions)} in all)"
     return HistoryChart(
-        width,
-        height,
-        left,
-        right,
-        top,
-        bottom,
-        tuple(lines),
-        tuple(y_ticks),
-        tuple(x_ticks),
-        label,
-        bool(only),
+        width=width,
+        height=height,
+        left=left,
+        right=right,
+        top=top,
+        bottom=bottom,
+        lines=tuple(lines),
+        y_ticks=tuple(y_ticks),
+        x_ticks=tuple(x_ticks),
+        x_label=f"rated {games} played, in schedule order ({len(positions)} in all)",
+        banded=bool(only),
     )
 
 
