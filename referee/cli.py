@@ -41,6 +41,7 @@ from referee.compare import (
     make_plan,
     progress_text,
 )
+from referee.crosstable import crosstable
 from referee.disclosure import disclosure
 from referee.faults import FaultPolicy, RefereeInternalError
 from referee.html_report import write_report
@@ -58,6 +59,7 @@ from referee.store import Store, StoreError
 from referee.text_reports import (
     FORMATS,
     PROGRESS_WIDTH,
+    crosstable_text,
     export_lines,
     leaderboard_table,
     matches_text,
@@ -631,11 +633,15 @@ def _say(line: str) -> None:
 @main.command("leaderboard")
 @click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="table", show_default=True)
-def leaderboard_command(league_file: str, fmt: str) -> None:
+@click.option("--crosstable", "cross", is_flag=True, help="Then the crosstable, as the HTML report shows it.")
+def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
     store, league = _results(league_file)
     board = _ratings(league, store)
     click.echo(FORMATS[fmt](board) if fmt != "table" else leaderboard_table(board, league.name), nl=False)
+    if cross:
+        schedule, names = schedule_of(league), [s.entrant for s in board.standings]
+        click.echo("\n" + crosstable_text(crosstable(names, schedule, store.matches(), board.mode)), nl=False)
     for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
         click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
 

@@ -1,40 +1,71 @@
 """The HTML report: a static site that opens from disk with no network.
 
-Leaderboard (sortable), rating history, head-to-head, a page per entrant and a replay page per match.
-Charts are inline SVG; the one script sorts tables and is not needed to read anything. Jinja2 renders
-the pages because everything shown comes from untrusted bots (names, talk) and must be escaped; every
-page is written to a temporary file and renamed into place, so a reader never sees half a page.
+Leaderboard (sortable), crosstable, rating history, head-to-head, a page per entrant and a page per
+match with a replay viewer. Charts are inline SVG. Two shared scripts add what a static page cannot
+(sorting, the chart legend's toggles; the viewer, which reads the match data each match page carries
+once, as JSON); nothing needs them to be read, since every page also says it all in static HTML. Jinja2
+renders the pages because everything shown comes from untrusted bots (names, talk) and must be escaped
+(in the JSON too: :func:`script_json`); every page is written to a temporary file and renamed into
+place, so a reader never sees half a page.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import tempfile
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from pyramid_sdk.cards import Suit
+from pyramid_sdk.cards import Card, Suit
+from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.rules import QUOTAS
+from referee.crosstable import crosstable
 from referee.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
 from referee.faults import Fault
+from referee.figures import FILTERS, leaderboard_cell
 from referee.league import League
 from referee.outcome import MatchStatus
-from referee.ratings import Leaderboard, RatingMode
+from referee.ratings import ENVIRONMENT, Leaderboard, RatingMode
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch
 from referee.transcript import pyramids_of
 
 PALETTE: Final = ("#1f5fbf", "#c0392b", "#1e8449", "#8e44ad", "#b9770e", "#117a8b", "#5d6d7e", "#a93226")
-"""Line colours, each with at least 4.5:1 contrast on white."""
+"""Entrant colours, each with at least 4.5:1 contrast on white."""
+
+OTHER_COLOUR: Final = "#4a4a4a"
+"""The colour of a name no longer among the league's entrants (a stored match of one that left)."""
+
+
+def entrant_colours(names: Sequence[str]) -> dict[str, str]:
+    """Each entrant's colour on every page: by its place in the league file, which neither the ranking
+    nor a rerun changes, and an entrant added at the end leaves the others' colours as they were.
+
+    >>> entrant_colours(["ann", "bob"])
+    {'ann': '#1f5fbf', 'bob': '#c0392b'}
+    """
+    return {name: PALETTE[number % len(PALETTE)] for number, name in enumerate(names)}
+
 
 _ENVIRONMENT: Final = Environment(
     loader=PackageLoader("referee", "templates"), autoescape=select_autoescape(["html"]), trim_blocks=True
 )
+_ENVIRONMENT.filters.update(FILTERS)  # figures rounded as the terminal prints them (referee.figures)
+_ENVIRONMENT.globals["cell"] = leaderboard_cell
+
+
+ASSETS: Final = ("style.css", "report.js", "viewer.js")
+"""Written once into the report folder and shared by its pages: the style, the script of every page
+(sorting, the chart's legend) and the match viewer's script, which reads each match page's data."""
 
 
 def slug(name: str) -> str:
@@ -55,25 +86,74 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class ChartLine:
+    """One entrant's rating history as SVG points: μ after each rated game, and its ±3σ band."""
+
+    number: int
+    """Its place in the legend, which the script's legend toggles address it by."""
+    name: str
+    colour: str
+    line: str
+    band: str
+    last_mu: float
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryChart:
     width: int
     height: int
-    lines: list[dict[str, Any]]
-    y_ticks: list[tuple[float, float]]
+    left: int
+    right: int
+    top: int
+    bottom: int
+    lines: tuple[ChartLine, ...]
+    y_ticks: tuple[tuple[float, float], ...]
+    """(μ, y) of each horizontal grid line."""
+    x_ticks: tuple[tuple[int, float], ...]
+    """(rated games so far, x) of each vertical tick."""
     x_label: str
+    banded: bool
+    """Whether the bands show without hovering: on an entrant's own chart, with one line."""
 
 
-def history_chart(board: Leaderboard, width: int = 760, height: int = 320) -> HistoryChart:
-    """Each entrant's μ after each of its rated games (x: schedule order), with a ±3σ band."""
+def nice_step(span: float, most: int) -> float:
+    """The smallest of 1, 2, 5 × 10ⁿ that cuts ``span`` in at most ``most`` parts.
+
+    >>> nice_step(37.0, 8), nice_step(7.0, 8), nice_step(230.0, 8)
+    (5.0, 1.0, 50.0)
+    """
+    power = math.pow(10.0, math.floor(math.log10(max(span, 1e-9) / most)))
+    return next(f * power for f in (1, 2, 5, 10) if span / (f * power) <= most)
+
+
+def history_chart(
+    board: Leaderboard,
+    colours: Mapping[str, str],
+    only: Sequence[str] = (),
+    width: int = 760,
+    height: int = 320,
+) -> HistoryChart:
+    """Each entrant's μ after each of its rated games (x: rated games in schedule order, from the start
+    at 25), with its ±3σ band, which only a hovered or chosen line shows: drawn for all, the wide early
+    bands of every entrant would cover the chart in grey. The y range fits the μ lines, so their early
+    moves read; a band is clipped to the plot. ``only`` draws just these entrants, bands shown."""
     per_entrant: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
     positions = sorted({position for position, *_ in board.history})
     index = {position: i + 1 for i, position in enumerate(positions)}
     for position, _match, name, mu, sigma in board.history:
         per_entrant[name].append((index[position], mu, sigma))
-    low = min([mu - 3 * sigma for points in per_entrant.values() for _, mu, sigma in points] + [0.0])
-    high = max([mu + 3 * sigma for points in per_entrant.values() for _, mu, sigma in points] + [50.0])
+    shown = [s.entrant for s in board.standings if not only or s.entrant in only]
+    start = (0, float(ENVIRONMENT.mu), float(ENVIRONMENT.sigma))
+    series = {name: [start, *per_entrant.get(name, [])] for name in shown}
+    mus = [mu for points in series.values() for _, mu, _ in points]
+    if only:
+        mus += [mu + k * sigma for points in series.values() for _, mu, sigma in points[1:] for k in (-3, 3)]
+    step = nice_step(max(mus) - min(mus) or 10.0, 8)
+    low, high = step * math.floor(min(mus) / step), step * math.ceil(max(mus) / step)
+    if high == low:
+        high = low + step
     count = max(len(positions), 1)
-    left, right, top, bottom = 44, 10, 10, 28
+    left, right, top, bottom = 48, 12, 10, 44
 
     def x(i: float) -> float:
         return left + (width - left - right) * i / count
@@ -82,28 +162,37 @@ def history_chart(board: Leaderboard, width: int = 760, height: int = 320) -> Hi
         return top + (height - top - bottom) * (high - value) / (high - low)
 
     lines = []
-    for number, standing in enumerate(board.standings):
-        points = [(0, 25.0, 25.0 / 3), *per_entrant.get(standing.entrant, [])]
+    for number, name in enumerate(shown):
+        points = series[name]
         upper = [f"{x(i):.1f},{y(mu + 3 * s):.1f}" for i, mu, s in points]
         lower = [f"{x(i):.1f},{y(mu - 3 * s):.1f}" for i, mu, s in reversed(points)]
         lines.append(
-            {
-                "name": standing.entrant,
-                "colour": PALETTE[number % len(PALETTE)],
-                "line": " ".join(f"{x(i):.1f},{y(mu):.1f}" for i, mu, _ in points),
-                "band": " ".join(upper + lower),
-                "last_mu": points[-1][1],
-            }
+            ChartLine(
+                number,
+                name,
+                colours.get(name, OTHER_COLOUR),
+                " ".join(f"{x(i):.1f},{y(mu):.1f}" for i, mu, _ in points),
+                " ".join(upper + lower),
+                points[-1][1],
+            )
         )
-    step = 10.0 if high - low > 40 else 5.0
-    first = step * (low // step + 1)
-    ticks = []
-    value = first
-    while value < high:
-        ticks.append((value, y(value)))
-        value += step
+    y_ticks = [(low + k * step, y(low + k * step)) for k in range(round((high - low) / step) + 1)]
+    x_step = max(1, int(nice_step(count, 10)))
+    x_ticks = [(i, x(i)) for i in range(0, count + 1, x_step)]
     games = "tables" if board.mode is RatingMode.DUPLICATE else "matches"
-    return HistoryChart(width, height, lines, ticks, f"{len(positions)} rated {games}, in schedule order")
+    return HistoryChart(
+        width=width,
+        height=height,
+        left=left,
+        right=right,
+        top=top,
+        bottom=bottom,
+        lines=tuple(lines),
+        y_ticks=tuple(y_ticks),
+        x_ticks=tuple(x_ticks),
+        x_label=f"rated {games} played, in schedule order ({len(positions)} in all)",
+        banded=bool(only),
+    )
 
 
 def head_to_head(
@@ -130,8 +219,9 @@ def entrant_stats(
     stored: dict[str, StoredMatch],
     shown: Disclosure | None = None,
 ) -> dict[str, Any]:
-    """Pyramid accuracy per declared number, points per trump, faults: for one entrant's page. The deals
-    of tables not complete yet (``shown``) are left out, and their fault details masked."""
+    """Pyramid accuracy per declared number, points per trump, faults (with whether their deal can be
+    linked to): for one entrant's page. The deals of tables not complete yet (``shown``) are left out,
+    and their fault details masked."""
     shown = shown or disclosure(schedule, stored)
     hidden = 0
     numbers: list[dict[str, Any]] = [
@@ -149,7 +239,7 @@ def entrant_stats(
         matches.append((scheduled, match, seat))
         if not shown.deals_shown(match):
             hidden += 1
-            faults += [(scheduled, _masked(fault)) for fault in match.faults if fault.seat == seat]
+            faults += [(scheduled, _masked(fault), False) for fault in match.faults if fault.seat == seat]
             continue
         for deal in match.record.deals:
             if deal.declarer != seat:
@@ -161,7 +251,7 @@ def entrant_stats(
             row["points"] += deal.points
             trumps[deal.declaration.trump]["deals"] += 1
             trumps[deal.declaration.trump]["points"] += deal.points
-        faults += [(scheduled, fault) for fault in match.faults if fault.seat == seat]
+        faults += [(scheduled, fault, True) for fault in match.faults if fault.seat == seat]
     for row in numbers:
         count = row["declared"] or 1
         row["exact_rate"] = row["exact"] / count if row["declared"] else None
@@ -189,9 +279,60 @@ def _heat(rate: float | None) -> str:
     return f"rgb({red},{green},{round(205 - 20 * rate)})"
 
 
-def match_view(scheduled: ScheduledMatch, match: StoredMatch, deals_shown: bool = True) -> dict[str, Any]:
+def script_json(data: object) -> str:
+    """``data`` as JSON fit to sit inside a ``<script>`` element: bot-made text (names, talk) cannot close
+    the element or open a comment, because every ``<`` is written as ``\\u003c``.
+
+    >>> script_json({"talk": "</script><!--"})
+    '{"talk":"\\\\u003c/script>\\\\u003c!--"}'
+    """
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def viewer_data(record: MatchRecord, colours: Sequence[str]) -> str:
+    """The match as ``viewer.js`` reads it, compact because every match page carries it once: per deal
+    ``[number, dealer, declarer, declared, trump, taken, points, tricks, talk]``, a trick as
+    ``[leader, cards, winner]`` with the cards' codes run together in play order (``"9STSQSKS"``), a
+    message as ``[seat, trick, text]``. The hands are not sent: every card of a hand is played, so the
+    tricks hold them."""
+    deals = [
+        [
+            deal.number,
+            deal.dealer,
+            deal.declarer,
+            deal.declaration.tricks,
+            deal.declaration.trump.code,
+            deal.taken,
+            deal.points,
+            [[t.leader, "".join(card.code for card in t.cards), t.winner] for t in deal.tricks],
+            [[m.seat, m.trick, m.text] for m in deal.talk],
+        ]
+        for deal in record.deals
+    ]
+    return script_json({"seats": list(record.seats), "colours": list(colours), "deals": deals})
+
+
+@dataclass(frozen=True, slots=True)
+class TrickLine:
+    """One trick of the static deal list: its cards in play order from the leader, which one won, who
+    took it, and the talk said during it."""
+
+    cards: tuple[Card, ...]
+    winning: int | None
+    """Position in ``cards`` of the winning card."""
+    winner: str
+    talk: tuple[tuple[str, str], ...]
+    """(speaker, text) in the order said."""
+
+
+def match_view(
+    scheduled: ScheduledMatch,
+    match: StoredMatch,
+    deals_shown: bool = True,
+    colours: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """What a match page shows: everything, or without ``deals_shown`` the results alone (no seed, no
-    deal, no pyramid, fault details masked)."""
+    deal, no pyramid, no viewer data, fault details masked)."""
     record = match.record
     if not deals_shown:
         faults = [_masked(fault) for fault in match.faults]
@@ -204,21 +345,18 @@ def match_view(scheduled: ScheduledMatch, match: StoredMatch, deals_shown: bool 
             "faults": faults,
             "hidden_note": HIDDEN_NOTE,
             "ranked": sorted((rank, seat) for seat, rank in enumerate(record.ranks)),
+            "data": "",
         }
+    seat_colours = [(colours or {}).get(name, OTHER_COLOUR) for name in record.seats]
     players = len(record.seats)
     deals = []
     for deal in record.deals:
-        tricks = [
-            {
-                "number": number,
-                "leader": record.seats[trick.leader],
-                "plays": [
-                    (record.seats[trick.seat_of(i, players)], card) for i, card in enumerate(trick.cards)
-                ],
-                "winner": record.seats[trick.winner] if trick.winner is not None else "",
-            }
-            for number, trick in enumerate(deal.tricks, start=1)
-        ]
+        tricks = []
+        for number, trick in enumerate(deal.tricks, start=1):
+            winning = None if trick.winner is None else (trick.winner - trick.leader) % players
+            talk = tuple((record.seats[m.seat], m.text) for m in deal.talk if m.trick == number)
+            winner = record.seats[trick.winner] if trick.winner is not None else "?"
+            tricks.append(TrickLine(trick.cards, winning, winner, talk))
         deals.append({"deal": deal, "tricks": tricks})
     pyramids = []
     for seat, pyramid in enumerate(pyramids_of(record)):
@@ -241,6 +379,7 @@ def match_view(scheduled: ScheduledMatch, match: StoredMatch, deals_shown: bool 
         "pyramids": pyramids,
         "faults": list(match.faults),
         "hidden_note": "",
+        "data": viewer_data(record, seat_colours),
     }
 
 
@@ -258,19 +397,30 @@ def write_report(
     pages = {name: f"entrant-{slug(name)}.html" for name in names}
     played = [(s, stored[s.match_id]) for s in schedule if s.match_id in stored]
     match_pages = {s.match_id: f"match-{s.position + 1:04d}.html" for s, _ in played}
-    common = {"league": league, "entrant_pages": pages, "match_pages": match_pages, "live": False}
+    colours = entrant_colours([entrant.name for entrant in league.entrants])
+    common = {
+        "league": league,
+        "entrant_pages": pages,
+        "match_pages": match_pages,
+        "live": False,
+        "colours": colours,
+        "other_colour": OTHER_COLOUR,
+    }
     render = _ENVIRONMENT.get_template
-    write_atomic(folder / "style.css", render("style.css").render())
-    write_atomic(folder / "sort.js", render("sort.js").render())
+    for asset in ASSETS:  # copied as they are: no template syntax to trip over in CSS or JS
+        write_atomic(folder / asset, (resources.files("referee") / "templates" / asset).read_text("utf-8"))
     shown = disclosure(schedule, stored)
     for scheduled, match in played:
-        view = match_view(scheduled, match, shown.deals_shown(match))
+        view = match_view(scheduled, match, shown.deals_shown(match), colours)
         write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
     for name in names:
         stats = entrant_stats(name, schedule, stored, shown)
         standing = next(s for s in board.standings if s.entrant == name)
         write_atomic(
-            folder / pages[name], render("entrant.html").render(**common, standing=standing, **stats)
+            folder / pages[name],
+            render("entrant.html").render(
+                **common, standing=standing, chart=history_chart(board, colours, only=[name]), **stats
+            ),
         )
     write_atomic(
         folder / "matches.html",
@@ -282,9 +432,10 @@ def write_report(
         render("index.html").render(
             **{**common, "live": live},
             board=board,
-            chart=history_chart(board),
+            chart=history_chart(board, colours),
             names=names,
             h2h=head_to_head(names, schedule, stored),
+            cross=crosstable(names, schedule, stored, board.mode),
             done=sum(1 for _, m in played if m.status is MatchStatus.COMPLETE),
             total=len(schedule),
         ),

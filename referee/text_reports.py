@@ -13,11 +13,13 @@ from rich.console import Console
 from rich.table import Table
 
 from pyramid_sdk.cards import format_cards
+from referee.crosstable import Crosstable
 from referee.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.faults import Fault
+from referee.figures import difference, interval, leaderboard_cell, likelihood
 from referee.league import League
 from referee.outcome import MatchStatus
-from referee.ratings import Leaderboard, Standing
+from referee.ratings import Leaderboard
 from referee.schedule import ScheduledMatch
 from referee.store import StoredMatch
 from referee.transcript import deal_line, ending, standings
@@ -39,26 +41,12 @@ COLUMNS = (
 )
 
 
-def _cell(key: str, standing: Standing) -> str:
-    """A leaderboard figure as people read it, rounded once from the exact value, exactly as the HTML
-    report's leaderboard shows it (templates/index.html): the two must never disagree."""
-    if key in ("mu", "sigma", "conservative"):
-        return f"{getattr(standing, key):.2f}"
-    if key == "mean_points":
-        return f"{standing.mean_points:.1f}"
-    if key == "points_ci95":
-        return f"{standing.points_ci95:.1f}" if standing.tables > 1 else "—"
-    if key == "exact_rate":
-        return f"{100 * standing.exact_rate:.0f}%"
-    return str(standing.to_dict()[key])
-
-
 def leaderboard_table(board: Leaderboard, title: str = "") -> str:
     table = Table(title=title or None, box=box.SIMPLE_HEAVY)
     for key, header in COLUMNS:
         table.add_column(header, justify="left" if key == "entrant" else "right")
     for standing in board.standings:
-        table.add_row(*(_cell(key, standing) for key, _ in COLUMNS))
+        table.add_row(*(leaderboard_cell(key, standing) for key, _ in COLUMNS))
     buffer = io.StringIO()
     Console(width=140, file=buffer, color_system=None, force_terminal=False).print(table)
     return buffer.getvalue().rstrip() + "\n"
@@ -84,7 +72,34 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines = ["| " + " | ".join(header for _, header in COLUMNS) + " |"]
     lines.append("|" + "|".join("---:" if key != "entrant" else "---" for key, _ in COLUMNS) + "|")
     for standing in board.standings:
-        lines.append("| " + " | ".join(_cell(key, standing) for key, _ in COLUMNS) + " |")
+        lines.append("| " + " | ".join(leaderboard_cell(key, standing) for key, _ in COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def crosstable_text(cross: Crosstable) -> str:
+    """The crosstable for a terminal, figures as the report shows them: row − column, the mean points
+    difference per shared match ± its 95% interval, ``*`` where the interval excludes 0; then each
+    entrant's likelihood of superiority over the next one down (docs/LEAGUE.md, "The crosstable")."""
+    table = Table(title="row − column: points per shared match ± 95% (* significant)", box=box.SIMPLE_HEAVY)
+    table.add_column("")
+    for name in cross.names:
+        table.add_column(name, justify="right")
+    for first in cross.names:
+        cells = []
+        for second in cross.names:
+            pair = cross.pairs.get((first, second))
+            if first == second or pair is None:
+                cells.append("—" if first == second else "·")
+            else:
+                mark = " *" if pair.significant else ""
+                cells.append(f"{difference(pair.mean)} ± {interval(pair.ci95)}{mark}")
+        table.add_row(first, *cells)
+    buffer = io.StringIO()
+    Console(width=200, file=buffer, color_system=None, force_terminal=False).print(table)
+    lines = [buffer.getvalue().rstrip(), "", "likelihood of superiority over the next one down:"]
+    for first, second, pair in cross.neighbours():
+        los = likelihood(pair.los) if pair else "no shared match"
+        lines.append(f"  {first} > {second}: {los}")
     return "\n".join(lines) + "\n"
 
 

@@ -1,10 +1,12 @@
 """Ratings: a table counts once, only when complete; points and their intervals are per table."""
 
+import itertools
 import math
 import statistics
 
 import pytest
 
+from referee.crosstable import crosstable
 from referee.ratings import RatingMode, ci95, game_ranks, rate
 from twins import HEURISTIC, OTHER_RANDOM, RANDOM, play
 
@@ -66,3 +68,34 @@ def test_interval_needs_two_tables():
 def test_forfeits_rank_below_points():
     ranks = game_ranks({"a": (0, 900), "b": (2, 1400), "c": (1, 1300), "d": (0, 900)})
     assert ranks == {"a": 1, "d": 1, "c": 3, "b": 4}
+
+
+def test_the_crosstable_compares_every_pair_over_the_matches_the_leaderboard_counts(three_tables):
+    schedule, stored = three_tables.schedule, dict(three_tables.stored)
+    del stored[schedule[-1].match_id]  # the third table lacks one seating: not counted in duplicate mode
+    duplicate = crosstable(NAMES, schedule, stored, RatingMode.DUPLICATE)
+    assert sorted(duplicate.pairs) == sorted((a, b) for a in NAMES for b in NAMES if a != b)
+    for (first, second), pair in duplicate.pairs.items():
+        per_match = [
+            stored[m.match_id].record.totals[m.entrants.index(first)]
+            - stored[m.match_id].record.totals[m.entrants.index(second)]
+            for m in schedule[:12]
+        ]
+        assert (len(pair.tables), pair.matches) == (2, 12)
+        assert pair.mean == pytest.approx(statistics.fmean(per_match))  # equal seatings per table
+        assert pair.ci95 == pytest.approx(12.706 * statistics.stdev(pair.tables) / math.sqrt(2))
+        other = duplicate.pairs[second, first]
+        assert other.mean == pytest.approx(-pair.mean)
+        assert pair.los + other.los == pytest.approx(1.0)
+        assert pair.significant == (pair.los >= 0.975 or pair.los <= 0.025)
+    per_match = crosstable(NAMES, schedule, stored, RatingMode.MATCH)
+    assert all((len(p.tables), p.matches) == (3, 17) for p in per_match.pairs.values())
+    assert [(a, b) for a, b, _ in duplicate.neighbours()] == list(itertools.pairwise(NAMES))
+
+
+def test_one_table_gives_a_difference_without_interval(three_tables):
+    first_table = [m for m in three_tables.schedule if m.round == 1]
+    pair = crosstable(NAMES, first_table, three_tables.stored).pairs["random", "heuristic"]
+    assert math.isinf(pair.ci95)
+    assert pair.los is None
+    assert not pair.significant

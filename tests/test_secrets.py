@@ -173,8 +173,8 @@ def test_the_deals_of_an_incomplete_table_are_hidden_until_it_is_complete(secret
     site = files_under(tmp_path / "report")
     page = next(text for p, text in site.items() if f"Match {mate}" in text)
     assert "hidden until every match of this table is played" in page
-    assert 'class="hand"' not in page
-    assert 'class="trick"' not in page
+    assert 'id="deal-1"' not in page
+    assert 'id="match-data"' not in page  # no data for the viewer either
     assert 'aria-label="pyramid' not in page
     for name, text in site.items():
         assert not any(spelling in text for spelling in hidden_seeds), f"the table's seed is in {name}"
@@ -189,7 +189,8 @@ def test_the_deals_of_an_incomplete_table_are_hidden_until_it_is_complete(secret
     assert "trick 1:" in referee("replay", league, mate).stdout
     live = files_under(tmp_path / "live")
     page = next(text for p, text in live.items() if f"Match {mate}" in text)
-    assert 'class="hand"' in page
+    assert 'id="deal-1"' in page
+    assert 'id="match-data"' in page
     assert f"seed {seed}" in page
     assert "hidden" not in live[tmp_path / "live" / "matches.html"]
 

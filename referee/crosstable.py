@@ -1,0 +1,132 @@
+"""The crosstable with confidence, as the Annual Computer Poker Competition publishes its results: for
+every pair of entrants, the mean points difference per shared match with its 95% interval, and for
+neighbours in the ranking the likelihood that the higher one is really the stronger.
+
+A *shared match* of A and B is a match both are seated in, among the matches the leaderboard counts
+(:func:`referee.ratings.rated_games`: in duplicate mode, those of tables whose every seating is played);
+its *difference* is A's points − B's points in it. The seatings of a table replay the same deals, so
+their differences are not independent: as for the leaderboard's points, one observation is a table's
+mean difference over its shared matches, the mean weighs every table the same, and the interval comes
+from the spread between tables (Student's t, :func:`referee.ratings.ci95`). With one table there is no
+spread to measure, and no interval.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from referee.ratings import T_975, RatingMode, ci95, rated_games
+from referee.schedule import ScheduledMatch
+from referee.store import StoredMatch
+
+SIGNIFICANT: Final = 0.975
+"""The likelihood of superiority at which a difference is significant: the 95% interval excludes 0."""
+
+
+def t_cdf(t: float, df: int) -> float:
+    """P(T ≤ t) for Student's t with ``df`` degrees of freedom: exact for 1–20 (the finite series for
+    whole degrees, Abramowitz & Stegun 26.7.3–4), the normal law beyond, as :func:`ci95` switches to
+    1.96 there, so that a likelihood of at least 97.5% means a 95% interval that excludes 0.
+
+    >>> round(t_cdf(4.303, 2), 4), round(t_cdf(2.086, 20), 4), t_cdf(0.0, 5), round(t_cdf(-1.96, 40), 3)
+    (0.975, 0.975, 0.5, 0.025)
+    """
+    if df > len(T_975):
+        return statistics.NormalDist().cdf(t)
+    theta = math.atan(t / math.sqrt(df))
+    cos2 = math.cos(theta) ** 2
+    if df % 2:
+        term = series = math.cos(theta)
+        for power in range(3, df - 1, 2):
+            term *= (power - 1) / power * cos2
+            series += term
+        inside = 2 / math.pi * (theta + (math.sin(theta) * series if df > 1 else 0.0))
+    else:
+        term = series = 1.0
+        for power in range(2, df - 1, 2):
+            term *= (power - 1) / power * cos2
+            series += term
+        inside = math.sin(theta) * series
+    return 0.5 + inside / 2
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """How ``first`` did against ``second`` in their shared matches."""
+
+    first: str
+    second: str
+    tables: tuple[float, ...]
+    """Per table, in schedule order: the mean of ``first``'s points − ``second``'s over its shared matches."""
+    matches: int
+
+    @property
+    def mean(self) -> float:
+        """Mean points difference per shared match, each table weighing the same."""
+        return statistics.fmean(self.tables)
+
+    @property
+    def ci95(self) -> float:
+        """Half-width of the 95% interval of :attr:`mean`; ∞ with a single table."""
+        return ci95(self.tables)
+
+    @property
+    def significant(self) -> bool:
+        """Whether the 95% interval excludes 0."""
+        return math.isfinite(self.ci95) and abs(self.mean) > self.ci95
+
+    @property
+    def los(self) -> float | None:
+        """Likelihood of superiority: how likely ``first`` is the stronger, P(true difference > 0) under
+        Student's t from the tables' spread; ``None`` with a single table.
+
+        >>> Pair("a", "b", (10.0, 14.0, 12.0), 3).los > 0.975, Pair("a", "b", (1.0, -1.0), 2).los
+        (True, 0.5)
+        """
+        if len(self.tables) < 2:
+            return None
+        spread = statistics.stdev(self.tables)
+        if spread == 0:
+            return 1.0 if self.mean > 0 else 0.0 if self.mean < 0 else 0.5
+        return t_cdf(self.mean / (spread / math.sqrt(len(self.tables))), len(self.tables) - 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Crosstable:
+    names: tuple[str, ...]
+    """The entrants in leaderboard order."""
+    pairs: dict[tuple[str, str], Pair]
+    """Every ordered pair of entrants with a shared match."""
+
+    def neighbours(self) -> list[tuple[str, str, Pair | None]]:
+        """Each entrant and the next one down the ranking, with their pair (``None``: no shared match)."""
+        return [(a, b, self.pairs.get((a, b))) for a, b in itertools.pairwise(self.names)]
+
+
+def crosstable(
+    names: Sequence[str],
+    schedule: Sequence[ScheduledMatch],
+    stored: dict[str, StoredMatch],
+    mode: RatingMode = RatingMode.DUPLICATE,
+) -> Crosstable:
+    """The crosstable of ``names`` (in leaderboard order) over the matches the leaderboard counts."""
+    per_table: dict[tuple[str, str], dict[str, list[int]]] = {}
+    for game in rated_games(schedule, stored, mode):
+        for scheduled, match in game:
+            totals = match.record.totals
+            for a, first in enumerate(scheduled.entrants):
+                for b, second in enumerate(scheduled.entrants):
+                    if a != b:
+                        differences = per_table.setdefault((first, second), {})
+                        differences.setdefault(scheduled.table_id, []).append(totals[a] - totals[b])
+    pairs = {
+        pair: Pair(*pair, tuple(statistics.fmean(d) for d in tables.values()), sum(map(len, tables.values())))
+        for pair, tables in per_table.items()
+        if pair[0] in names and pair[1] in names
+    }
+    return Crosstable(tuple(names), pairs)

@@ -1,0 +1,68 @@
+"""Figures as people read them: one rounding per kind of figure, used by the terminal leaderboard and
+every page of the HTML report (as Jinja filters of the same names), so that no two places print the same
+number two ways.
+
+>>> rating(25.0), points(112.345), difference(-3.25), interval(math.inf), percent(0.4567), likelihood(0.99951)
+('25.00', '112.3', '−3.2', '—', '46%', '99.95%')
+"""
+
+from __future__ import annotations
+
+import math
+
+from referee.ratings import Standing
+
+
+def rating(value: float) -> str:
+    """μ, σ, μ − 3σ: two decimals."""
+    return f"{value:.2f}"
+
+
+def points(value: float) -> str:
+    """Points per match (a mean), and the half-width of its interval: one decimal."""
+    return f"{value:.1f}"
+
+
+def difference(value: float) -> str:
+    """A points difference, signed (with a true minus sign): one decimal, as :func:`points`."""
+    text = f"{value:+.1f}"
+    return "±0.0" if text in ("+0.0", "-0.0") else text.replace("-", "−")
+
+
+def interval(half_width: float) -> str:
+    """The half-width of a 95% interval as :func:`points`; ``—`` where there is none (one table)."""
+    return points(half_width) if math.isfinite(half_width) else "—"
+
+
+def percent(rate: float) -> str:
+    """A share, such as the exact declarations: whole percents."""
+    return f"{100 * rate:.0f}%"
+
+
+def likelihood(value: float | None) -> str:
+    """A likelihood of superiority: two decimals of a percent, since what matters is near 0 or 100%;
+    ``—`` where there is none."""
+    return "—" if value is None else f"{100 * value:.2f}%"
+
+
+def mean_off(value: float) -> str:
+    """Mean |taken − declared|: two decimals."""
+    return f"{value:.2f}"
+
+
+def leaderboard_cell(key: str, standing: Standing) -> str:
+    """A leaderboard figure (``key`` of :meth:`Standing.to_dict`) as the terminal table and the HTML
+    leaderboard both show it: the interval only from two tables on."""
+    if key in ("mu", "sigma", "conservative"):
+        return rating(getattr(standing, key))
+    if key == "mean_points":
+        return points(standing.mean_points)
+    if key == "points_ci95":
+        return interval(standing.points_ci95) if standing.tables > 1 else "—"
+    if key == "exact_rate":
+        return percent(standing.exact_rate)
+    return str(standing.to_dict()[key])
+
+
+FILTERS = {f.__name__: f for f in (rating, points, difference, interval, percent, likelihood, mean_off)}
+"""The helpers by name, for the report's templates."""
