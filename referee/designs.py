@@ -228,12 +228,14 @@ class _Extension:
         best = [list(table) for table in tables]
         steps = ANNEAL_STEPS
         size = len(self.pairs)
+        # the most tables a pair would share in a balanced design: swaps start from a pair above it
         ceiling = math.ceil(sum(map(sum, self.pairs)) / (size * (size - 1)))
-        """The pair count that every pair would have at most in a balanced design."""
         for step in range(steps):
             heat = 2.0 * (0.01 / 2.0) ** (step / steps)
             a, b = int(rng.random() * count), int(rng.random() * count)
-            crowded = [i for i, x in enumerate(tables[a]) if any(self.pairs[x][m] > ceiling for m in tables[a])]
+            crowded = [
+                i for i, x in enumerate(tables[a]) if max(self.pairs[x][m] for m in tables[a]) > ceiling
+            ]
             i = crowded[int(rng.random() * len(crowded))] if crowded else int(rng.random() * self.players)
             j = int(rng.random() * self.players)
             delta = None if a == b else self._delta(a, i, b, j)

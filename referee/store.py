@@ -211,6 +211,16 @@ class Store:
                 self._set_meta("secret_seed", stored)
         return int(stored)
 
+    def cohorts(self) -> tuple[tuple[str, ...], ...]:
+        """The groups in which the league's entrants joined it, in that order (``meta`` key
+        ``cohorts``); never writes. A sampled schedule keeps each group's tables when another joins."""
+        stored = self.meta("cohorts")
+        return tuple(tuple(cohort) for cohort in json.loads(stored)) if stored else ()
+
+    def set_cohorts(self, cohorts: tuple[tuple[str, ...], ...]) -> None:
+        with self.transaction():
+            self._set_meta("cohorts", json.dumps([list(cohort) for cohort in cohorts]))
+
     def set_entrants(self, entrants: list[tuple[str, str, str]]) -> None:
         with self.transaction():
             self.db.executemany(
