@@ -282,6 +282,12 @@ class Store:
         rows = self.db.execute("SELECT name, reason FROM disqualified ORDER BY name")
         return {str(name): str(reason) for name, reason in rows}
 
+    def match_seconds(self) -> list[float]:
+        """How long each stored complete match took to play, in seconds; never writes."""
+        if self.meta("schema_version") is None:
+            return []
+        return [row[0] for row in self.db.execute("SELECT elapsed FROM matches WHERE status = 'complete'")]
+
     def complete_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT match_id FROM matches WHERE status = 'complete'")}
 
