@@ -341,8 +341,9 @@ def _design(schedule: _Schedule, names: list[str], players: int, path: Path, dat
         if per_entrant >= every:
             raise LeagueError(
                 f"{_where(path, data, ['schedule', 'tables_per_entrant'])}: {per_entrant} is too many: "
-                f"{len(names)} entrants at {players} seats give each one {every} different tables, all of "
-                f"them a round robin (format: round-robin); give at most {every - 1}"
+                f"{len(names)} entrants at {players} seats give each one {every} different table(s), all of "
+                "them a round robin (format: round-robin)"
+                + (f"; give at most {every - 1}" if every > 1 else "")
             )
         return Design(chosen, tables_per_entrant=per_entrant)
     if chosen is Format.GAUNTLET:
@@ -368,8 +369,9 @@ def _design(schedule: _Schedule, names: list[str], players: int, path: Path, dat
         if count is not None and count >= every:
             raise LeagueError(
                 f"{_where(path, data, ['schedule', 'tables_per_challenger'])}: {count} is too many: a "
-                f"field of {field_size} at {players} seats makes {every} tables per challenger; give at most "
-                f"{every - 1}, or leave the key out to play them all"
+                f"field of {field_size} at {players} seats makes {every} table(s) per challenger; "
+                + (f"give at most {every - 1}, or " if every > 1 else "")
+                + "leave the key out to play them all"
             )
         return Design(chosen, challengers=tuple(schedule.challengers), tables_per_challenger=count)
     return Design()
