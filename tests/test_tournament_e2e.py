@@ -413,6 +413,8 @@ def test_a_sampled_league_that_grows_keeps_its_played_tables_and_results(tmp_pat
     assert all(row["tables"] == 2 for row in board)  # duplicate rating: each table one rated game
     markdown = referee("leaderboard", path, "--format", "markdown").stdout
     assert markdown.startswith("Format: sampled, 2 tables per entrant\n\n| # |")
+    referee("report", path, "-o", tmp_path / "site")
+    assert "Format: sampled, 2 tables per entrant." in (tmp_path / "site" / "index.html").read_text()
 
     path.write_text(path.read_text() + NEWCOMER)
     dry = referee("run", path, "--dry-run").stdout
