@@ -646,14 +646,17 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
     else:
         each = ROUGH_MATCH_SECONDS
         basis = f"no stored match to time: a rough {each:g}s a match"
-    where = "a Dask cluster's worker" if on_dask else "matches at once"
+    estimate = (
+        f"{eta_text(missing * each)} of match time, shared by the Dask cluster's workers"
+        if on_dask
+        else f"{eta_text(missing * each / at_once)} at {at_once} match{'es' if at_once > 1 else ''} at once"
+    )
     return [
         f"dry run of {league.name}: {league.schedule_label}; nothing is played or written",
         f"schedule: {tables} tables, {len(schedule)} matches ({league.players} players, seating "
         f"{league.seating})",
         f"{state}; {played} played, {missing} to play",
-        f"estimate: {eta_text(missing * each / at_once)} at {at_once} {where}{'s' if on_dask else ''} "
-        f"({basis})",
+        f"estimate: {estimate} ({basis})",
     ]
 
 

@@ -456,6 +456,12 @@ def test_a_dry_run_draws_no_secret_seed_and_writes_nothing(tmp_path):
     fresh = referee("run", path, "--dry-run", "--fresh").stdout
     assert "--fresh: the 10 match(es) stored" in fresh
     assert "0 played, 10 to play" in fresh
+    path.write_text(path.read_text() + "rules: {talk: off}\n")
+    other = referee("run", path, "--dry-run", "--workers", "3").stdout
+    assert "holds results of other league settings: the run would refuse, see --fresh" in other
+    assert "0 played, 10 to play" in other
+    assert re.search(r"estimate: \d+s at 3 matches at once \(no stored match", other)
+    assert dump(database) == content
 
 
 def test_a_gauntlet_seats_one_challenger_at_every_table(tmp_path):
