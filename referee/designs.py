@@ -27,6 +27,8 @@ from pyramid_sdk.seeds import derive_seed
 
 ANNEAL_STEPS: Final = 20_000
 """Random swaps tried when the hill climb ends with pair counts more than 1 apart."""
+TRIES: Final = 4
+"""Random picks per annealing step: of the tables to take an entrant from, of the places to swap it to."""
 REPEAT_PENALTY: Final = 10_000
 """The cost of a set of entrants seated twice: above any gain in pair counts."""
 
@@ -230,21 +232,33 @@ class _Extension:
         size = len(self.pairs)
         # the most tables a pair would share in a balanced design: swaps start from a pair above it
         ceiling = math.ceil(sum(map(sum, self.pairs)) / (size * (size - 1)))
+        # the cost of a balanced design, every pair count within 1: nothing does better
+        shared, pairs = sum(map(sum, self.pairs)) // 2, size * (size - 1) // 2
+        low, above = divmod(shared, pairs)
+        floor = pairs * low * low + above * (2 * low + 1)
         for step in range(steps):
             heat = 2.0 * (0.01 / 2.0) ** (step / steps)
-            a, b = int(rng.random() * count), int(rng.random() * count)
-            crowded = [
-                i for i, x in enumerate(tables[a]) if max(self.pairs[x][m] for m in tables[a]) > ceiling
-            ]
+            for _ in range(TRIES):  # a table with a crowded pair, if one comes up soon
+                a = int(rng.random() * count)
+                table = tables[a]
+                crowded = [i for i, x in enumerate(table) if max(self.pairs[x][m] for m in table) > ceiling]
+                if crowded:
+                    break
             i = crowded[int(rng.random() * len(crowded))] if crowded else int(rng.random() * self.players)
-            j = int(rng.random() * self.players)
-            delta = None if a == b else self._delta(a, i, b, j)
+            delta, b, j = None, a, 0
+            for _ in range(TRIES):  # the best of a few random places to swap with
+                other, seat = int(rng.random() * count), int(rng.random() * self.players)
+                change = None if other == a else self._delta(a, i, other, seat)
+                if change is not None and (delta is None or change < delta):
+                    delta, b, j = change, other, seat
             if delta is None or (delta > 0 and rng.random() >= math.exp(-delta / heat)):
                 continue
             self._swap(a, i, b, j)
             cost += delta
             if cost < best_cost:
                 best_cost, best = cost, [list(table) for table in tables]
+                if best_cost == floor:
+                    break
         for number, table in enumerate(best):  # back to the best design
             self._replace(number, table)
 
