@@ -57,12 +57,17 @@ def sampled_design(
     The first cohort's entrants sit at ``per_entrant`` tables each (``per_entrant + 1`` for a few where
     ``players`` does not divide the seats); each later cohort's newcomers at ``per_entrant``, with the
     earlier entrants in the other seats. No set of entrants is a table twice.
+
+    A cohort too small to give each of its entrants ``per_entrant`` different tables joins together with
+    the next one: a league played with fewer tables per entrant, which now asks for more, gets a new
+    design (its tables already played that the new one has keep their results).
     """
     present: list[str] = []
     design: list[Table] = []
+    newcomers: list[str] = []
     for number, cohort in enumerate(cohorts):
-        newcomers = sorted(set(cohort) - set(present))
-        if not newcomers:
+        newcomers = sorted({*newcomers, *(set(cohort) - set(present))})
+        if not newcomers or most_tables(len(present) + len(newcomers), players) <= per_entrant:
             continue
         present = sorted({*present, *newcomers})
         key = {name: derive_seed(seed, "sampled", number, name) for name in present}
@@ -70,6 +75,7 @@ def sampled_design(
             present, newcomers, design, players, per_entrant, key, derive_seed(seed, "sampled", number)
         )
         design += extension.tables()
+        newcomers = []
     return tuple(design)
 
 

@@ -287,3 +287,15 @@ def test_any_sampled_design_seats_everyone_t_or_t_plus_1_times_and_pairs_within_
     assert {sits[name] for name in names} <= {per_entrant, per_entrant + 1}
     counts = pair_counts(design, names)
     assert max(counts) - min(counts) <= 2
+
+
+def test_more_tables_per_entrant_than_an_early_group_allows_joins_it_with_the_next():
+    """Five entrants at 4 seats have 4 tables each at most: a league grown to 10 that now asks for 6
+    tables each cannot keep the five's design, and gets one of the ten, every table once."""
+    names = FIELD[10]
+    design = [tuple(t[0].entrants) for t in tables(sampled(names, 4, 6, cohorts=(names[:5], names[5:])))]
+    assert len({frozenset(table) for table in design}) == len(design) == 15
+    assert set(Counter(name for table in design for name in table).values()) == {6}
+    # with 3 tables each, which five entrants can have, the five's tables stay
+    five = {m.match_id for m in sampled(names[:5], 4, 3)}
+    assert five < {m.match_id for m in sampled(names, 4, 3, cohorts=(names[:5], names[5:]))}
