@@ -11,9 +11,10 @@ so every table of an earlier cohort stays in the schedule (its results stay vali
 newcomers' tables are new. Within one extension the entrants' table counts are fixed first (newcomers
 ``per_entrant`` each, the other seats spread evenly over the entrants with the fewest tables), a greedy
 fills the tables with them, and a hill climb swaps entrants between the new tables while that evens out
-the pair counts (it minimises the sum of their squares, whose minimum, where a balanced design exists,
-is one). Every choice is a pure function of the seed and the names: no shared random generator, no
-dependence on the order of the league file.
+the pair counts (it minimises the sum of their squares, which is least where they are all within 1).
+Where the climb stops with two pair counts more than 1 apart, a short simulated anneal, seeded from the
+league seed, looks further. Every choice is a pure function of the seed and the names: no shared
+random generator, no dependence on the order of the league file.
 """
 
 from __future__ import annotations
