@@ -604,19 +604,23 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
     stored: dict[str, StoredMatch] = {}
     seconds: list[float] = []
     invalid: set[str] = set()
-    if not database.is_file():
-        state = f"no results database yet ({database}): nothing played"
-    else:
-        store = Store(database, write=False)
+    state = f"no results database yet ({database}): nothing played"
+    if database.is_file() and not database.stat().st_size:  # opened, SQLite would write its header
+        state = f"nothing stored yet in {database}"
+    elif database.is_file():
         try:
-            if league.seed is None and store.meta("secret_seed") is not None and not fresh:
-                league = replace(league, seed=int(store.meta("secret_seed") or 0), seed_secret=True)
-            settings = store.meta("settings")
-            if fresh:
-                state = (
-                    f"--fresh: the {store.match_count()} match(es) stored in {database} would be forgotten"
-                )
-            elif league.seed is not None and settings not in (None, league_settings(league)):
+            store = Store(database, write=False)
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+        try:
+            count, secret = store.match_count(), store.meta("secret_seed")
+            if league.seed is None and secret is not None and not fresh:
+                league = replace(league, seed=int(secret), seed_secret=True)
+            if not count:
+                state = f"nothing stored yet in {database}"
+            elif fresh:
+                state = f"--fresh: the {count} match(es) stored in {database} would be forgotten"
+            elif league.seed is None or store.meta("settings") != league_settings(league):
                 state = (
                     f"{database} holds results of other league settings: the run would refuse, see --fresh"
                 )

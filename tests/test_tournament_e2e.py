@@ -443,6 +443,15 @@ def test_a_dry_run_draws_no_secret_seed_and_writes_nothing(tmp_path):
     assert "estimate: 15s at 2 matches at once (no stored match to time: a rough 3s a match)" in dry.stdout
     assert not database.exists()
     assert list(tmp_path.iterdir()) == [path]  # no logs folder either
+    database.write_bytes(b"")  # a file with no results in it yet: as good as none
+    assert "nothing stored yet in" in referee("run", path, "--dry-run").stdout
+    assert database.read_bytes() == b""
+    database.write_bytes(b"not a database, but long enough to be read as one" * 40)
+    broken = referee("run", path, "--dry-run", check=False)
+    assert broken.returncode == 1
+    assert broken.stderr.startswith(f"Error: {database}: not a results database")
+    assert len(broken.stderr.splitlines()) == 1
+    database.unlink()
     referee("run", path)
     content, names = dump(database), sorted(p.name for p in tmp_path.iterdir())
     secret = dict(re.findall(r"INSERT INTO \"meta\" VALUES\('(\w+)','(\d+)'\)", "\n".join(content)))[
