@@ -1,6 +1,7 @@
 """League files: a valid one loads into a typed config; every broken one is one clear line, exit code 2."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -407,3 +408,20 @@ def test_a_submit_that_would_break_the_league_leaves_it_untouched(tmp_path):
     assert path.read_bytes() == before
     assert path.stat().st_ino == inode
     assert sorted(p.name for p in tmp_path.iterdir()) == ["league.yaml"]
+
+
+def test_the_format_examples_of_docs_league_load(tmp_path):
+    """The ``schedule:`` examples of docs/LEAGUE.md, "Formats", in a league of 12 entrants at 4 seats."""
+    text = (ROOT / "docs" / "LEAGUE.md").read_text(encoding="utf-8")
+    section = text[text.index("## Formats") : text.index("## Seatings")]
+    examples = re.findall(r"```yaml\n(schedule:\n.*?)```", section, re.DOTALL)
+    assert len(examples) == 2
+    names = ["mybot-v2", "mybot-v3", *(f"field{number}" for number in range(10))]
+    entrants = "".join(
+        f"  - name: {name}\n    module: sample_bots.random_bot:RandomBot\n    cwd: {ROOT}\n" for name in names
+    )
+    formats = []
+    for example in examples:
+        league = load_league(write(tmp_path, f"name: Docs\nplayers: 4\n{example}entrants:\n{entrants}"))
+        formats.append(league.design.format)
+    assert formats == [Format.SAMPLED, Format.GAUNTLET]
