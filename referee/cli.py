@@ -55,18 +55,27 @@ from referee.preflight import Broken, PreflightError
 from referee.ratings import Leaderboard, rate
 from referee.results import open_results
 from referee.sandbox import SandboxError, SandboxMode
-from referee.store import Store, StoreError
+from referee.store import Store, StoredMatch, StoreError
 from referee.text_reports import (
     FORMATS,
     PROGRESS_WIDTH,
     crosstable_text,
+    eta_text,
     export_lines,
     leaderboard_table,
     matches_text,
     progress_line,
     replay_text,
 )
-from referee.tournament import Progress, Tournament, open_store, schedule_of
+from referee.tournament import (
+    Progress,
+    Tournament,
+    joined,
+    league_settings,
+    open_store,
+    schedule_of,
+    with_cohorts,
+)
 from referee.transcript import brief
 from referee.versions import fingerprint
 
@@ -470,6 +479,11 @@ def _write_report(league: League, store: Store, folder: Path, live: bool = False
     metavar="tcp://HOST:8786",
     help="Play on the running Dask cluster whose scheduler is at this address (docs/SCALING.md).",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the schedule's size and an estimated duration; play nothing and write nothing.",
+)
 def run_command(
     league_file: str,
     concurrency: int | None,
@@ -479,6 +493,7 @@ def run_command(
     workers: int | None,
     dask_address: str | None,
     skip_broken: bool,
+    dry_run: bool,
 ) -> None:
     """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
 
@@ -491,6 +506,11 @@ def run_command(
     league = _league(league_file)
     if workers is None and dask_address is None:
         workers, dask_address = league.workers, league.dask
+    if dry_run:
+        at_once = workers or (concurrency or league.concurrency)
+        for line in _dry_run(league, fresh, at_once, dask_address is not None):
+            click.echo(line)
+        return
     store, league = _store(league, fresh)
     _replay_new_versions(store, league)
     log_dir = league.database.parent / f"{league.database.stem}-logs"
@@ -572,7 +592,9 @@ def run_command(
             err=True,
         )
     click.echo(
-        leaderboard_table(_board(league, store), f"{league.name} — {progress.done}/{progress.total} matches")
+        leaderboard_table(
+            _board(league, store), league, f"{league.name} — {progress.done}/{progress.total} matches"
+        )
     )
     if report_dir is not None:
         click.echo(f"report: {_write_report(league, store, report_dir)}")
@@ -584,6 +606,78 @@ def run_command(
             err=True,
         )
         sys.exit(EXIT_DISQUALIFIED)
+
+
+ROUGH_MATCH_SECONDS: Final = 3.0
+"""What ``--dry-run`` assumes a match takes when no stored match says better: about what a match of the
+sample bots takes here, at 2 to 4 players, started as processes in their sandbox."""
+
+
+def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[str]:
+    """What ``referee run --dry-run`` prints: the schedule's size, what is stored of it, and how long the
+    rest would take. It only reads: no database is created, no seed drawn or stored, no bot started."""
+    database = league.database
+    stored: dict[str, StoredMatch] = {}
+    seconds: list[float] = []
+    invalid: set[str] = set()
+    state = f"no results database yet ({database}): nothing played"
+    if database.is_file() and not database.stat().st_size:  # opened, SQLite would write its header
+        state = f"nothing stored yet in {database}"
+    elif database.is_file():
+        try:
+            store = Store(database, write=False)
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+        try:
+            count, secret = store.match_count(), store.meta("secret_seed")
+            if league.seed is None and secret is not None and not fresh:
+                league = replace(league, seed=int(secret), seed_secret=True)
+            if not count:
+                state = f"nothing stored yet in {database}"
+            elif fresh:
+                state = f"--fresh: the {count} match(es) stored in {database} would be forgotten"
+            elif league.seed is None or store.meta("settings") != league_settings(league):
+                state = (
+                    f"{database} holds results of other league settings: the run would refuse, see --fresh"
+                )
+            else:
+                stored = store.matches()
+                seconds = store.match_seconds()
+                league = with_cohorts(league, joined(store, league))
+                changed = store.new_versions({e.name: fingerprint(e) for e in league.entrants})
+                invalid = {match_id for ids in changed.values() for match_id in ids}
+                state = f"results in {database}" + (
+                    f"; {len(invalid)} of them by an older version of {', '.join(changed)}, played again"
+                    if invalid
+                    else ""
+                )
+        finally:
+            store.close()
+    if league.seed is None:  # a secret seed not drawn yet: any seed gives a schedule of the same size
+        league = replace(league, seed=0, seed_secret=True)
+    schedule = schedule_of(league)
+    complete = {i for i, m in stored.items() if m.status is MatchStatus.COMPLETE} - invalid
+    played = sum(1 for match in schedule if match.match_id in complete)
+    missing = len(schedule) - played
+    tables = len({match.table_id for match in schedule})
+    if seconds:
+        each = sum(seconds) / len(seconds)
+        basis = f"{each:.1f}s a match, the mean of {len(seconds)} stored match(es)"
+    else:
+        each = ROUGH_MATCH_SECONDS
+        basis = f"no stored match to time: a rough {each:g}s a match"
+    estimate = (
+        f"{eta_text(missing * each)} of match time, shared by the Dask cluster's workers"
+        if on_dask
+        else f"{eta_text(missing * each / at_once)} at {at_once} match{'es' if at_once > 1 else ''} at once"
+    )
+    return [
+        f"dry run of {league.name}: {league.schedule_label}; nothing is played or written",
+        f"schedule: {tables} tables, {len(schedule)} matches ({league.players} players, seating "
+        f"{league.seating})",
+        f"{state}; {played} played, {missing} to play",
+        f"estimate: {estimate} ({basis})",
+    ]
 
 
 def _replay_new_versions(store: Store, league: League) -> None:
@@ -638,7 +732,7 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
     store, league = _results(league_file)
     board = _ratings(league, store)
-    click.echo(FORMATS[fmt](board) if fmt != "table" else leaderboard_table(board, league.name), nl=False)
+    click.echo(FORMATS[fmt](board, league) if fmt != "table" else leaderboard_table(board, league), nl=False)
     if cross:
         schedule, names = schedule_of(league), [s.entrant for s in board.standings]
         click.echo("\n" + crosstable_text(crosstable(names, schedule, store.matches(), board.mode)), nl=False)

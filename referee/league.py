@@ -9,6 +9,7 @@ table?) are checked after it. Every problem becomes one :class:`LeagueError` lin
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
 import shlex
@@ -26,9 +27,10 @@ from ruamel.yaml.error import YAMLError
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
 from referee.bots import BotSpec, BotSpecError
+from referee.designs import most_tables
 from referee.ratings import RatingMode
 from referee.sandbox import Limits, SandboxMode, parse_size
-from referee.schedule import Seating
+from referee.schedule import Design, Format, Seating
 
 
 class LeagueError(ValueError):
@@ -65,7 +67,10 @@ class _Strict(BaseModel):
 
 
 class _Schedule(_Strict):
-    format: Literal["round-robin"] = "round-robin"
+    format: Literal["round-robin", "sampled", "gauntlet"] = "round-robin"
+    tables_per_entrant: int | None = Field(None, ge=1, le=100_000)
+    challengers: list[Name] | None = Field(None, min_length=1)
+    tables_per_challenger: int | None = Field(None, ge=1, le=100_000)
     rounds: int = Field(1, ge=1, le=1000)
     seating: Literal["single", "cyclic", "balanced", "all"] = "balanced"
     rotate_seats: bool | None = None
@@ -160,6 +165,13 @@ class League:
     """Play on a Dask LocalCluster of this many worker processes (``--workers``)."""
     dask: str | None = None
     """Play on the running Dask cluster whose scheduler is at this address (``--dask``)."""
+    design: Design = field(default_factory=Design)
+    """Which tables are played: ``schedule.format`` and its keys (``cohorts`` come from the database)."""
+
+    @property
+    def schedule_label(self) -> str:
+        """Which format produces the leaderboard, as it says so: ``sampled, 6 tables per entrant``."""
+        return self.design.describe() + (f", {self.rounds} rounds" if self.rounds > 1 else "")
 
     @property
     def players(self) -> int:
@@ -282,6 +294,7 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
             f"{_where(path, data, ['entrants'])}: "
             f"{len(entrants)} entrants cannot fill a table of {raw.players}"
         )
+    design = _design(raw.schedule, [entrant.name for entrant in entrants], raw.players, path, data)
     return League(
         path=path,
         name=raw.name,
@@ -299,7 +312,69 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         limits=Limits(**raw.limits.model_dump()),
         workers=raw.workers,
         dask=raw.dask,
+        design=design,
     )
+
+
+def _design(schedule: _Schedule, names: list[str], players: int, path: Path, data: Any) -> Design:
+    """The schedule's format and its keys, checked against each other and against the entrants."""
+    chosen = Format(schedule.format)
+    only = {
+        "tables_per_entrant": (schedule.tables_per_entrant, Format.SAMPLED),
+        "challengers": (schedule.challengers, Format.GAUNTLET),
+        "tables_per_challenger": (schedule.tables_per_challenger, Format.GAUNTLET),
+    }
+    for key, (value, owner) in only.items():
+        if value is not None and chosen is not owner:
+            raise LeagueError(
+                f"{_where(path, data, ['schedule', key])}: only for format: {owner}, "
+                f"and this schedule's format is {chosen}"
+            )
+    if chosen is Format.SAMPLED:
+        per_entrant = schedule.tables_per_entrant
+        if per_entrant is None:
+            raise LeagueError(
+                f"{_where(path, data, ['schedule', 'format'])}: format: sampled needs "
+                "tables_per_entrant: the number of tables each entrant sits at"
+            )
+        every = most_tables(len(names), players)
+        if per_entrant >= every:
+            raise LeagueError(
+                f"{_where(path, data, ['schedule', 'tables_per_entrant'])}: {per_entrant} is too many: "
+                f"{len(names)} entrants at {players} seats give each one {every} different table(s), all of "
+                "them a round robin (format: round-robin)"
+                + (f"; give at most {every - 1}" if every > 1 else "")
+            )
+        return Design(chosen, tables_per_entrant=per_entrant)
+    if chosen is Format.GAUNTLET:
+        if schedule.challengers is None:
+            raise LeagueError(
+                f"{_where(path, data, ['schedule', 'format'])}: format: gauntlet needs challengers: "
+                "the entrants that play the field"
+            )
+        for number, name in enumerate(schedule.challengers):
+            where = _where(path, data, ["schedule", "challengers", number])
+            if name not in names:
+                raise LeagueError(f"{where}: no entrant named {name!r}")
+            if name in schedule.challengers[:number]:
+                raise LeagueError(f"{where}: {name!r} is a challenger twice")
+        field_size = len(names) - len(schedule.challengers)
+        if field_size < players - 1:
+            raise LeagueError(
+                f"{_where(path, data, ['schedule', 'challengers'])}: the field (the entrants that are no "
+                f"challenger) has {field_size}, too few to fill a table of {players} with a challenger"
+            )
+        count = schedule.tables_per_challenger
+        every = math.comb(field_size, players - 1)
+        if count is not None and count >= every:
+            raise LeagueError(
+                f"{_where(path, data, ['schedule', 'tables_per_challenger'])}: {count} is too many: a "
+                f"field of {field_size} at {players} seats makes {every} table(s) per challenger; "
+                + (f"give at most {every - 1}, or " if every > 1 else "")
+                + "leave the key out to play them all"
+            )
+        return Design(chosen, challengers=tuple(schedule.challengers), tables_per_challenger=count)
+    return Design()
 
 
 def _plain(value: Any) -> Any:

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from referee.league import League
 from referee.store import Store, StoreError
-from referee.tournament import league_settings
+from referee.tournament import joined, league_settings, with_cohorts
 
 
 class NothingPlayedError(StoreError):
@@ -43,6 +43,7 @@ def open_results(league: League, league_file: str) -> tuple[Store, League]:
             league = replace(league, seed=int(secret), seed_secret=True)
         if store.meta("settings") != league_settings(league):
             raise store.other_settings()
+        league = with_cohorts(league, joined(store, league))
     except BaseException:
         store.close()
         raise

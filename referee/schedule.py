@@ -13,16 +13,23 @@ around the table never changes), which let the order of the entrants decide betw
 Ids, seeds and seatings depend on the round and the table's entrant *names*, not on their places in the
 league file, so reordering the file changes nothing and adding an entrant only adds matches: those
 already played keep their ids, seeds and results.
+
+Which tables there are is the :class:`Design`: every combination (``round-robin``), a few tables per
+entrant chosen to spread the pairs evenly (``sampled``, see :mod:`referee.designs`), or each challenger
+against the field (``gauntlet``). A table is a set of entrants in a round whatever the format, with the
+same id and seed, so a table found in two formats is the same table.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pyramid_sdk.seeds import derive_seed
+from referee.designs import Table, challenger_design, sampled_design
 
 
 class Seating(enum.StrEnum):
@@ -60,6 +67,95 @@ def seatings(players: int, mode: Seating) -> tuple[tuple[int, ...], ...]:
     if mode is Seating.ALL or players < 4:
         return orders
     return tuple(order for order in orders if _is_even(order))
+
+
+class Format(enum.StrEnum):
+    """Which tables a league plays (league key ``schedule.format``)."""
+
+    ROUND_ROBIN = "round-robin"
+    """Every combination of ``players`` entrants."""
+    SAMPLED = "sampled"
+    """``tables_per_entrant`` tables per entrant, every pair of entrants meeting about equally often."""
+    GAUNTLET = "gauntlet"
+    """Each challenger with ``players - 1`` entrants of the field (the others): every combination, or
+    ``tables_per_challenger`` of them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Design:
+    """The tables of a schedule: its format and that format's settings."""
+
+    format: Format = Format.ROUND_ROBIN
+    tables_per_entrant: int | None = None
+    """``sampled``: the tables each entrant sits at."""
+    challengers: tuple[str, ...] = ()
+    """``gauntlet``: the entrants that each sit at every one of their tables alone against the field."""
+    tables_per_challenger: int | None = None
+    """``gauntlet``: the tables per challenger; ``None``, every combination of the field."""
+    cohorts: tuple[tuple[str, ...], ...] = ()
+    """``sampled``: the entrants in groups, in the order they joined the league, as its results database
+    remembers them; entrants in no group joined last, together. Every table of a group stays when a later
+    group joins (:func:`referee.designs.sampled_design`)."""
+
+    def tables(self, seed: int, names: Sequence[str], players: int) -> tuple[Table, ...]:
+        """The tables of one round, each as its entrants in name order, in playing order."""
+        if self.format is Format.SAMPLED:
+            assert self.tables_per_entrant is not None
+            joined = {name for cohort in self.cohorts for name in cohort}
+            last = tuple(sorted(set(names) - joined))
+            design = _sampled(seed, (*self.cohorts, last), players, self.tables_per_entrant)
+            present = set(names)
+            return tuple(table for table in design if present.issuperset(table))
+        if self.format is Format.GAUNTLET:
+            field = [name for name in names if name not in self.challengers]
+            return tuple(
+                table
+                for challenger in self.challengers
+                for table in (
+                    _challenger(seed, challenger, tuple(field), players, self.tables_per_challenger)
+                    if self.tables_per_challenger is not None
+                    else (
+                        tuple(sorted((challenger, *others)))
+                        for others in itertools.combinations(field, players - 1)
+                    )
+                )
+            )
+        return tuple(tuple(sorted(table)) for table in itertools.combinations(names, players))
+
+    def describe(self) -> str:
+        """The format as a leaderboard names it.
+
+        >>> Design(Format.SAMPLED, tables_per_entrant=6).describe()
+        'sampled, 6 tables per entrant'
+        >>> Design(Format.GAUNTLET, challengers=("new", "newer")).describe()
+        'gauntlet of new, newer against the field, every table'
+        """
+        if self.format is Format.SAMPLED:
+            return f"sampled, {self.tables_per_entrant} tables per entrant"
+        if self.format is Format.GAUNTLET:
+            tables = (
+                "every table"
+                if self.tables_per_challenger is None
+                else f"{self.tables_per_challenger} tables per challenger"
+            )
+            return f"gauntlet of {', '.join(self.challengers)} against the field, {tables}"
+        return "round-robin"
+
+
+@functools.lru_cache(maxsize=8)
+def _sampled(
+    seed: int, cohorts: tuple[tuple[str, ...], ...], players: int, per_entrant: int
+) -> tuple[Table, ...]:
+    """:func:`referee.designs.sampled_design`, kept: the design search takes up to a second, and a run
+    asks for its schedule several times (the live report after every few matches)."""
+    return sampled_design(seed, cohorts, players, per_entrant)
+
+
+@functools.lru_cache(maxsize=64)
+def _challenger(
+    seed: int, challenger: str, field: tuple[str, ...], players: int, count: int
+) -> tuple[Table, ...]:
+    return challenger_design(seed, challenger, field, players, count)
 
 
 def _is_even(order: tuple[int, ...]) -> bool:
@@ -102,17 +198,19 @@ def build_schedule(
     players: int,
     rounds: int,
     seating: Seating = Seating.BALANCED,
+    design: Design = Design(),
 ) -> tuple[ScheduledMatch, ...]:
-    """C(N, players) tables × the seating's matches × rounds, in that nesting order.
+    """The design's tables × the seating's matches × rounds, in that nesting order: every round plays
+    the same tables with fresh deals. A round robin is C(N, players) tables.
 
     >>> [m.match_id for m in build_schedule(1, ("c", "a", "b"), 2, 1)]
     ['r1:a,c', 'r1:c,a', 'r1:b,c', 'r1:c,b', 'r1:a,b', 'r1:b,a']
     """
     matches: list[ScheduledMatch] = []
     orders = seatings(players, seating)
+    every = design.tables(league_seed, entrant_names, players)
     for round_number in range(1, rounds + 1):
-        for table_number, table in enumerate(itertools.combinations(entrant_names, players), start=1):
-            by_name = tuple(sorted(table))
+        for table_number, by_name in enumerate(every, start=1):
             seed = derive_seed(league_seed, "round", round_number, "table", *by_name)
             for index, order in enumerate(orders):
                 seats = tuple(by_name[entrant] for entrant in order)
@@ -125,7 +223,7 @@ def build_schedule(
                         rotation=index,
                         seed=seed,
                         entrants=seats,
-                        table_id=table_id(round_number, table),
+                        table_id=table_id(round_number, by_name),
                     )
                 )
     return tuple(matches)

@@ -211,6 +211,16 @@ class Store:
                 self._set_meta("secret_seed", stored)
         return int(stored)
 
+    def cohorts(self) -> tuple[tuple[str, ...], ...]:
+        """The groups in which the league's entrants joined it, in that order (``meta`` key
+        ``cohorts``); never writes. A sampled schedule keeps each group's tables when another joins."""
+        stored = self.meta("cohorts")
+        return tuple(tuple(cohort) for cohort in json.loads(stored)) if stored else ()
+
+    def set_cohorts(self, cohorts: tuple[tuple[str, ...], ...]) -> None:
+        with self.transaction():
+            self._set_meta("cohorts", json.dumps([list(cohort) for cohort in cohorts]))
+
     def set_entrants(self, entrants: list[tuple[str, str, str]]) -> None:
         with self.transaction():
             self.db.executemany(
@@ -271,6 +281,12 @@ class Store:
             return {}
         rows = self.db.execute("SELECT name, reason FROM disqualified ORDER BY name")
         return {str(name): str(reason) for name, reason in rows}
+
+    def match_seconds(self) -> list[float]:
+        """How long each stored complete match took to play, in seconds; never writes."""
+        if self.meta("schema_version") is None:
+            return []
+        return [row[0] for row in self.db.execute("SELECT elapsed FROM matches WHERE status = 'complete'")]
 
     def complete_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT match_id FROM matches WHERE status = 'complete'")}

@@ -41,8 +41,13 @@ COLUMNS = (
 )
 
 
-def leaderboard_table(board: Leaderboard, title: str = "") -> str:
-    table = Table(title=title or None, box=box.SIMPLE_HEAVY)
+def leaderboard_table(board: Leaderboard, league: League | None = None, title: str = "") -> str:
+    """The terminal's leaderboard, titled with the league's name (or ``title``), and its format below."""
+    table = Table(
+        title=title or (league.name if league else None),
+        caption=f"format: {league.schedule_label}" if league else None,
+        box=box.SIMPLE_HEAVY,
+    )
     for key, header in COLUMNS:
         table.add_column(header, justify="left" if key == "entrant" else "right")
     for standing in board.standings:
@@ -52,24 +57,31 @@ def leaderboard_table(board: Leaderboard, title: str = "") -> str:
     return buffer.getvalue().rstrip() + "\n"
 
 
-def leaderboard_json(board: Leaderboard) -> str:
-    return (
-        json.dumps([standing.to_dict() for standing in board.standings], indent=2, ensure_ascii=False) + "\n"
-    )
+def _format(league: League | None) -> dict[str, str]:
+    """The key that says which format produced a JSON or CSV leaderboard's row: ``format: sampled``."""
+    return {"format": str(league.design.format)} if league else {}
 
 
-def leaderboard_csv(board: Leaderboard) -> str:
+def leaderboard_json(board: Leaderboard, league: League | None = None) -> str:
+    rows = [{**standing.to_dict(), **_format(league)} for standing in board.standings]
+    return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+
+
+def leaderboard_csv(board: Leaderboard, league: League | None = None) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=[key for key, _ in COLUMNS], lineterminator="\n")
+    keys = [key for key, _ in COLUMNS] + list(_format(league))
+    writer = csv.DictWriter(out, fieldnames=keys, lineterminator="\n")
     writer.writeheader()
     for standing in board.standings:
-        row = standing.to_dict()
-        writer.writerow({key: "" if row[key] is None else row[key] for key, _ in COLUMNS})
+        row = {**standing.to_dict(), **_format(league)}
+        writer.writerow({key: "" if row[key] is None else row[key] for key in keys})
     return out.getvalue()
 
 
-def leaderboard_markdown(board: Leaderboard) -> str:
-    lines = ["| " + " | ".join(header for _, header in COLUMNS) + " |"]
+def leaderboard_markdown(board: Leaderboard, league: League | None = None) -> str:
+    """A Markdown table, after a line naming the league's format when there is a league."""
+    caption = [f"Format: {league.schedule_label}", ""] if league else []
+    lines = [*caption, "| " + " | ".join(header for _, header in COLUMNS) + " |"]
     lines.append("|" + "|".join("---:" if key != "entrant" else "---" for key, _ in COLUMNS) + "|")
     for standing in board.standings:
         lines.append("| " + " | ".join(leaderboard_cell(key, standing) for key, _ in COLUMNS) + " |")

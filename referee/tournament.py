@@ -45,10 +45,11 @@ LOGGER = logging.getLogger(__name__)
 
 
 def schedule_of(league: League) -> tuple[ScheduledMatch, ...]:
+    """The league's matches: the one schedule that both executors, the ratings and every report use."""
     if league.seed is None:
         raise ValueError("the league's secret seed is unknown until its results database is opened")
     names = tuple(entrant.name for entrant in league.entrants)
-    return build_schedule(league.seed, names, league.players, league.rounds, league.seating)
+    return build_schedule(league.seed, names, league.players, league.rounds, league.seating, league.design)
 
 
 def league_settings(league: League) -> str:
@@ -80,7 +81,24 @@ def open_store(league: League, fresh: bool = False) -> tuple[Store, League]:
             for e in league.entrants
         ]
     )
-    return store, league
+    cohorts = joined(store, league)
+    store.set_cohorts(cohorts)
+    return store, with_cohorts(league, cohorts)
+
+
+def joined(store: Store, league: League) -> tuple[tuple[str, ...], ...]:
+    """The league's entrants in the groups in which they joined it (``Design.cohorts``): those the
+    database knows, then the league's other entrants as one more group. While nothing is stored, all of
+    them are one group: the sampled design is still free."""
+    names = tuple(sorted(entrant.name for entrant in league.entrants))
+    known = store.cohorts() if store.match_count() else ()
+    seen = {name for cohort in known for name in cohort}
+    newcomers = tuple(name for name in names if name not in seen)
+    return (*known, newcomers) if newcomers else known
+
+
+def with_cohorts(league: League, cohorts: tuple[tuple[str, ...], ...]) -> League:
+    return replace(league, design=replace(league.design, cohorts=cohorts))
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ from test_tournament_e2e import (
     finished,  # noqa: F401 (the in-process reference run, a fixture)
     league_at,
     referee,
+    sampled_league_at,
 )
 
 
@@ -79,6 +80,20 @@ def test_workers_two_gives_identical_results(finished, tmp_path):  # noqa: F811
     assert (
         referee("leaderboard", path, "--format", "json").stdout
         == referee("leaderboard", reference_path, "--format", "json").stdout
+    )
+    assert settle(worker_processes) == [], "a worker process outlived referee run"
+
+
+def test_a_sampled_league_on_workers_gives_identical_results(tmp_path):
+    """Both executors take their matches from ``schedule_of``: a sampled design (which depends on the
+    entrants the database saw join) is the same on the workers."""
+    here, there = sampled_league_at(tmp_path / "here"), sampled_league_at(tmp_path / "there")
+    referee("run", here)
+    assert "10/10 matches" in referee("run", there, "--workers", "2").stdout
+    assert export(there) == export(here)
+    assert (
+        referee("leaderboard", there, "--format", "json").stdout
+        == referee("leaderboard", here, "--format", "json").stdout
     )
     assert settle(worker_processes) == [], "a worker process outlived referee run"
 

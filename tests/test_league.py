@@ -1,6 +1,7 @@
 """League files: a valid one loads into a typed config; every broken one is one clear line, exit code 2."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from referee.league import LeagueError, add_entrant, load_league, parse_duration
 from referee.ratings import RatingMode
 from referee.sandbox import Limits, SandboxMode
-from referee.schedule import Seating
+from referee.schedule import Design, Format, Seating
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -235,6 +236,58 @@ BROKEN = [
         r"entrants\[1\].paths\[0\]: no such path .*weights",
     ),
     (
+        "challengers-without-gauntlet",
+        GOOD.replace("seating: all}", "seating: all, challengers: [a]}"),
+        r":4: schedule.challengers: only for format: gauntlet, and this schedule's format is round-robin$",
+    ),
+    (
+        "tables-per-entrant-without-sampled",
+        GOOD.replace("seating: all}", "seating: all, tables_per_entrant: 2}"),
+        r":4: schedule.tables_per_entrant: only for format: sampled",
+    ),
+    (
+        "unknown-challenger",
+        GOOD.replace("format: round-robin", "format: gauntlet, challengers: [a, zed]"),
+        r":4: schedule.challengers\[1\]: no entrant named 'zed'$",
+    ),
+    (
+        "challenger-twice",
+        GOOD.replace("format: round-robin", "format: gauntlet, challengers: [b, b]"),
+        r":4: schedule.challengers\[1\]: 'b' is a challenger twice$",
+    ),
+    (
+        "gauntlet-without-challengers",
+        GOOD.replace("format: round-robin", "format: gauntlet"),
+        r":4: schedule.format: format: gauntlet needs challengers",
+    ),
+    (
+        "field-too-small",
+        GOOD.replace("format: round-robin", "format: gauntlet, challengers: [a, b, c]"),
+        r":4: schedule.challengers: the field .* has 1, too few to fill a table of 3 with a challenger$",
+    ),
+    (
+        "too-many-tables-per-challenger",
+        GOOD.replace("format: round-robin", "format: gauntlet, challengers: [a], tables_per_challenger: 3"),
+        r":4: schedule.tables_per_challenger: 3 is too many: a field of 3 at 3 seats makes 3 table\(s\) per "
+        r"challenger; give at most 2, or leave the key out to play them all$",
+    ),
+    (
+        "sampled-without-tables",
+        GOOD.replace("format: round-robin", "format: sampled"),
+        r":4: schedule.format: format: sampled needs tables_per_entrant",
+    ),
+    (
+        "too-many-tables-per-entrant",
+        GOOD.replace("format: round-robin", "format: sampled, tables_per_entrant: 3"),
+        r":4: schedule.tables_per_entrant: 3 is too many: 4 entrants at 3 seats give each one 3 different "
+        r"table\(s\), all of them a round robin \(format: round-robin\); give at most 2$",
+    ),
+    (
+        "no-tables-per-entrant",
+        GOOD.replace("format: round-robin", "format: sampled, tables_per_entrant: 0"),
+        r":4: schedule.tables_per_entrant: Input should be greater than or equal to 1, got 0$",
+    ),
+    (
         "players-in-rules",
         GOOD.replace("talk: defenders", "talk: defenders, players: 2"),
         r"rules.players: set players at the top level",
@@ -250,6 +303,22 @@ def test_broken_league_files_give_one_clear_line(tmp_path, text, pattern):
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith(str(path))
+
+
+def test_the_schedule_formats_load_with_their_keys(tmp_path):
+    league = load_league(write(tmp_path, GOOD))
+    assert league.design == Design()  # round robin, the default
+    assert league.schedule_label == "round-robin, 2 rounds"
+    sampled = GOOD.replace("format: round-robin", "format: sampled, tables_per_entrant: 2")
+    league = load_league(write(tmp_path, sampled))
+    assert league.design == Design(Format.SAMPLED, tables_per_entrant=2)
+    assert league.schedule_label == "sampled, 2 tables per entrant, 2 rounds"
+    gauntlet = GOOD.replace(
+        "format: round-robin", "format: gauntlet, challengers: [d], tables_per_challenger: 2"
+    )
+    league = load_league(write(tmp_path, gauntlet))
+    assert league.design == Design(Format.GAUNTLET, challengers=("d",), tables_per_challenger=2)
+    assert league.schedule_label == "gauntlet of d against the field, 2 tables per challenger, 2 rounds"
 
 
 def test_an_interpreter_s_script_or_module_that_exists_passes_the_load_time_check(tmp_path):
@@ -339,3 +408,20 @@ def test_a_submit_that_would_break_the_league_leaves_it_untouched(tmp_path):
     assert path.read_bytes() == before
     assert path.stat().st_ino == inode
     assert sorted(p.name for p in tmp_path.iterdir()) == ["league.yaml"]
+
+
+def test_the_format_examples_of_docs_league_load(tmp_path):
+    """The ``schedule:`` examples of docs/LEAGUE.md, "Formats", in a league of 12 entrants at 4 seats."""
+    text = (ROOT / "docs" / "LEAGUE.md").read_text(encoding="utf-8")
+    section = text[text.index("## Formats") : text.index("## Seatings")]
+    examples = re.findall(r"```yaml\n(schedule:\n.*?)```", section, re.DOTALL)
+    assert len(examples) == 2
+    names = ["mybot-v2", "mybot-v3", *(f"field{number}" for number in range(10))]
+    entrants = "".join(
+        f"  - name: {name}\n    module: sample_bots.random_bot:RandomBot\n    cwd: {ROOT}\n" for name in names
+    )
+    formats = []
+    for example in examples:
+        league = load_league(write(tmp_path, f"name: Docs\nplayers: 4\n{example}entrants:\n{entrants}"))
+        formats.append(league.design.format)
+    assert formats == [Format.SAMPLED, Format.GAUNTLET]

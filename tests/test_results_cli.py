@@ -198,7 +198,9 @@ def test_the_cli_and_the_html_report_round_every_figure_the_same_way(played, tmp
         [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)]
         for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)
     ]
-    markdown = referee("leaderboard", played, "--format", "markdown").stdout.splitlines()[2:]
+    markdown = referee("leaderboard", played, "--format", "markdown").stdout.splitlines()
+    assert markdown[:2] == ["Format: round-robin", ""]
+    markdown = markdown[4:]  # the rows, after the format line, a blank line, the header and the rule
     in_cli = [[cell.strip() for cell in line.strip("|").split("|")] for line in markdown]
     assert in_cli == in_html
     table = referee("leaderboard", played).stdout

@@ -1,5 +1,6 @@
 """Tournaments end to end through the real CLI, with real bot processes, real SQLite files and gRPC."""
 
+import contextlib
 import json
 import re
 import signal
@@ -349,3 +350,141 @@ def test_the_first_eta_after_a_resume_comes_from_this_run_s_matches_and_lines_fi
     assert abs(eta_seconds(lines[0]) - 2 * first) <= 1.5  # two left, each as long as this run's first
     assert eta_seconds(lines[-1]) == 0
     assert all(len(line) <= 80 for line in resumed.stdout.splitlines() if "ETA" in line)
+
+
+BIG_FIELD = f"""\
+name: Sampled League
+seed: 23
+players: 2
+schedule: {{format: sampled, tables_per_entrant: 2}}
+time_control: {{per_action: 2s, bank: 20s}}
+concurrency: 2
+entrants:
+  - name: random
+    command: python sample_bots/random_bot.py
+    cwd: {ROOT}
+  - name: heuristic
+    command: python sample_bots/heuristic.py
+    cwd: {ROOT}
+  - name: r1
+    module: sample_bots.random_bot:RandomBot
+    cwd: {ROOT}
+  - name: r2
+    module: sample_bots.random_bot:RandomBot
+    cwd: {ROOT}
+  - name: h1
+    module: sample_bots.heuristic:HeuristicBot
+    cwd: {ROOT}
+"""
+NEWCOMER = f"  - name: newcomer\n    command: python sample_bots/random_bot.py\n    cwd: {ROOT}\n"
+
+
+def sampled_league_at(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "league.yaml"
+    path.write_text(BIG_FIELD, encoding="utf-8")
+    return path
+
+
+def tables_of(lines: list[dict]) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for line in lines:
+        found.setdefault(line["table_id"], set()).update(line["seats"])
+    return found
+
+
+def test_a_sampled_league_that_grows_keeps_its_played_tables_and_results(tmp_path):
+    path = sampled_league_at(tmp_path)
+    database = tmp_path / "results.sqlite"
+    dry = referee("run", path, "--dry-run").stdout
+    assert "schedule: 5 tables, 10 matches" in dry  # 5 entrants x 2 tables / 2 seats, 2 seatings each
+    assert "no results database yet" in dry
+    assert not database.exists()
+    first = referee("run", path)
+    assert "10/10 matches" in first.stdout
+    assert "format: sampled, 2 tables per entrant" in first.stdout
+    before = {line["match_id"]: line for line in export(path)}
+    assert len(before) == 10
+    assert all(
+        len([t for t in tables_of(list(before.values())).values() if n in t]) == 2 for n in ("r1", "h1")
+    )
+    board = json.loads(referee("leaderboard", path, "--format", "json").stdout)
+    assert {row["format"] for row in board} == {"sampled"}
+    assert all(row["tables"] == 2 for row in board)  # duplicate rating: each table one rated game
+    markdown = referee("leaderboard", path, "--format", "markdown").stdout
+    assert markdown.startswith("Format: sampled, 2 tables per entrant\n\n| # |")
+    referee("report", path, "-o", tmp_path / "site")
+    assert "Format: sampled, 2 tables per entrant." in (tmp_path / "site" / "index.html").read_text()
+
+    path.write_text(path.read_text() + NEWCOMER)
+    dry = referee("run", path, "--dry-run").stdout
+    assert "schedule: 7 tables, 14 matches" in dry
+    assert "10 played, 4 to play" in dry
+    assert "the mean of 10 stored match(es)" in dry
+    assert "14/14 matches" in referee("run", path).stdout
+    after = {line["match_id"]: line for line in export(path)}
+    assert all(after[match_id] == line for match_id, line in before.items())  # same ids, seeds, results
+    new_tables = [seats for seats in tables_of(list(after.values())).values() if "newcomer" in seats]
+    assert len(new_tables) == 2
+    assert "14/14 matches" in referee("run", path).stdout  # and the grown design is stable
+
+
+def dump(database: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        return list(db.iterdump())
+
+
+def test_a_dry_run_draws_no_secret_seed_and_writes_nothing(tmp_path):
+    path = sampled_league_at(tmp_path)
+    path.write_text(path.read_text().replace("seed: 23\n", ""))
+    database = tmp_path / "results.sqlite"
+    dry = referee("run", path, "--dry-run")
+    assert "no results database yet" in dry.stdout
+    assert "estimate: 15s at 2 matches at once (no stored match to time: a rough 3s a match)" in dry.stdout
+    assert not database.exists()
+    assert list(tmp_path.iterdir()) == [path]  # no logs folder either
+    database.write_bytes(b"")  # a file with no results in it yet: as good as none
+    assert "nothing stored yet in" in referee("run", path, "--dry-run").stdout
+    assert database.read_bytes() == b""
+    database.write_bytes(b"not a database, but long enough to be read as one" * 40)
+    broken = referee("run", path, "--dry-run", check=False)
+    assert broken.returncode == 1
+    assert broken.stderr.startswith(f"Error: {database}: not a results database")
+    assert len(broken.stderr.splitlines()) == 1
+    database.unlink()
+    referee("run", path)
+    content, names = dump(database), sorted(p.name for p in tmp_path.iterdir())
+    secret = dict(re.findall(r"INSERT INTO \"meta\" VALUES\('(\w+)','(\d+)'\)", "\n".join(content)))[
+        "secret_seed"
+    ]
+    dry = referee("run", path, "--dry-run", "--concurrency", "1").stdout
+    assert "10 played, 0 to play" in dry
+    assert secret not in dry
+    assert dump(database) == content  # not a row written (SQLite may fold its WAL file into the database)
+    assert {p.name for p in tmp_path.iterdir()} <= set(names)  # no file of ours
+    fresh = referee("run", path, "--dry-run", "--fresh").stdout
+    assert "--fresh: the 10 match(es) stored" in fresh
+    assert "0 played, 10 to play" in fresh
+    path.write_text(path.read_text() + "rules: {talk: off}\n")
+    other = referee("run", path, "--dry-run", "--workers", "3").stdout
+    assert "holds results of other league settings: the run would refuse, see --fresh" in other
+    assert "0 played, 10 to play" in other
+    assert re.search(r"estimate: \d+s at 3 matches at once \(no stored match", other)
+    assert dump(database) == content
+
+
+def test_a_gauntlet_seats_one_challenger_at_every_table(tmp_path):
+    path = sampled_league_at(tmp_path)
+    text = path.read_text().replace(
+        "schedule: {format: sampled, tables_per_entrant: 2}",
+        "schedule: {format: gauntlet, challengers: [heuristic, h1], tables_per_challenger: 2}",
+    )
+    path.write_text(text.replace("players: 2", "players: 3") + NEWCOMER)
+    run = referee("run", path)
+    assert "24/24 matches" in run.stdout  # 2 challengers x 2 tables x 6 seatings
+    assert "format: gauntlet of heuristic, h1 against the field, 2 tables per challenger" in run.stdout
+    lines = export(path)
+    for seats in tables_of(lines).values():
+        assert len(seats & {"heuristic", "h1"}) == 1
+    met = [name for seats in tables_of(lines).values() for name in seats if name not in ("heuristic", "h1")]
+    assert sorted(met.count(name) for name in ("random", "r1", "r2", "newcomer")) == [2, 2, 2, 2]
