@@ -340,7 +340,8 @@ def test_the_crosstable_shows_the_statistics_of_the_export(league, browser):
 def test_the_html_leaderboard_rounds_every_figure_as_the_terminal_prints_it(league, browser):
     site, _, _ = league
     path = site.parent / "league.yaml"
-    markdown = referee("leaderboard", path, "--format", "markdown").splitlines()[2:]
+    output = referee("leaderboard", path, "--format", "markdown").splitlines()
+    markdown = [line for line in output if line.startswith("|")][2:]  # the rows, after header and rule
     terminal = [[cell.strip() for cell in row.strip("|").split("|")] for row in markdown]
     browser.get((site / "index.html").as_uri())
     page = [
