@@ -50,7 +50,7 @@ from referee.text_reports import (
     progress_line,
     replay_text,
 )
-from referee.tournament import Progress, Tournament, open_store, schedule_of
+from referee.tournament import Progress, Tournament, open_store, plan_of, schedule_of
 from referee.transcript import brief
 from referee.versions import fingerprint
 
@@ -330,7 +330,8 @@ def _results(league_file: str) -> tuple[Store, League]:
 
 def _ratings(league: League, store: Store) -> Leaderboard:
     """The leaderboard of the stored results, without storing it (``referee run`` does)."""
-    return rate([e.name for e in league.entrants], schedule_of(league), store.matches(), league.rating)
+    stored = store.matches()
+    return rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
 
 
 def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
@@ -341,7 +342,8 @@ def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
 
 
 def _board(league: League, store: Store) -> Leaderboard:
-    board = rate([e.name for e in league.entrants], schedule_of(league), store.matches(), league.rating)
+    stored = store.matches()
+    board = rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
     store.write_ratings(list(board.history))
     return board
 
@@ -400,7 +402,7 @@ class _Display:
                 self.bar = Bar(BarColumn(bar_width=self.BAR), TextColumn("{task.fields[info]}"))
                 self.bar.start()
                 self.task = self.bar.add_task(self.league.name, total=progress.total, info="")
-            self.bar.update(self.task, completed=progress.done, info=text)
+            self.bar.update(self.task, total=progress.total, completed=progress.done, info=text)
         elif progress.played:
             click.echo(text)
 
@@ -422,7 +424,8 @@ def _report_in_thread(league: League, folder: Path) -> Path:
 
 
 def _write_report(league: League, store: Store, folder: Path, live: bool = False) -> Path:
-    schedule, stored = list(schedule_of(league)), store.matches()
+    stored = store.matches()
+    schedule = list(schedule_of(league, stored))
     board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
     return write_report(league, schedule, stored, board, folder, live)
 
@@ -558,6 +561,7 @@ def run_command(
     click.echo(
         leaderboard_table(_board(league, store), f"{league.name} — {progress.done}/{progress.total} matches")
     )
+    _say_settlement(league, store)
     if report_dir is not None:
         click.echo(f"report: {_write_report(league, store, report_dir)}")
     store.close()
@@ -568,6 +572,12 @@ def run_command(
             err=True,
         )
         sys.exit(EXIT_DISQUALIFIED)
+
+
+def _say_settlement(league: League, store: Store, err: bool = False) -> None:
+    """For an ``until: settled`` league: whether its ranking is settled, and its weakest adjacent pair."""
+    if league.settling is not None:
+        click.echo(plan_of(league, store.matches()).settlement.line(), err=err)
 
 
 def _replay_new_versions(store: Store, league: League) -> None:
@@ -622,6 +632,7 @@ def leaderboard_command(league_file: str, fmt: str) -> None:
     store, league = _results(league_file)
     board = _ratings(league, store)
     click.echo(FORMATS[fmt](board) if fmt != "table" else leaderboard_table(board, league.name), nl=False)
+    _say_settlement(league, store, err=fmt != "table")
     for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
         click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
 
@@ -636,7 +647,7 @@ def replay_command(league_file: str, match_id: str) -> None:
     """
     store, league = _results(league_file)
     stored = store.matches()
-    schedule = schedule_of(league)
+    schedule = schedule_of(league, stored)
     if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
         match_id = schedule[int(match_id) - 1].match_id
     if match_id not in stored:
@@ -665,7 +676,7 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
             f"no entrant {entrant!r} in {league.name}; its entrants are {', '.join(sorted(known))}",
             param_hint="--entrant",
         )
-    click.echo(matches_text(schedule_of(league), stored, entrant, status), nl=False)
+    click.echo(matches_text(schedule_of(league, stored), stored, entrant, status), nl=False)
 
 
 @main.command("export")
@@ -681,7 +692,8 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
 def export_command(league_file: str, fmt: str, output: Path) -> None:
     """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
     store, league = _results(league_file)
-    lines = list(export_lines(league, schedule_of(league), store.matches()))
+    stored = store.matches()
+    lines = list(export_lines(league, schedule_of(league, stored), stored))
     if str(output) == "-":
         for line in lines:
             click.echo(line)
