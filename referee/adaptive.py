@@ -191,7 +191,7 @@ def plan(
         if not all(
             (m := stored.get(s.match_id)) is not None and m.status is MatchStatus.COMPLETE for s in added
         ):
-            pairs = adjacent(ratings, together, settling)
+            pairs = adjacent(ratings, together, settling) if number > 1 else ()  # no ranking yet
             return Plan(tuple(schedule), Settlement(Stop.PLAYING, number, len(schedule), pairs, settling))
         for game in rated_games(added, stored, mode):
             ratings = rate_game(ratings, game)

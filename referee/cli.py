@@ -376,6 +376,7 @@ class _Display:
         self.seen = 0
         self.first_start: float | None = None
         """When this run's first match started (the builds before it are no match time)."""
+        self.settled = ""
 
     def __call__(self, progress: Progress) -> None:
         now = time.monotonic()
@@ -405,6 +406,12 @@ class _Display:
             self.bar.update(self.task, total=progress.total, completed=progress.done, info=text)
         elif progress.played:
             click.echo(text)
+        if progress.settled != self.settled:  # an until: settled league chose its next batch
+            self.settled = progress.settled
+            if self.bar is not None:
+                self.bar.console.print(progress.settled)
+            else:
+                click.echo(progress.settled)
 
     def close(self) -> None:
         if self.bar is not None:

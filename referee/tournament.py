@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from referee.adaptive import Plan, plan
+from referee.adaptive import Plan, Settlement, plan
 from referee.bots import BotSpecError
 from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotProcess, Confinement, Launcher
@@ -111,6 +111,8 @@ class Progress:
     void: int = 0
     started: float = field(default_factory=time.monotonic)
     last: MatchOutcome | None = None
+    settled: str = ""
+    """An ``until: settled`` league's :meth:`~referee.adaptive.Settlement.line`, updated per batch."""
     points: dict[str, list[int]] = field(default_factory=dict)
     """Each entrant's totals in the complete matches so far, stored ones included."""
 
@@ -198,7 +200,9 @@ class Tournament:
         self.store = store
         self.log_dir = log_dir
         self.concurrency = concurrency or league.concurrency
-        self.schedule = schedule_of(league, store.matches() if league.settling is not None else None)
+        self.settlement: Settlement | None = None
+        """An ``until: settled`` league's standing after its last complete batch."""
+        self.schedule = self._schedule()
         self.hidden = hidden
         """Paths besides the league's own files that no bot may read (a live report's folder)."""
         self.disqualified: dict[str, str] = {}
@@ -225,9 +229,17 @@ class Tournament:
         if self.league.settling is None:
             return []
         before = len(self.schedule)
-        self.schedule = schedule_of(self.league, self.store.matches())
+        self.schedule = self._schedule()
         progress.total = len(self.schedule)
+        progress.settled = self.settlement.line() if self.settlement is not None else ""
         return self.missing() if len(self.schedule) > before else []
+
+    def _schedule(self) -> tuple[ScheduledMatch, ...]:
+        if self.league.settling is None:
+            return schedule_of(self.league)
+        planned = plan_of(self.league, self.store.matches())
+        self.settlement = planned.settlement
+        return planned.schedule
 
     def confinement(self) -> Confinement:
         """The sandbox of every bot of this league: the league's settings, and what it must not see."""
@@ -249,6 +261,7 @@ class Tournament:
     def progress(self, missing: list[ScheduledMatch]) -> Progress:
         """The progress of a run that is to play ``missing``, counting the matches stored before."""
         progress = Progress(total=len(self.schedule), done=len(self.schedule) - len(missing))
+        progress.settled = self.settlement.line() if self.settlement is not None else ""
         stored = self.store.matches()
         for planned in self.schedule:
             earlier = stored.get(planned.match_id)
