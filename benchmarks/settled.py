@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import random
 import statistics
 import subprocess
 import sys
@@ -75,9 +76,11 @@ def correct(order: Sequence[str]) -> bool:
 
 
 def league_text(seed: int, schedule: str) -> str:
-    entrants = "\n".join(
-        f"  - {{name: {name}, module: '{module}', cwd: {ROOT}}}" for name, module in FIELD.items()
-    )
+    """The league file; its entrants in an order shuffled by the seed, which orders a round robin's
+    tables (and so when its order becomes right), while ``until: settled`` sorts them by name."""
+    names = sorted(FIELD)
+    random.Random(seed).shuffle(names)
+    entrants = "\n".join(f"  - {{name: {name}, module: '{FIELD[name]}', cwd: {ROOT}}}" for name in names)
     return (
         f"name: settled benchmark\nseed: {seed}\nplayers: 4\nschedule: {schedule}\nconcurrency: 1\n"
         f"entrants:\n{entrants}\n"

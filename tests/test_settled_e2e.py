@@ -48,6 +48,8 @@ def settled(tmp_path_factory):
 def test_it_stops_when_settled_before_max_matches_with_the_stronger_bots_on_top(settled):
     path, run, lines = settled
     assert "ranking settled after" in run.stdout
+    assert "ranking not settled yet: batch 1 playing (6 matches)\n" in run.stdout  # no ranking yet
+    assert "ranking not settled yet: batch 3 playing (18 matches); weakest: " in run.stdout
     assert 12 < len(lines) < MAX
     assert all(line["status"] == "complete" for line in lines)
     batches = sorted({line["round"] for line in lines})
