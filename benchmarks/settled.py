@@ -1,20 +1,23 @@
 """How many matches ``schedule.until: settled`` needs to reach the correct order, against a round robin
 (and ``format: sampled`` where this branch has it), on a field of sample bots of known strength.
 
-The field: three copies of the random bot and three of the heuristic one under different names, four
-seats a table (``sample_bots/strength.py`` measured the heuristic 34 points a match above the random bot
-at four seats). The correct order is every heuristic above every random bot; copies of one bot may come
-in either order. The bots play in-process (``module:`` entrants, no gRPC, no sandbox) so that a league
-takes seconds: what is measured is how many matches a format asks for, not how fast they are played.
+The field: ``--copies`` copies (default 3) of the random bot and as many of the heuristic one, under
+different names (r1, r2, …, h1, h2, …), four seats a table (``sample_bots/strength.py`` measured the
+heuristic 34 points a match above the random bot at four seats). The correct order is every heuristic
+above every random bot; copies of one bot may come in either order. The bots play in-process
+(``module:`` entrants, no gRPC, no sandbox) so that a league takes seconds: what is measured is how
+many matches a format asks for, not how fast they are played.
 
 For each league seed and format it runs the real ``referee run`` in a fresh folder and reports:
 
-- ``played``: the matches the format played (a round robin's are fixed: C(6,4) tables x 12 seatings);
+- ``played``: the matches the format played (a round robin's are fixed: C(2·copies, 4) tables × the
+  seating's matches, 12 for ``balanced``, 4 for ``cyclic``; ``until: settled`` is capped at that);
 - ``correct``: whether the final leaderboard has the correct order;
 - ``reached``: the matches after which the leaderboard, recomputed at every table boundary in schedule
   order, has the correct order and keeps it to the end (what a watcher of the live board would see).
 
     .venv/bin/python benchmarks/settled.py --seeds 5
+    .venv/bin/python benchmarks/settled.py --seeds 2 --copies 5 --seating cyclic
 """
 
 from __future__ import annotations
@@ -39,27 +42,29 @@ from referee.tournament import schedule_of
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
-FIELD = {
-    "r1": "sample_bots.random_bot:RandomBot",
-    "r2": "sample_bots.random_bot:RandomBot",
-    "r3": "sample_bots.random_bot:RandomBot",
-    "h1": "sample_bots.heuristic:HeuristicBot",
-    "h2": "sample_bots.heuristic:HeuristicBot",
-    "h3": "sample_bots.heuristic:HeuristicBot",
-}
-STRONG = {"h1", "h2", "h3"}
-ROUND_ROBIN = math.comb(len(FIELD), 4) * 12
+BOTS = {"r": "sample_bots.random_bot:RandomBot", "h": "sample_bots.heuristic:HeuristicBot"}
+STRONG = "h"
+MATCHES_PER_TABLE = {"cyclic": 4, "balanced": 12}
+SETTLED = "{until: settled, seating: %s, confidence: %s, margin: %s, max_matches: %d}"
 
-SETTLED = "{until: settled, confidence: %s, margin: %s, max_matches: %d}"
-FORMATS: dict[str, str] = {
-    "round robin": "{format: round-robin}",
-    "settled c=0.95, no margin": SETTLED % (0.95, 0, ROUND_ROBIN),
-    "settled c=0.95, margin 4": SETTLED % (0.95, 4, ROUND_ROBIN),
-    "settled c=0.9, margin 5": SETTLED % (0.9, 5, ROUND_ROBIN),
-    "settled c=0.9, margin 6": SETTLED % (0.9, 6, ROUND_ROBIN),
-    # format: sampled comes from another branch of issue #16: without it this line says "n/a".
-    "sampled T=4": "{format: sampled, tables_per_entrant: 4}",
-}
+
+def field(copies: int) -> dict[str, str]:
+    """``copies`` of each bot: r1, r2, … and h1, h2, …"""
+    return {f"{kind}{number}": module for kind, module in BOTS.items() for number in range(1, copies + 1)}
+
+
+def formats(copies: int, seating: str) -> dict[str, str]:
+    """Each format's ``schedule:``. ``until: settled`` may play as many matches as the round robin."""
+    round_robin = math.comb(2 * copies, 4) * MATCHES_PER_TABLE[seating]
+    return {
+        "round robin": f"{{format: round-robin, seating: {seating}}}",
+        "settled c=0.95, no margin": SETTLED % (seating, 0.95, 0, round_robin),
+        "settled c=0.95, margin 4": SETTLED % (seating, 0.95, 4, round_robin),
+        "settled c=0.9, margin 5": SETTLED % (seating, 0.9, 5, round_robin),
+        "settled c=0.9, margin 6": SETTLED % (seating, 0.9, 6, round_robin),
+        # format: sampled comes from another branch of issue #16: without it this line says "n/a".
+        "sampled T=4": f"{{format: sampled, tables_per_entrant: 4, seating: {seating}}}",
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,24 +77,25 @@ class Outcome:
 
 def correct(order: Sequence[str]) -> bool:
     """Every strong entrant above every weak one; copies of one bot in any order."""
-    return set(order[: len(STRONG)]) == STRONG
+    strong = [name.startswith(STRONG) for name in order]
+    return strong == sorted(strong, reverse=True)
 
 
-def league_text(seed: int, schedule: str) -> str:
+def league_text(seed: int, schedule: str, entrants: dict[str, str]) -> str:
     """The league file; its entrants in an order shuffled by the seed, which orders a round robin's
     tables (and so when its order becomes right), while ``until: settled`` sorts them by name."""
-    names = sorted(FIELD)
+    names = sorted(entrants)
     random.Random(seed).shuffle(names)
-    entrants = "\n".join(f"  - {{name: {name}, module: '{FIELD[name]}', cwd: {ROOT}}}" for name in names)
+    lines = "\n".join(f"  - {{name: {name}, module: '{entrants[name]}', cwd: {ROOT}}}" for name in names)
     return (
         f"name: settled benchmark\nseed: {seed}\nplayers: 4\nschedule: {schedule}\nconcurrency: 1\n"
-        f"entrants:\n{entrants}\n"
+        f"entrants:\n{lines}\n"
     )
 
 
-def run(seed: int, schedule: str, folder: Path) -> Outcome | None:
+def run(seed: int, schedule: str, entrants: dict[str, str], folder: Path) -> Outcome | None:
     path = folder / "league.yaml"
-    path.write_text(league_text(seed, schedule), encoding="utf-8")
+    path.write_text(league_text(seed, schedule, entrants), encoding="utf-8")
     try:
         league = load_league(path)
     except LeagueError:
@@ -103,7 +109,7 @@ def run(seed: int, schedule: str, folder: Path) -> Outcome | None:
     finally:
         store.close()
     schedule_ = schedule_of(league, stored)
-    names = list(FIELD)
+    names = list(entrants)
     boards: list[tuple[int, bool]] = []
     prefix: list[ScheduledMatch] = []
     for table in tables(schedule_):
@@ -134,17 +140,20 @@ def summary(outcomes: list[Outcome]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="league seeds 1..N")
+    parser.add_argument("--copies", type=int, default=3, help="copies of each bot in the field")
+    parser.add_argument("--seating", choices=sorted(MATCHES_PER_TABLE), default="balanced")
     args = parser.parse_args()
-    print(f"field: {', '.join(FIELD)}; 4 seats; balanced seating (12 matches a table)")
+    entrants = field(args.copies)
+    print(f"field: {', '.join(entrants)}; 4 seats; {args.seating} seating")
     print(
         "| format | matches played, mean (min-max) | correct at the end | matches to reach it, mean | time |"
     )
     print("|---|---:|---:|---:|---:|")
-    for name, schedule in FORMATS.items():
+    for name, schedule in formats(args.copies, args.seating).items():
         outcomes = []
         for seed in range(1, args.seeds + 1):
             with tempfile.TemporaryDirectory() as folder:
-                outcome = run(seed, schedule, Path(folder))
+                outcome = run(seed, schedule, entrants, Path(folder))
             if outcome is None:
                 break
             outcomes.append(outcome)
