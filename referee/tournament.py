@@ -200,6 +200,8 @@ class Tournament:
         self.store = store
         self.log_dir = log_dir
         self.concurrency = concurrency or league.concurrency
+        self.known: dict[str, StoredMatch] | None = None
+        """An ``until: settled`` league's stored results as read so far (see :meth:`_schedule`)."""
         self.settlement: Settlement | None = None
         """An ``until: settled`` league's standing after its last complete batch."""
         self.schedule = self._schedule()
@@ -235,11 +237,25 @@ class Tournament:
         return self.missing() if len(self.schedule) > before else []
 
     def _schedule(self) -> tuple[ScheduledMatch, ...]:
+        """The schedule now. An ``until: settled`` league's is planned from the stored results: all of
+        them read once, then only the matches of the schedule not yet known complete (the batch just
+        played), since a complete match is never replaced during a run."""
         if self.league.settling is None:
             return schedule_of(self.league)
-        planned = plan_of(self.league, self.store.matches())
+        if self.known is None:
+            self.known = self.store.matches()
+        else:
+            self.known.update(
+                self.store.matches([m.match_id for m in self.schedule if not self._known_complete(m)])
+            )
+        planned = plan_of(self.league, self.known)
         self.settlement = planned.settlement
         return planned.schedule
+
+    def _known_complete(self, scheduled: ScheduledMatch) -> bool:
+        assert self.known is not None
+        stored = self.known.get(scheduled.match_id)
+        return stored is not None and stored.status is MatchStatus.COMPLETE
 
     def confinement(self) -> Confinement:
         """The sandbox of every bot of this league: the league's settings, and what it must not see."""

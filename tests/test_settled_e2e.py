@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.store import Store
 from test_tournament_e2e import REFEREE, complete_matches, export, referee
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,6 +65,18 @@ def test_it_stops_when_settled_before_max_matches_with_the_stronger_bots_on_top(
     settled_line = next(line for line in run.stdout.splitlines() if line.startswith("ranking settled"))
     assert settled_line in table
     assert f"{len(lines)}/{len(lines)} matches" in run.stdout
+
+
+def test_a_run_reads_only_each_new_batch_and_gets_the_same_matches(settled):
+    """Store.matches(ids), which a run uses between batches, reads exactly those stored matches."""
+    path, _, lines = settled
+    store = Store(path.parent / "results.sqlite", write=False)
+    try:
+        every = store.matches()
+        ids = [lines[0]["match_id"], lines[-1]["match_id"], "b999:nobody"]
+        assert store.matches(ids) == {key: every[key] for key in ids[:2]}
+    finally:
+        store.close()
 
 
 def test_a_killed_run_resumes_and_another_concurrency_plays_the_same_matches(settled, tmp_path):
