@@ -73,6 +73,7 @@ from referee.tournament import (
     joined,
     league_settings,
     open_store,
+    plan_of,
     schedule_of,
     with_cohorts,
 )
@@ -355,7 +356,8 @@ def _results(league_file: str) -> tuple[Store, League]:
 
 def _ratings(league: League, store: Store) -> Leaderboard:
     """The leaderboard of the stored results, without storing it (``referee run`` does)."""
-    return rate([e.name for e in league.entrants], schedule_of(league), store.matches(), league.rating)
+    stored = store.matches()
+    return rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
 
 
 def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
@@ -366,7 +368,8 @@ def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
 
 
 def _board(league: League, store: Store) -> Leaderboard:
-    board = rate([e.name for e in league.entrants], schedule_of(league), store.matches(), league.rating)
+    stored = store.matches()
+    board = rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
     store.write_ratings(list(board.history))
     return board
 
@@ -399,6 +402,7 @@ class _Display:
         self.seen = 0
         self.first_start: float | None = None
         """When this run's first match started (the builds before it are no match time)."""
+        self.settled = ""
 
     def __call__(self, progress: Progress) -> None:
         now = time.monotonic()
@@ -425,9 +429,15 @@ class _Display:
                 self.bar = Bar(BarColumn(bar_width=self.BAR), TextColumn("{task.fields[info]}"))
                 self.bar.start()
                 self.task = self.bar.add_task(self.league.name, total=progress.total, info="")
-            self.bar.update(self.task, completed=progress.done, info=text)
+            self.bar.update(self.task, total=progress.total, completed=progress.done, info=text)
         elif progress.played:
             click.echo(text)
+        if progress.settled != self.settled:  # an until: settled league chose its next batch
+            self.settled = progress.settled
+            if self.bar is not None:
+                self.bar.console.print(progress.settled)
+            else:
+                click.echo(progress.settled)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -447,7 +457,8 @@ def _report_in_thread(league: League, folder: Path) -> Path:
 
 
 def _write_report(league: League, store: Store, folder: Path, live: bool = False) -> Path:
-    schedule, stored = list(schedule_of(league)), store.matches()
+    stored = store.matches()
+    schedule = list(schedule_of(league, stored))
     board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
     return write_report(league, schedule, stored, board, folder, live)
 
@@ -596,6 +607,7 @@ def run_command(
             _board(league, store), league, f"{league.name} — {progress.done}/{progress.total} matches"
         )
     )
+    _say_settlement(league, store)
     if report_dir is not None:
         click.echo(f"report: {_write_report(league, store, report_dir)}")
     store.close()
@@ -655,7 +667,7 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
             store.close()
     if league.seed is None:  # a secret seed not drawn yet: any seed gives a schedule of the same size
         league = replace(league, seed=0, seed_secret=True)
-    schedule = schedule_of(league)
+    schedule = schedule_of(league, stored)
     complete = {i for i, m in stored.items() if m.status is MatchStatus.COMPLETE} - invalid
     played = sum(1 for match in schedule if match.match_id in complete)
     missing = len(schedule) - played
@@ -671,13 +683,24 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
         if on_dask
         else f"{eta_text(missing * each / at_once)} at {at_once} match{'es' if at_once > 1 else ''} at once"
     )
+    if league.settling is not None:  # later batches depend on results not played yet: bound them
+        cap = league.settling.max_matches
+        estimate += f"; at most {eta_text(max(cap - played, 0) * each / (1 if on_dask else at_once))} " + (
+            f"if it plays on to max_matches ({cap})"
+        )
     return [
         f"dry run of {league.name}: {league.schedule_label}; nothing is played or written",
-        f"schedule: {tables} tables, {len(schedule)} matches ({league.players} players, seating "
-        f"{league.seating})",
+        f"schedule{' so far (the batches chosen from the results stored)' if league.settling else ''}: "
+        f"{tables} tables, {len(schedule)} matches ({league.players} players, seating {league.seating})",
         f"{state}; {played} played, {missing} to play",
         f"estimate: {estimate} ({basis})",
     ]
+
+
+def _say_settlement(league: League, store: Store, err: bool = False) -> None:
+    """For an ``until: settled`` league: whether its ranking is settled, and its weakest adjacent pair."""
+    if league.settling is not None:
+        click.echo(plan_of(league, store.matches()).settlement.line(), err=err)
 
 
 def _replay_new_versions(store: Store, league: League) -> None:
@@ -734,8 +757,9 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     board = _ratings(league, store)
     click.echo(FORMATS[fmt](board, league) if fmt != "table" else leaderboard_table(board, league), nl=False)
     if cross:
-        schedule, names = schedule_of(league), [s.entrant for s in board.standings]
+        schedule, names = schedule_of(league, store.matches()), [s.entrant for s in board.standings]
         click.echo("\n" + crosstable_text(crosstable(names, schedule, store.matches(), board.mode)), nl=False)
+    _say_settlement(league, store, err=fmt != "table")
     for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
         click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
 
@@ -750,7 +774,7 @@ def replay_command(league_file: str, match_id: str) -> None:
     """
     store, league = _results(league_file)
     stored = store.matches()
-    schedule = schedule_of(league)
+    schedule = schedule_of(league, stored)
     if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
         match_id = schedule[int(match_id) - 1].match_id
     if match_id not in stored:
@@ -779,7 +803,7 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
             f"no entrant {entrant!r} in {league.name}; its entrants are {', '.join(sorted(known))}",
             param_hint="--entrant",
         )
-    click.echo(matches_text(schedule_of(league), stored, entrant, status), nl=False)
+    click.echo(matches_text(schedule_of(league, stored), stored, entrant, status), nl=False)
 
 
 @main.command("export")
@@ -795,7 +819,8 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
 def export_command(league_file: str, fmt: str, output: Path) -> None:
     """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
     store, league = _results(league_file)
-    lines = list(export_lines(league, schedule_of(league), store.matches()))
+    stored = store.matches()
+    lines = list(export_lines(league, schedule_of(league, stored), stored))
     if str(output) == "-":
         for line in lines:
             click.echo(line)

@@ -476,7 +476,9 @@ class DaskExecutor:
                     built = {e.name for e in tournament.league.entrants if e.build is not None}
                     await tournament.preflight(launcher, [], built)
                 checked = True
-                await self._drive(client, plugin.name, missing, progress, on_progress)
+                while missing:  # one pass for a fixed schedule; one per batch until settled
+                    await self._drive(client, plugin.name, missing, progress, on_progress)
+                    missing = tournament.extend(progress)
             finally:
                 if checked:  # a run stopped before its first match changes nothing stored
                     tournament.store.set_disqualified(tournament.disqualified)

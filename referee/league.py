@@ -26,11 +26,12 @@ from ruamel.yaml.error import YAMLError
 
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
+from referee.adaptive import Settling, Until, first_batch_tables
 from referee.bots import BotSpec, BotSpecError
 from referee.designs import most_tables
 from referee.ratings import RatingMode
 from referee.sandbox import Limits, SandboxMode, parse_size
-from referee.schedule import Design, Format, Seating
+from referee.schedule import Design, Format, Seating, seatings
 
 
 class LeagueError(ValueError):
@@ -75,6 +76,11 @@ class _Schedule(_Strict):
     seating: Literal["single", "cyclic", "balanced", "all"] = "balanced"
     rotate_seats: bool | None = None
     """Replaced by ``seating``; kept only to say so (see :func:`load_league`)."""
+    until: Literal["complete", "settled"] = "complete"
+    max_matches: int | None = Field(None, ge=1, le=10_000_000)
+    batch_tables: int | None = Field(None, ge=1, le=10_000)
+    confidence: float | None = Field(None, gt=0.5, lt=1)
+    margin: float | None = Field(None, ge=0, le=50)
 
 
 class _TimeControl(_Strict):
@@ -171,7 +177,12 @@ class League:
     @property
     def schedule_label(self) -> str:
         """Which format produces the leaderboard, as it says so: ``sampled, 6 tables per entrant``."""
+        if self.settling is not None:
+            return f"{self.design.describe()} until settled, at most {self.settling.max_matches} matches"
         return self.design.describe() + (f", {self.rounds} rounds" if self.rounds > 1 else "")
+
+    settling: Settling | None = None
+    """``schedule.until: settled`` and its settings; ``None``: the whole schedule is played."""
 
     @property
     def players(self) -> int:
@@ -244,6 +255,7 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
             f"seating: {seating} for what this did, or leave both out for the fairer default, balanced "
             "(docs/LEAGUE.md, 'Seatings')"
         )
+    settling = _settling(path, data, raw)
     base = path.parent
     try:
         rules = Rules.for_table(raw.players, raw.rules)
@@ -313,6 +325,7 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         workers=raw.workers,
         dask=raw.dask,
         design=design,
+        settling=settling,
     )
 
 
@@ -375,6 +388,45 @@ def _design(schedule: _Schedule, names: list[str], players: int, path: Path, dat
             )
         return Design(chosen, challengers=tuple(schedule.challengers), tables_per_challenger=count)
     return Design()
+
+
+def _settling(path: Path, data: Any, raw: _League) -> Settling | None:
+    """The ``until: settled`` keys as a :class:`Settling`, or ``None`` for a schedule played whole. Its
+    keys belong to ``until: settled`` only, and its first batch must fit under ``max_matches``."""
+    schedule = raw.schedule
+    keys = ("max_matches", "batch_tables", "confidence", "margin")
+    if Until(schedule.until) is Until.COMPLETE:
+        for key in keys:
+            if getattr(schedule, key) is not None:
+                raise LeagueError(
+                    f"{_where(path, data, ['schedule', key])}: only for until: settled "
+                    "(docs/LEAGUE.md, 'Until settled')"
+                )
+        return None
+    if Format(schedule.format) is not Format.ROUND_ROBIN:
+        raise LeagueError(
+            f"{_where(path, data, ['schedule', 'until'])}: until: settled chooses its own tables from the "
+            f"round robin's; it does not combine with format: {schedule.format}"
+        )
+    if schedule.rounds != 1:
+        raise LeagueError(
+            f"{_where(path, data, ['schedule', 'rounds'])}: until: settled plays batches until the ranking "
+            "is settled, not rounds; leave rounds out"
+        )
+    entrants, per_table = len(raw.entrants), len(seatings(raw.players, Seating(schedule.seating)))
+    tables = first_batch_tables(entrants, raw.players)
+    round_robin = math.comb(entrants, raw.players) * per_table
+    max_matches = schedule.max_matches if schedule.max_matches is not None else round_robin
+    if max_matches < tables * per_table:
+        raise LeagueError(
+            f"{_where(path, data, ['schedule', 'max_matches'])}: the first batch, which seats every "
+            f"entrant once, is {tables * per_table} matches; allow at least that many"
+        )
+    given = {
+        key: getattr(schedule, key) for key in ("confidence", "margin") if getattr(schedule, key) is not None
+    }
+    batch_tables = schedule.batch_tables if schedule.batch_tables is not None else tables
+    return Settling(max_matches, batch_tables, **given)
 
 
 def _plain(value: Any) -> Any:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -144,7 +144,7 @@ Game = list[tuple[ScheduledMatch, StoredMatch]]
 
 
 def rated_games(
-    schedule: Sequence[ScheduledMatch], stored: dict[str, StoredMatch], mode: RatingMode
+    schedule: Sequence[ScheduledMatch], stored: Mapping[str, StoredMatch], mode: RatingMode
 ) -> list[Game]:
     """The complete games of ``schedule`` in schedule order: single complete matches, or whole tables."""
     games: list[Game] = []
@@ -205,6 +205,16 @@ def even_ties(
     return result
 
 
+def rate_game(ratings: dict[str, trueskill.Rating], game: Game) -> dict[str, trueskill.Rating]:
+    """``ratings`` after one rated game: the one update :func:`rate` makes per game, which
+    ``until: settled`` (``referee.adaptive``) applies batch by batch to reach the same ratings."""
+    names = game[0][0].entrants
+    ranks = game_ranks(game_result(game))
+    groups = ENVIRONMENT.rate([(ratings[name],) for name in names], ranks=[ranks[n] for n in names])
+    rated = {name: group[0] for name, group in zip(names, groups, strict=True)}
+    return {**ratings, **even_ties(names, ranks, ratings, rated)}
+
+
 def rate(
     entrants: Iterable[str],
     schedule: Sequence[ScheduledMatch],
@@ -217,14 +227,10 @@ def rate(
     history: list[tuple[int, str, str, float, float]] = []
     for game in rated_games(schedule, stored, mode):
         last = game[-1][0]
-        names = game[0][0].entrants
-        ranks = game_ranks(game_result(game))
-        groups = ENVIRONMENT.rate([(ratings[name],) for name in names], ranks=[ranks[n] for n in names])
-        rated = {name: group[0] for name, group in zip(names, groups, strict=True)}
-        updated = even_ties(names, ranks, ratings, rated)
+        ratings = rate_game(ratings, game)
         label = last.table_id if mode is RatingMode.DUPLICATE else last.match_id
-        for name in names:
-            ratings[name] = rating = updated[name]
+        for name in game[0][0].entrants:
+            rating = ratings[name]
             history.append((last.position, label, name, rating.mu, rating.sigma))
         for scheduled, match in game:
             _count(standings, scheduled, match)

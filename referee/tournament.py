@@ -16,11 +16,12 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
+from referee.adaptive import Plan, Settlement, plan
 from referee.bots import BotSpecError
 from referee.faults import FaultPolicy, RefereeInternalError
 from referee.launcher import BotProcess, Confinement, Launcher
@@ -30,7 +31,7 @@ from referee.match_setup import open_launcher
 from referee.outcome import MatchOutcome, MatchStatus
 from referee.preflight import Broken, PreflightError, preflight, tail
 from referee.schedule import ScheduledMatch, build_schedule
-from referee.store import Store, settings_fingerprint
+from referee.store import Store, StoredMatch, settings_fingerprint
 
 BUILD_TIMEOUT: Final = 600.0
 VOID_RETRIES: Final = 2
@@ -44,12 +45,29 @@ by then the referee's failure is no accident, and retrying would only repeat it.
 LOGGER = logging.getLogger(__name__)
 
 
-def schedule_of(league: League) -> tuple[ScheduledMatch, ...]:
-    """The league's matches: the one schedule that both executors, the ratings and every report use."""
+def schedule_of(
+    league: League, stored: Mapping[str, StoredMatch] | None = None
+) -> tuple[ScheduledMatch, ...]:
+    """The league's matches: the one schedule that both executors, the ratings and every report use. An
+    ``until: settled`` league's depend on its ``stored`` results."""
+    if league.settling is not None:
+        if stored is None:
+            raise ValueError("an until: settled schedule is chosen from the stored results: pass them")
+        return plan_of(league, stored).schedule
     if league.seed is None:
         raise ValueError("the league's secret seed is unknown until its results database is opened")
     names = tuple(entrant.name for entrant in league.entrants)
     return build_schedule(league.seed, names, league.players, league.rounds, league.seating, league.design)
+
+
+def plan_of(league: League, stored: Mapping[str, StoredMatch]) -> Plan:
+    """An ``until: settled`` league's batches so far and how settled its ranking is (``referee.adaptive``)."""
+    if league.seed is None:
+        raise ValueError("the league's secret seed is unknown until its results database is opened")
+    if league.settling is None:
+        raise ValueError(f"{league.name} plays its whole schedule, not until settled")
+    names = tuple(entrant.name for entrant in league.entrants)
+    return plan(league.seed, names, league.players, league.seating, league.rating, league.settling, stored)
 
 
 def league_settings(league: League) -> str:
@@ -111,6 +129,8 @@ class Progress:
     void: int = 0
     started: float = field(default_factory=time.monotonic)
     last: MatchOutcome | None = None
+    settled: str = ""
+    """An ``until: settled`` league's :meth:`~referee.adaptive.Settlement.line`, updated per batch."""
     points: dict[str, list[int]] = field(default_factory=dict)
     """Each entrant's totals in the complete matches so far, stored ones included."""
 
@@ -198,7 +218,11 @@ class Tournament:
         self.store = store
         self.log_dir = log_dir
         self.concurrency = concurrency or league.concurrency
-        self.schedule = schedule_of(league)
+        self.known: dict[str, StoredMatch] | None = None
+        """An ``until: settled`` league's stored results as read so far (see :meth:`_schedule`)."""
+        self.settlement: Settlement | None = None
+        """An ``until: settled`` league's standing after its last complete batch."""
+        self.schedule = self._schedule()
         self.hidden = hidden
         """Paths besides the league's own files that no bot may read (a live report's folder)."""
         self.disqualified: dict[str, str] = {}
@@ -216,6 +240,40 @@ class Tournament:
     def missing(self) -> list[ScheduledMatch]:
         done = self.store.complete_ids()
         return [match for match in self.schedule if match.match_id not in done]
+
+    def extend(self, progress: Progress) -> list[ScheduledMatch]:
+        """The matches of the next batch of an ``until: settled`` league, chosen now that the stored
+        results complete the last one; none once the ranking is settled, at ``max_matches``, or while
+        a match of the last batch is missing (void or unplayed: the next run plays it first). Both
+        executors call it between batches, so what is chosen never depends on how they play."""
+        if self.league.settling is None:
+            return []
+        before = len(self.schedule)
+        self.schedule = self._schedule()
+        progress.total = len(self.schedule)
+        progress.settled = self.settlement.line() if self.settlement is not None else ""
+        return self.missing() if len(self.schedule) > before else []
+
+    def _schedule(self) -> tuple[ScheduledMatch, ...]:
+        """The schedule now. An ``until: settled`` league's is planned from the stored results: all of
+        them read once, then only the matches of the schedule not yet known complete (the batch just
+        played), since a complete match is never replaced during a run."""
+        if self.league.settling is None:
+            return schedule_of(self.league)
+        if self.known is None:
+            self.known = self.store.matches()
+        else:
+            self.known.update(
+                self.store.matches([m.match_id for m in self.schedule if not self._known_complete(m)])
+            )
+        planned = plan_of(self.league, self.known)
+        self.settlement = planned.settlement
+        return planned.schedule
+
+    def _known_complete(self, scheduled: ScheduledMatch) -> bool:
+        assert self.known is not None
+        stored = self.known.get(scheduled.match_id)
+        return stored is not None and stored.status is MatchStatus.COMPLETE
 
     def confinement(self) -> Confinement:
         """The sandbox of every bot of this league: the league's settings, and what it must not see."""
@@ -237,6 +295,7 @@ class Tournament:
     def progress(self, missing: list[ScheduledMatch]) -> Progress:
         """The progress of a run that is to play ``missing``, counting the matches stored before."""
         progress = Progress(total=len(self.schedule), done=len(self.schedule) - len(missing))
+        progress.settled = self.settlement.line() if self.settlement is not None else ""
         stored = self.store.matches()
         for planned in self.schedule:
             earlier = stored.get(planned.match_id)
@@ -271,8 +330,6 @@ class Tournament:
             ]
             await self.preflight(launcher, failed, set(builds))
             queue: asyncio.Queue[ScheduledMatch] = asyncio.Queue()
-            for match in missing:
-                queue.put_nowait(match)
             stopping: set[asyncio.Task[None]] = set()
 
             async def worker() -> None:
@@ -308,9 +365,15 @@ class Tournament:
                     if upcoming is not None:
                         upcoming[1].cancel()
 
-            workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(missing)))]
+            workers: list[asyncio.Task[None]] = []
             try:
-                await asyncio.gather(*workers)
+                while missing:  # one pass for a fixed schedule; one per batch until settled
+                    for match in missing:
+                        queue.put_nowait(match)
+                    count = min(self.concurrency, len(missing))
+                    workers = [asyncio.create_task(worker()) for _ in range(count)]
+                    await asyncio.gather(*workers)
+                    missing = self.extend(progress)
             finally:
                 for task in workers:
                     task.cancel()
