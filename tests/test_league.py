@@ -413,7 +413,8 @@ def test_a_submit_that_would_break_the_league_leaves_it_untouched(tmp_path):
 def test_the_format_examples_of_docs_league_load(tmp_path):
     """The ``schedule:`` examples of docs/LEAGUE.md, "Formats", in a league of 12 entrants at 4 seats."""
     text = (ROOT / "docs" / "LEAGUE.md").read_text(encoding="utf-8")
-    section = text[text.index("## Formats") : text.index("## Seatings")]
+    start = text.index("## Formats")
+    section = text[start : text.index("\n## ", start)]
     examples = re.findall(r"```yaml\n(schedule:\n.*?)```", section, re.DOTALL)
     assert len(examples) == 2
     names = ["mybot-v2", "mybot-v3", *(f"field{number}" for number in range(10))]
