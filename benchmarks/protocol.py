@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 from pyramid_sdk import Rules, stream, transport
-from referee.bots import BotSpec
-from referee.faults import FaultKind
-from referee.match_runner import play_match
-from referee.match_setup import open_table
+from referee.match.bots import BotSpec
+from referee.match.faults import FaultKind
+from referee.match.runner import play_match
+from referee.match.setup import open_table
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -29,8 +29,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from referee.league import League, load_league
-from referee.tournament import Tournament, open_store
+from referee.league.config import League, load_league
+from referee.league.tournament import Tournament, open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,7 +87,7 @@ def concurrency_runs(league: League) -> None:
 def executor_run(executor: str, entrants: int) -> tuple[float, float]:
     """One run of the fast league from an empty database; prints its line and returns matches/s, over the
     whole run and over its time after the cluster was ready."""
-    from referee.dask_executor import DaskExecutor  # noqa: PLC0415
+    from referee.league.dask_executor import DaskExecutor  # noqa: PLC0415
 
     folder = Path(tempfile.mkdtemp(prefix="pyramid-bench-"))
     try:

@@ -35,15 +35,15 @@ from typing import Any, TypeVar
 from pyramid_sdk import MatchRecord, Rules
 from pyramid_sdk.bot import Bot, TimeControl
 from pyramid_sdk.seeds import SEED_BITS, derive_seed
-from referee.bots import BotSpec
-from referee.faults import Fault, FaultPolicy
-from referee.launcher import Confinement, Launcher
-from referee.match_runner import LocalSeat, Seat, play_match
-from referee.match_setup import open_launcher, take_seats
-from referee.outcome import MatchOutcome, MatchStatus
-from referee.sandbox import SandboxMode
-from referee.schedule import Seating, seatings
-from referee.transcript import brief, deal_text
+from referee.league.schedule import Seating, seatings
+from referee.match.bots import BotSpec
+from referee.match.faults import Fault, FaultPolicy
+from referee.match.launcher import Confinement, Launcher
+from referee.match.outcome import MatchOutcome, MatchStatus
+from referee.match.runner import LocalSeat, Seat, play_match
+from referee.match.sandbox import SandboxMode
+from referee.match.setup import open_launcher, take_seats
+from referee.report.transcript import brief, deal_text
 
 T = TypeVar("T")
 

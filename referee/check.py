@@ -19,12 +19,12 @@ from pathlib import Path
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
-from referee.bots import BotSpec, BotSpecError
-from referee.faults import Fault
-from referee.launcher import Confinement
-from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
-from referee.match_setup import open_launcher
-from referee.outcome import MatchStatus
+from referee.match.bots import BotSpec, BotSpecError
+from referee.match.faults import Fault
+from referee.match.launcher import Confinement
+from referee.match.outcome import MatchStatus
+from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match.setup import open_launcher
 from sample_bots.random_bot import RandomBot
 
 

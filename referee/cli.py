@@ -29,7 +29,6 @@ from rich.progress import Progress as Bar
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import SEED_BITS
-from referee.bots import BotSpec, BotSpecError
 from referee.check import CheckReport, run_check
 from referee.compare import (
     EXIT_UNUSABLE,
@@ -41,22 +40,34 @@ from referee.compare import (
     make_plan,
     progress_text,
 )
-from referee.crosstable import crosstable
-from referee.disclosure import disclosure
-from referee.faults import FaultPolicy, RefereeInternalError
-from referee.html_report import write_report
-from referee.launcher import Confinement
-from referee.league import League, LeagueError, add_entrant, load_league
+from referee.league.config import League, LeagueError, add_entrant, load_league
+from referee.league.preflight import Broken, PreflightError
+from referee.league.ratings import Leaderboard, rate
+from referee.league.results import open_results
+from referee.league.store import Store, StoredMatch, StoreError
+from referee.league.tournament import (
+    Progress,
+    Tournament,
+    joined,
+    league_settings,
+    open_store,
+    plan_of,
+    schedule_of,
+    with_cohorts,
+)
+from referee.league.versions import fingerprint
 from referee.logs import LEVELS, referee_logging
-from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
-from referee.match_setup import open_table
-from referee.outcome import MatchOutcome, MatchStatus
-from referee.preflight import Broken, PreflightError
-from referee.ratings import Leaderboard, rate
-from referee.results import open_results
-from referee.sandbox import SandboxError, SandboxMode
-from referee.store import Store, StoredMatch, StoreError
-from referee.text_reports import (
+from referee.match.bots import BotSpec, BotSpecError
+from referee.match.faults import FaultPolicy, RefereeInternalError
+from referee.match.launcher import Confinement
+from referee.match.outcome import MatchOutcome, MatchStatus
+from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match.sandbox import SandboxError, SandboxMode
+from referee.match.setup import open_table
+from referee.report.crosstable import crosstable
+from referee.report.disclosure import disclosure
+from referee.report.site import write_report
+from referee.report.text import (
     FORMATS,
     PROGRESS_WIDTH,
     crosstable_text,
@@ -67,18 +78,7 @@ from referee.text_reports import (
     progress_line,
     replay_text,
 )
-from referee.tournament import (
-    Progress,
-    Tournament,
-    joined,
-    league_settings,
-    open_store,
-    plan_of,
-    schedule_of,
-    with_cohorts,
-)
-from referee.transcript import brief
-from referee.versions import fingerprint
+from referee.report.transcript import brief
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -142,6 +142,38 @@ rule_option = click.option(
 )
 
 
+def table_options(command: Any) -> Any:
+    """The rules, time control, fault limit and bots' log folder of the tables that ``match`` and
+    ``compare`` set up themselves (in a league these are keys of the league file)."""
+    for option in reversed(
+        (
+            rule_option,
+            click.option(
+                "--per-action",
+                type=click.FloatRange(min=0.001),
+                default=1.0,
+                show_default=True,
+                help="Seconds.",
+            ),
+            click.option(
+                "--bank",
+                type=click.FloatRange(min=0.0),
+                default=20.0,
+                show_default=True,
+                help="Seconds per match.",
+            ),
+            click.option("--max-faults", type=click.IntRange(min=1), default=3, show_default=True),
+            click.option(
+                "--logs",
+                type=click.Path(file_okay=False, path_type=Path),
+                help="Folder for the bots' stderr.",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
 def sandbox_options(command: Any) -> Any:
     """``--sandbox`` and ``--ro-path``: the league keys ``sandbox:`` and an entrant's ``paths:``."""
     command = click.option(
@@ -190,15 +222,7 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
     type=click.IntRange(min=0),
     help="Match seed, to replay a match; default: a fresh secret one, printed when the match is over.",
 )
-@rule_option
-@click.option(
-    "--per-action", type=click.FloatRange(min=0.001), default=1.0, show_default=True, help="Seconds."
-)
-@click.option(
-    "--bank", type=click.FloatRange(min=0.0), default=20.0, show_default=True, help="Seconds per match."
-)
-@click.option("--max-faults", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--logs", type=click.Path(file_okay=False, path_type=Path), help="Folder for the bots' stderr.")
+@table_options
 @click.option(
     "--name",
     "names",
@@ -544,7 +568,7 @@ def run_command(
     failures: tuple[type[Exception], ...] = (SandboxError,)
     if workers is not None or dask_address is not None:
         # Dask is imported only when it is used.
-        from referee.dask_executor import DaskExecutor, ExecutorError  # noqa: PLC0415
+        from referee.league.dask_executor import DaskExecutor, ExecutorError  # noqa: PLC0415
 
         executor = DaskExecutor(tournament, dask_address, workers, say=_say).run
         failures = (SandboxError, ExecutorError)
@@ -1028,15 +1052,7 @@ SPRT_OPTIONS: Final = ("h0", "h1", "alpha", "beta")
 @click.option(
     "--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="Matches at once."
 )
-@rule_option
-@click.option(
-    "--per-action", type=click.FloatRange(min=0.001), default=1.0, show_default=True, help="Seconds."
-)
-@click.option(
-    "--bank", type=click.FloatRange(min=0.0), default=20.0, show_default=True, help="Seconds per match."
-)
-@click.option("--max-faults", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--logs", type=click.Path(file_okay=False, path_type=Path), help="Folder for the bots' stderr.")
+@table_options
 @click.option("--json", "as_json", is_flag=True, help="The result as JSON on stdout (docs/COMPARE.md).")
 @sandbox_options
 @log_level_option("warning", "on stderr")

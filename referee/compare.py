@@ -31,13 +31,13 @@ from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import QUOTAS, TRICKS_PER_DEAL, score
 from pyramid_sdk.seeds import derive_seed
-from referee.bots import BotSpec, BotSpecError
-from referee.faults import FaultPolicy, RefereeInternalError
-from referee.launcher import BotProcess, Confinement, Launcher
-from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
-from referee.match_setup import open_launcher
-from referee.outcome import MatchOutcome, MatchStatus
-from referee.tournament import VOID_RETRIES, VOIDS_IN_A_ROW
+from referee.league.tournament import VOID_RETRIES, VOIDS_IN_A_ROW
+from referee.match.bots import BotSpec, BotSpecError
+from referee.match.faults import FaultPolicy, RefereeInternalError
+from referee.match.launcher import BotProcess, Confinement, Launcher
+from referee.match.outcome import MatchOutcome, MatchStatus
+from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match.setup import open_launcher
 
 Z95: Final = statistics.NormalDist().inv_cdf(0.975)
 """The two-sided 95% quantile of the normal distribution, 1.96."""
@@ -269,7 +269,7 @@ class Plan:
         """The table with ``candidate`` in ``seat``: the opponents follow it clockwise in their order, so
         each sits in the same place relative to the candidate whichever seat it has.
 
-        >>> from referee.bots import BotSpec
+        >>> from referee.match.bots import BotSpec
         >>> a, x, y, z = (BotSpec.parse(f"m:{name}") for name in "AXYZ")
         >>> plan = Plan(a, a, (x, y, z), Rules(players=4), seed=1, rounds=1)
         >>> [spec.name for spec in plan.lineup(a, 1)]

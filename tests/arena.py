@@ -15,12 +15,12 @@ from pyramid_sdk.actions import PLAYS, Action
 from pyramid_sdk.bot import Bot, MatchInfo, TimeControl
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
-from referee.bots import BotSpec
-from referee.faults import FaultPolicy
-from referee.launcher import Confinement
-from referee.match_runner import play_match
-from referee.match_setup import open_table
-from referee.outcome import MatchOutcome
+from referee.match.bots import BotSpec
+from referee.match.faults import FaultPolicy
+from referee.match.launcher import Confinement
+from referee.match.outcome import MatchOutcome
+from referee.match.runner import play_match
+from referee.match.setup import open_table
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable

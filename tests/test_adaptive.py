@@ -14,12 +14,12 @@ import pytest
 from pyramid_sdk import Rules
 from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.seeds import derive_seed
-from referee.adaptive import Plan, Settling, Stop, plan
-from referee.league import LeagueError, load_league
-from referee.outcome import MatchStatus
-from referee.ratings import RatingMode, rate
-from referee.schedule import ScheduledMatch, Seating, tables
-from referee.store import StoredMatch
+from referee.league.adaptive import Plan, Settling, Stop, plan
+from referee.league.config import LeagueError, load_league
+from referee.league.ratings import RatingMode, rate
+from referee.league.schedule import ScheduledMatch, Seating, tables
+from referee.league.store import StoredMatch
+from referee.match.outcome import MatchStatus
 
 STRENGTHS = {"ann": 40, "bob": 30, "cid": 20, "dan": 10, "eve": 0}
 

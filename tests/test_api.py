@@ -11,7 +11,7 @@ from arena import ROOT, assert_played_as
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.bot import TimeControl
 from referee.api import Played, Series, Text, match, series
-from referee.outcome import MatchStatus
+from referee.match.outcome import MatchStatus
 from sample_bots.heuristic import HeuristicBot
 from sample_bots.random_bot import RandomBot
 

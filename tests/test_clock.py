@@ -13,10 +13,10 @@ import pytest
 from arena import RANDOM, play
 from pyramid_sdk import Clock, Match, Rules
 from pyramid_sdk.bot import MatchInfo, TimeControl
-from referee.faults import FaultKind
-from referee.league import load_league
-from referee.match_runner import LocalSeat, play_match
-from referee.outcome import MatchStatus
+from referee.league.config import load_league
+from referee.match.faults import FaultKind
+from referee.match.outcome import MatchStatus
+from referee.match.runner import LocalSeat, play_match
 from sample_bots.montecarlo import MonteCarloBot, decisions_left
 
 ROOT = Path(__file__).resolve().parent.parent

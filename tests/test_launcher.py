@@ -6,9 +6,9 @@ from collections import deque
 
 import pytest
 
-from referee.bots import BotSpec, BotSpecError
-from referee.launcher import _keep_log
-from referee.match_setup import open_table
+from referee.match.bots import BotSpec, BotSpecError
+from referee.match.launcher import _keep_log
+from referee.match.setup import open_table
 
 
 def test_bot_specs_parse_commands_and_modules(tmp_path):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from referee.league import LeagueError, add_entrant, load_league, parse_duration
-from referee.ratings import RatingMode
-from referee.sandbox import Limits, SandboxMode
-from referee.schedule import Design, Format, Seating
+from referee.league.config import LeagueError, add_entrant, load_league, parse_duration
+from referee.league.ratings import RatingMode
+from referee.league.schedule import Design, Format, Seating
+from referee.match.sandbox import Limits, SandboxMode
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

@@ -12,8 +12,8 @@ import pytest
 
 from arena import FAST, RANDOM, assert_no_unknown_cards, assert_played_as, play
 from pyramid_sdk import Match
-from referee.faults import FaultKind
-from referee.outcome import MatchStatus
+from referee.match.faults import FaultKind
+from referee.match.outcome import MatchStatus
 from sample_bots.random_bot import RandomBot
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,13 +18,13 @@ from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
-from referee.bots import BotSpec
-from referee.match_runner import LocalSeat, RemoteSeat, play_match
-from referee.match_setup import open_table
-from referee.outcome import MatchStatus
-from referee.sandbox import SandboxMode, resolve_mode
-from referee.server import MAX_TRANSPORT_BYTES, SERVER_OPTIONS, create_server
-from referee.sessions import MAX_MESSAGE_BYTES, SessionRegistry
+from referee.match.bots import BotSpec
+from referee.match.outcome import MatchStatus
+from referee.match.runner import LocalSeat, RemoteSeat, play_match
+from referee.match.sandbox import SandboxMode, resolve_mode
+from referee.match.server import MAX_TRANSPORT_BYTES, SERVER_OPTIONS, create_server
+from referee.match.sessions import MAX_MESSAGE_BYTES, SessionRegistry
+from referee.match.setup import open_table
 from sample_bots.random_bot import RandomBot
 
 PROTOCOL = (ROOT / "docs/PROTOCOL.md").read_text(encoding="utf-8")
@@ -86,7 +86,7 @@ def test_a_bot_gets_exactly_the_documented_environment(tmp_path, monkeypatch):
 
 def test_the_statuses_table_lists_every_status_the_server_sends():
     documented = set(re.findall(r"^\| `([A-Z_]+)` \|", section("Statuses: how a stream can end"), re.M))
-    sent = set(re.findall(r"grpc\.StatusCode\.([A-Z_]+)", (ROOT / "referee/server.py").read_text()))
+    sent = set(re.findall(r"grpc\.StatusCode\.([A-Z_]+)", (ROOT / "referee/match/server.py").read_text()))
     assert sent
     assert sent <= documented
     assert {"OK", "RESOURCE_EXHAUSTED", "UNAVAILABLE", "CANCELLED"} <= documented

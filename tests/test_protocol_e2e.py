@@ -16,14 +16,14 @@ from pyramid_sdk.transport import grpcio_checked
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
-from referee import server as referee_server
-from referee.bots import BotSpec
-from referee.faults import FaultKind, FaultPolicy
-from referee.match_runner import LocalSeat, play_match
-from referee.match_setup import open_table
-from referee.outcome import MatchStatus
-from referee.server import create_server
-from referee.sessions import SessionRegistry
+from referee.match import server as referee_server
+from referee.match.bots import BotSpec
+from referee.match.faults import FaultKind, FaultPolicy
+from referee.match.outcome import MatchStatus
+from referee.match.runner import LocalSeat, play_match
+from referee.match.server import create_server
+from referee.match.sessions import SessionRegistry
+from referee.match.setup import open_table
 from sample_bots.heuristic import HeuristicBot
 from sample_bots.montecarlo import MonteCarloBot
 from sample_bots.random_bot import RandomBot

@@ -6,8 +6,8 @@ import statistics
 
 import pytest
 
-from referee.crosstable import crosstable
-from referee.ratings import RatingMode, ci95, game_ranks, rate
+from referee.league.ratings import RatingMode, ci95, game_ranks, rate
+from referee.report.crosstable import crosstable
 from twins import HEURISTIC, OTHER_RANDOM, RANDOM, play
 
 FIELD = (("random", RANDOM), ("heuristic", HEURISTIC), ("other", OTHER_RANDOM))

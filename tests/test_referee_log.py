@@ -50,7 +50,7 @@ def test_a_run_whose_matches_keep_going_void_stops_with_one_line_and_the_traceba
     assert text.count("Traceback (most recent call last)") == 5
     assert text.count("RuntimeError: a referee bug planted by a test bot") >= 5
     assert "in apply" in text  # the traceback reaches into the engine, where it failed
-    assert len(re.findall(r"ERROR referee\.tournament: match \S+ is void \(attempt \d of 3\)", text)) == 5
+    assert len(re.findall(r"ERROR referee\.league\.tournament: match \S+ is void \(attempt \d of 3\)", text)) == 5
 
 
 def test_a_void_match_logs_its_traceback_to_stderr():
@@ -59,7 +59,7 @@ def test_a_void_match_logs_its_traceback_to_stderr():
     )
     assert result.returncode == 1
     assert (
-        "ERROR referee.match_runner: match match: referee error in deal 1; the match is void" in result.stderr
+        "ERROR referee.match.runner: match match: referee error in deal 1; the match is void" in result.stderr
     )
     assert "Traceback (most recent call last)" in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
@@ -85,8 +85,8 @@ def test_log_level_debug_logs_every_message_to_and_from_each_bot(tmp_path):
     assert loud.returncode == 0, loud.stderr
     assert loud.stdout == quiet.stdout  # logging changes nothing in the match
     lines = loud.stderr.splitlines()
-    out = [line for line in lines if re.search(r"DEBUG referee\.sessions: s1 random <- ", line)]
-    into = [line for line in lines if re.search(r"DEBUG referee\.sessions: s1 random -> ", line)]
+    out = [line for line in lines if re.search(r"DEBUG referee\.match\.sessions: s1 random <- ", line)]
+    into = [line for line in lines if re.search(r"DEBUG referee\.match\.sessions: s1 random -> ", line)]
     assert "-> hello {" in into[0]
     assert 'token: "(secret)"' in into[0]  # the bot's token is a secret, even in the referee's own log
     assert "<- welcome {" in out[0]
@@ -104,7 +104,7 @@ def test_a_run_logs_each_match_to_referee_log_and_warns_of_more_matches_than_cpu
     assert calm.returncode == 0, calm.stderr
     assert "warning" not in calm.stderr
     log = (tmp_path / "results-logs" / "referee.log").read_text(encoding="utf-8")
-    assert len(re.findall(r"INFO referee\.match_runner: match \S+: complete in", log)) == 2
+    assert len(re.findall(r"INFO referee\.match\.runner: match \S+: complete in", log)) == 2
     busy = referee("run", path, "--fresh", "--concurrency", "64")
     assert busy.returncode == 0, busy.stderr
     cpus = len(os.sched_getaffinity(0))

@@ -8,11 +8,11 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from browser import artifacts, chromium, needs_chromium
-from referee.html_report import write_report
-from referee.league import load_league
-from referee.ratings import rate
-from referee.store import Store
-from referee.tournament import schedule_of
+from referee.league.config import load_league
+from referee.league.ratings import rate
+from referee.league.store import Store
+from referee.league.tournament import schedule_of
+from referee.report.site import write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

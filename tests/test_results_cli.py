@@ -12,10 +12,10 @@ import jinja2
 import pytest
 
 from pyramid_sdk import Match, Phase, Rules
-from referee.outcome import MatchStatus
-from referee.ratings import Leaderboard, Standing
-from referee.store import StoredMatch
-from referee.text_reports import leaderboard_markdown, replay_text
+from referee.league.ratings import Leaderboard, Standing
+from referee.league.store import StoredMatch
+from referee.match.outcome import MatchStatus
+from referee.report.text import leaderboard_markdown, replay_text
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from arena import FAST, PY, RANDOM, ROOT, bot_processes, play
-from referee.faults import FaultKind
-from referee.launcher import Confinement
-from referee.outcome import MatchStatus
-from referee.sandbox import Limits, SandboxMode, SandboxPlan, bubblewrap_problem, entrant_uid
+from referee.match.faults import FaultKind
+from referee.match.launcher import Confinement
+from referee.match.outcome import MatchStatus
+from referee.match.sandbox import Limits, SandboxMode, SandboxPlan, bubblewrap_problem, entrant_uid
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("CI") and bool(bubblewrap_problem()),

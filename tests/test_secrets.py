@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from pyramid_sdk import Match, Rules
-from referee.disclosure import disclosure
-from referee.outcome import MatchStatus
-from referee.preflight import PREFLIGHT_SEED
-from referee.schedule import Seating, build_schedule
-from referee.store import StoredMatch
+from referee.league.preflight import PREFLIGHT_SEED
+from referee.league.schedule import Seating, build_schedule
+from referee.league.store import StoredMatch
+from referee.match.outcome import MatchStatus
+from referee.report.disclosure import disclosure
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

@@ -5,7 +5,7 @@ import asyncio
 import time
 
 from pyramid_sdk.v1 import pyramid_pb2 as pb
-from referee.sessions import Closed, Session, Timeout
+from referee.match.sessions import Closed, Session, Timeout
 
 
 class SlowStream:

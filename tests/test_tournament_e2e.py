@@ -14,7 +14,7 @@ import pytest
 
 from arena import bot_processes
 from pyramid_sdk import Match, MatchRecord
-from referee.schedule import Seating, build_schedule
+from referee.league.schedule import Seating, build_schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

@@ -68,13 +68,13 @@ def test_too_late_once_grpc_is_loaded():
 
 TRAFFIC = """
 import asyncio
-import referee.server
+import referee.match.server
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from referee.sessions import SessionRegistry
+from referee.match.sessions import SessionRegistry
 
 async def main():
-    server, port = await referee.server.create_server(SessionRegistry())
+    server, port = await referee.match.server.create_server(SessionRegistry())
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
     await server.stop(None)

@@ -12,8 +12,8 @@ import pytest
 
 from pyramid_sdk.bot import MatchInfo, TimeControl
 from pyramid_sdk.rules import Rules
-from referee.match_runner import LocalSeat, play_match
-from referee.ratings import RatingMode
+from referee.league.ratings import RatingMode
+from referee.match.runner import LocalSeat, play_match
 from sample_bots.random_bot import RandomBot
 from twins import HEURISTIC, OTHER_RANDOM, RANDOM, play
 

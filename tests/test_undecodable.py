@@ -11,10 +11,10 @@ from arena import FAST, RANDOM, assert_no_unknown_cards, assert_played_as, misbe
 from pyramid_sdk import Match
 from pyramid_sdk.actions import Declare
 from pyramid_sdk.v1 import pyramid_pb2 as pb
-from referee.faults import FaultKind
-from referee.outcome import MatchStatus
-from referee.server import create_server
-from referee.sessions import Session, SessionRegistry
+from referee.match.faults import FaultKind
+from referee.match.outcome import MatchStatus
+from referee.match.server import create_server
+from referee.match.sessions import Session, SessionRegistry
 from sample_bots.random_bot import RandomBot
 
 

@@ -20,11 +20,11 @@ from pathlib import Path
 
 from pyramid_sdk.bot import MatchInfo
 from pyramid_sdk.seeds import derive_seed
-from referee.league import load_league
-from referee.ratings import Leaderboard, ci95, rate
-from referee.schedule import ScheduledMatch
-from referee.store import StoredMatch
-from referee.tournament import Tournament, open_store, schedule_of
+from referee.league.config import load_league
+from referee.league.ratings import Leaderboard, ci95, rate
+from referee.league.schedule import ScheduledMatch
+from referee.league.store import StoredMatch
+from referee.league.tournament import Tournament, open_store, schedule_of
 from sample_bots.montecarlo import MonteCarloBot
 from sample_bots.random_bot import RandomBot
 

@@ -16,7 +16,7 @@ off; elsewhere the SDK uses :class:`AsyncioStream`.
 
 With :class:`ThreadStream`, nothing reads the bot's socket while the bot thinks. That is safe because
 the referee sends nothing that needs an answer before the bot's reply: it sends no keepalive pings
-(``referee/server.py``), and gRPC's other pings and settings go out while the bot is waiting, right
+(``referee/match/server.py``), and gRPC's other pings and settings go out while the bot is waiting, right
 after its reply arrives. Messages sent meanwhile wait in the socket.
 """
 

@@ -26,12 +26,12 @@ from ruamel.yaml.error import YAMLError
 
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
-from referee.adaptive import Settling, Until, first_batch_tables
-from referee.bots import BotSpec, BotSpecError
-from referee.designs import most_tables
-from referee.ratings import RatingMode
-from referee.sandbox import Limits, SandboxMode, parse_size
-from referee.schedule import Design, Format, Seating, seatings
+from referee.league.adaptive import Settling, Until, first_batch_tables
+from referee.league.designs import most_tables
+from referee.league.ratings import RatingMode
+from referee.league.schedule import Design, Format, Seating, seatings
+from referee.match.bots import BotSpec, BotSpecError
+from referee.match.sandbox import Limits, SandboxMode, parse_size
 
 
 class LeagueError(ValueError):
@@ -139,7 +139,7 @@ class Entrant:
     spec: BotSpec
     build: str | None = None
     version: str | None = None
-    """The league file's ``version:`` of the entrant: part of its fingerprint (``referee.versions``)."""
+    """The league file's ``version:`` of the entrant: part of its fingerprint (``versions.py``)."""
 
     @property
     def in_process(self) -> bool:

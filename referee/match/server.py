@@ -1,7 +1,7 @@
 """The referee's gRPC server: handshake, authentication and the health service; nothing else.
 
 The servicer is thin on purpose (gRPC route_guide style): it checks the hello, hands the stream to a
-:class:`~referee.sessions.Session`, and returns when the session ends. Matches are driven elsewhere.
+:class:`~referee.match.sessions.Session`, and returns when the session ends. Matches are driven elsewhere.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from pyramid_sdk.wire import PROTOCOL_VERSION
-from referee.sessions import Context, SessionRegistry, decode_request
+from referee.match.sessions import Context, SessionRegistry, decode_request
 
 MAX_TRANSPORT_BYTES: Final = 1024 * 1024
 """Past this the transport cuts a bot's stream; below it, sessions.MAX_MESSAGE_BYTES is a fault."""

@@ -29,8 +29,8 @@ from types import TracebackType
 from typing import Any, Final
 
 from pyramid_sdk.client import ENV_ADDRESS, ENV_TOKEN, ENV_TOKEN_FD
-from referee.bots import BotSpec, BotSpecError
-from referee.sandbox import (
+from referee.match.bots import BotSpec, BotSpecError
+from referee.match.sandbox import (
     HOME_INSIDE,
     SOCKET_INSIDE,
     Limits,
@@ -41,7 +41,7 @@ from referee.sandbox import (
     python_paths,
     resolve_mode,
 )
-from referee.sessions import Session, SessionRegistry
+from referee.match.sessions import Session, SessionRegistry
 
 CONNECT_TIMEOUT: Final = 20.0
 STOP_GRACE: Final = 2.0
@@ -61,7 +61,7 @@ _DEATH_SIGNAL: Final = (_SETPRIV, "--pdeathsig", "KILL", "--") if _SETPRIV else 
 
 @dataclass(frozen=True, slots=True)
 class Confinement:
-    """How a launcher confines the processes it starts (see :mod:`referee.sandbox`)."""
+    """How a launcher confines the processes it starts (see :mod:`referee.match.sandbox`)."""
 
     mode: SandboxMode = SandboxMode.AUTO
     limits: Limits = field(default_factory=Limits)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from referee.ratings import Standing
+from referee.league.ratings import Standing
 
 
 def rating(value: float) -> str:

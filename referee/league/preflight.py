@@ -17,10 +17,10 @@ from typing import Final
 from pyramid_sdk.actions import IllegalActionError, IllegalTalkError, MalformedActionError
 from pyramid_sdk.bot import MatchInfo
 from pyramid_sdk.engine import Match
-from referee.bots import BotSpecError
-from referee.launcher import BotProcess, Launcher
-from referee.league import Entrant, League
-from referee.match_runner import RemoteSeat
+from referee.league.config import Entrant, League
+from referee.match.bots import BotSpecError
+from referee.match.launcher import BotProcess, Launcher
+from referee.match.runner import RemoteSeat
 
 PREFLIGHT_SEED: Final = 1
 """The seed of the preflight's deal: public, and no deal of any league (those come from the league seed)."""

@@ -15,7 +15,7 @@ league file, so reordering the file changes nothing and adding an entrant only a
 already played keep their ids, seeds and results.
 
 Which tables there are is the :class:`Design`: every combination (``round-robin``), a few tables per
-entrant chosen to spread the pairs evenly (``sampled``, see :mod:`referee.designs`), or each challenger
+entrant chosen to spread the pairs evenly (``sampled``, see :mod:`referee.league.designs`), or each challenger
 against the field (``gauntlet``). A table is a set of entrants in a round whatever the format, with the
 same id and seed, so a table found in two formats is the same table.
 """
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pyramid_sdk.seeds import derive_seed
-from referee.designs import Table, challenger_design, sampled_design
+from referee.league.designs import Table, challenger_design, sampled_design
 
 
 class Seating(enum.StrEnum):
@@ -95,7 +95,7 @@ class Design:
     cohorts: tuple[tuple[str, ...], ...] = ()
     """``sampled``: the entrants in groups, in the order they joined the league, as its results database
     remembers them; entrants in no group joined last, together. Every table of a group stays when a later
-    group joins (:func:`referee.designs.sampled_design`)."""
+    group joins (:func:`referee.league.designs.sampled_design`)."""
 
     def tables(self, seed: int, names: Sequence[str], players: int) -> tuple[Table, ...]:
         """The tables of one round, each as its entrants in name order, in playing order."""
@@ -146,7 +146,7 @@ class Design:
 def _sampled(
     seed: int, cohorts: tuple[tuple[str, ...], ...], players: int, per_entrant: int
 ) -> tuple[Table, ...]:
-    """:func:`referee.designs.sampled_design`, kept: the design search takes up to a second, and a run
+    """:func:`referee.league.designs.sampled_design`, kept: the design search takes up to a second, and a run
     asks for its schedule several times (the live report after every few matches)."""
     return sampled_design(seed, cohorts, players, per_entrant)
 
@@ -183,15 +183,6 @@ class ScheduledMatch:
     one ``table_id`` are the table's set of seatings, and share one seed."""
 
 
-def table_id(round_number: int, entrants: tuple[str, ...]) -> str:
-    """The table's identity: the same whatever the order of the entrants in the league file.
-
-    >>> table_id(2, ("dave", "bob", "carol"))
-    'r2:{bob,carol,dave}'
-    """
-    return f"r{round_number}:{{{','.join(sorted(entrants))}}}"
-
-
 def build_schedule(
     league_seed: int,
     entrant_names: tuple[str, ...],
@@ -212,21 +203,45 @@ def build_schedule(
     for round_number in range(1, rounds + 1):
         for table_number, by_name in enumerate(every, start=1):
             seed = derive_seed(league_seed, "round", round_number, "table", *by_name)
-            for index, order in enumerate(orders):
-                seats = tuple(by_name[entrant] for entrant in order)
-                matches.append(
-                    ScheduledMatch(
-                        position=len(matches),
-                        match_id=f"r{round_number}:{','.join(seats)}",
-                        round=round_number,
-                        table=table_number,
-                        rotation=index,
-                        seed=seed,
-                        entrants=seats,
-                        table_id=table_id(round_number, by_name),
-                    )
-                )
+            matches += table_matches(
+                f"r{round_number}", round_number, table_number, seed, by_name, orders, len(matches)
+            )
     return tuple(matches)
+
+
+def table_matches(
+    prefix: str,
+    round_number: int,
+    table_number: int,
+    seed: int,
+    by_name: tuple[str, ...],
+    orders: tuple[tuple[int, ...], ...],
+    position: int,
+) -> list[ScheduledMatch]:
+    """One table in all its seatings, from schedule place ``position`` on: every match with the table's
+    seed, ids ``{prefix}:{names by seat}``, and the table's id ``{prefix}:{names in name order}``: the
+    same whatever the order of the entrants in the league file.
+
+    >>> [(m.match_id, m.table_id) for m in table_matches("r2", 2, 1, 7, ("b", "a"), ((0, 1), (1, 0)), 0)]
+    [('r2:b,a', 'r2:{a,b}'), ('r2:a,b', 'r2:{a,b}')]
+    """
+    identity = f"{prefix}:{{{','.join(sorted(by_name))}}}"
+    matches = []
+    for index, order in enumerate(orders):
+        seats = tuple(by_name[entrant] for entrant in order)
+        matches.append(
+            ScheduledMatch(
+                position=position + index,
+                match_id=f"{prefix}:{','.join(seats)}",
+                round=round_number,
+                table=table_number,
+                rotation=index,
+                seed=seed,
+                entrants=seats,
+                table_id=identity,
+            )
+        )
+    return matches
 
 
 def tables(schedule: Iterable[ScheduledMatch]) -> Iterator[list[ScheduledMatch]]:

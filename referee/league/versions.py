@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Final
 
-from referee.bots import script_of
-from referee.league import Entrant
+from referee.league.config import Entrant
+from referee.match.bots import script_of
 
 HASH_LIMIT: Final = 16 * 1024 * 1024
 """Bytes of each hashed file that count (its size counts whole)."""

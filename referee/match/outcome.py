@@ -8,7 +8,7 @@ import enum
 from dataclasses import dataclass, field
 
 from pyramid_sdk.record import MatchRecord
-from referee.faults import Fault
+from referee.match.faults import Fault
 
 
 class MatchStatus(enum.StrEnum):

@@ -28,16 +28,16 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.rules import QUOTAS
-from referee.crosstable import crosstable
-from referee.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
-from referee.faults import Fault
-from referee.figures import FILTERS, leaderboard_cell
-from referee.league import League
-from referee.outcome import MatchStatus
-from referee.ratings import ENVIRONMENT, Leaderboard, RatingMode
-from referee.schedule import ScheduledMatch
-from referee.store import StoredMatch
-from referee.transcript import pyramids_of
+from referee.league.config import League
+from referee.league.ratings import ENVIRONMENT, Leaderboard, RatingMode
+from referee.league.schedule import ScheduledMatch
+from referee.league.store import StoredMatch
+from referee.match.faults import Fault
+from referee.match.outcome import MatchStatus
+from referee.report.crosstable import crosstable
+from referee.report.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
+from referee.report.figures import FILTERS, leaderboard_cell
+from referee.report.transcript import pyramids_of
 
 PALETTE: Final = ("#1f5fbf", "#c0392b", "#1e8449", "#8e44ad", "#b9770e", "#117a8b", "#5d6d7e", "#a93226")
 """Entrant colours, each with at least 4.5:1 contrast on white."""
@@ -57,9 +57,11 @@ def entrant_colours(names: Sequence[str]) -> dict[str, str]:
 
 
 _ENVIRONMENT: Final = Environment(
-    loader=PackageLoader("referee", "templates"), autoescape=select_autoescape(["html"]), trim_blocks=True
+    loader=PackageLoader("referee.report", "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
 )
-_ENVIRONMENT.filters.update(FILTERS)  # figures rounded as the terminal prints them (referee.figures)
+_ENVIRONMENT.filters.update(FILTERS)  # figures rounded as the terminal prints them (referee.report.figures)
 _ENVIRONMENT.globals["cell"] = leaderboard_cell
 
 
@@ -408,7 +410,9 @@ def write_report(
     }
     render = _ENVIRONMENT.get_template
     for asset in ASSETS:  # copied as they are: no template syntax to trip over in CSS or JS
-        write_atomic(folder / asset, (resources.files("referee") / "templates" / asset).read_text("utf-8"))
+        write_atomic(
+            folder / asset, (resources.files("referee.report") / "templates" / asset).read_text("utf-8")
+        )
     shown = disclosure(schedule, stored)
     for scheduled, match in played:
         view = match_view(scheduled, match, shown.deals_shown(match), colours)

@@ -21,17 +21,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-from referee.adaptive import Plan, Settlement, plan
-from referee.bots import BotSpecError
-from referee.faults import FaultPolicy, RefereeInternalError
-from referee.launcher import BotProcess, Confinement, Launcher
-from referee.league import Entrant, League
-from referee.match_runner import LocalSeat, RemoteSeat, Seat, play_match
-from referee.match_setup import open_launcher
-from referee.outcome import MatchOutcome, MatchStatus
-from referee.preflight import Broken, PreflightError, preflight, tail
-from referee.schedule import ScheduledMatch, build_schedule
-from referee.store import Store, StoredMatch, settings_fingerprint
+from referee.league.adaptive import Plan, Settlement, plan
+from referee.league.config import Entrant, League
+from referee.league.preflight import Broken, PreflightError, preflight, tail
+from referee.league.schedule import ScheduledMatch, build_schedule
+from referee.league.store import Store, StoredMatch, settings_fingerprint
+from referee.match.bots import BotSpecError
+from referee.match.faults import FaultPolicy, RefereeInternalError
+from referee.match.launcher import BotProcess, Confinement, Launcher
+from referee.match.outcome import MatchOutcome, MatchStatus
+from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match.setup import open_launcher
 
 BUILD_TIMEOUT: Final = 600.0
 VOID_RETRIES: Final = 2
@@ -61,7 +61,7 @@ def schedule_of(
 
 
 def plan_of(league: League, stored: Mapping[str, StoredMatch]) -> Plan:
-    """An ``until: settled`` league's batches so far and how settled its ranking is (``referee.adaptive``)."""
+    """An ``until: settled`` league's batches so far and how settled its ranking is (``adaptive.py``)."""
     if league.seed is None:
         raise ValueError("the league's secret seed is unknown until its results database is opened")
     if league.settling is None:
@@ -130,7 +130,7 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     last: MatchOutcome | None = None
     settled: str = ""
-    """An ``until: settled`` league's :meth:`~referee.adaptive.Settlement.line`, updated per batch."""
+    """An ``until: settled`` league's :meth:`~referee.league.adaptive.Settlement.line`, updated per batch."""
     points: dict[str, list[int]] = field(default_factory=dict)
     """Each entrant's totals in the complete matches so far, stored ones included."""
 

@@ -22,9 +22,9 @@ from typing import Final
 
 import trueskill
 
-from referee.outcome import MatchStatus
-from referee.schedule import ScheduledMatch, tables
-from referee.store import StoredMatch
+from referee.league.schedule import ScheduledMatch, tables
+from referee.league.store import StoredMatch
+from referee.match.outcome import MatchStatus
 
 
 class RatingMode(enum.StrEnum):
@@ -207,7 +207,7 @@ def even_ties(
 
 def rate_game(ratings: dict[str, trueskill.Rating], game: Game) -> dict[str, trueskill.Rating]:
     """``ratings`` after one rated game: the one update :func:`rate` makes per game, which
-    ``until: settled`` (``referee.adaptive``) applies batch by batch to reach the same ratings."""
+    ``until: settled`` (``referee.league.adaptive``) applies batch by batch to reach the same ratings."""
     names = game[0][0].entrants
     ranks = game_ranks(game_result(game))
     groups = ENVIRONMENT.rate([(ratings[name],) for name in names], ranks=[ranks[n] for n in names])

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from referee.outcome import MatchStatus
-from referee.schedule import ScheduledMatch
-from referee.store import StoredMatch
+from referee.league.schedule import ScheduledMatch
+from referee.league.store import StoredMatch
+from referee.match.outcome import MatchStatus
 
 HIDDEN_NOTE: Final = "deals hidden until every match of this table is played"
 

@@ -12,11 +12,11 @@ chosen from the results of batches 1..k-1 only, and only once every match of bat
 complete. Nothing about the plan is stored; every command (``run``, ``leaderboard``, ``export``,
 ``matches``, ``report``) recomputes it from the database. So a resumed run, a run with another
 ``concurrency`` or on Dask workers, and a read-only command all see the same batches, and the results
-database stays the one source of truth (a match deleted because its bot changed, ``referee.versions``,
+database stays the one source of truth (a match deleted because its bot changed, ``referee.league.versions``,
 reopens its batch and everything chosen after it, with no stored plan to fall out of step).
 
 Separation comes from the same TrueSkill ratings as the leaderboard, updated game by game in schedule
-order (:func:`referee.ratings.rate_game`), and the ranking is the leaderboard's (μ − 3σ, then name).
+order (:func:`referee.league.ratings.rate_game`), and the ranking is the leaderboard's (μ − 3σ, then name).
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from typing import Final
 import trueskill
 
 from pyramid_sdk.seeds import derive_seed
-from referee.outcome import MatchStatus
-from referee.ratings import ENVIRONMENT, RatingMode, rate_game, rated_games
-from referee.schedule import ScheduledMatch, Seating, seatings
-from referee.store import StoredMatch
+from referee.league.ratings import ENVIRONMENT, RatingMode, rate_game, rated_games
+from referee.league.schedule import ScheduledMatch, Seating, seatings, table_matches
+from referee.league.store import StoredMatch
+from referee.match.outcome import MatchStatus
 
 _NORMAL: Final = NormalDist()
 
@@ -226,7 +226,7 @@ def start(league_seed: int, names: tuple[str, ...], players: int) -> list[tuple[
 
 
 def ranking(ratings: Mapping[str, trueskill.Rating]) -> list[str]:
-    """The leaderboard's order: μ − 3σ, best first, then name (as :func:`referee.ratings.rate`)."""
+    """The leaderboard's order: μ − 3σ, best first, then name (as :func:`referee.league.ratings.rate`)."""
     return sorted(ratings, key=lambda name: (-(ratings[name].mu - 3 * ratings[name].sigma), name))
 
 
@@ -318,18 +318,5 @@ def _matches(
         repeat = seen[by_name]
         prefix = f"b{batch}" + (f".{repeat}" if repeat > 1 else "")
         seed = derive_seed(league_seed, "settled", batch, "table", repeat, *by_name)
-        for rotation, order in enumerate(orders):
-            seats = tuple(by_name[entrant] for entrant in order)
-            matches.append(
-                ScheduledMatch(
-                    position=position + len(matches),
-                    match_id=f"{prefix}:{','.join(seats)}",
-                    round=batch,
-                    table=table_number,
-                    rotation=rotation,
-                    seed=seed,
-                    entrants=seats,
-                    table_id=f"{prefix}:{{{','.join(by_name)}}}",
-                )
-            )
+        matches += table_matches(prefix, batch, table_number, seed, by_name, orders, position + len(matches))
     return matches

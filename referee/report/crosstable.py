@@ -3,11 +3,12 @@ every pair of entrants, the mean points difference per shared match with its 95%
 neighbours in the ranking the likelihood that the higher one is really the stronger.
 
 A *shared match* of A and B is a match both are seated in, among the matches the leaderboard counts
-(:func:`referee.ratings.rated_games`: in duplicate mode, those of tables whose every seating is played);
+(:func:`referee.league.ratings.rated_games`: in duplicate mode, those of tables whose every seating is
+played);
 its *difference* is A's points − B's points in it. The seatings of a table replay the same deals, so
 their differences are not independent: as for the leaderboard's points, one observation is a table's
 mean difference over its shared matches, the mean weighs every table the same, and the interval comes
-from the spread between tables (Student's t, :func:`referee.ratings.ci95`). With one table there is no
+from the spread between tables (Student's t, :func:`referee.league.ratings.ci95`). With one table there is no
 spread to measure, and no interval.
 """
 
@@ -20,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from referee.ratings import T_975, RatingMode, ci95, rated_games
-from referee.schedule import ScheduledMatch
-from referee.store import StoredMatch
+from referee.league.ratings import T_975, RatingMode, ci95, rated_games
+from referee.league.schedule import ScheduledMatch
+from referee.league.store import StoredMatch
 
 SIGNIFICANT: Final = 0.975
 """The likelihood of superiority at which a difference is significant: the 95% interval excludes 0."""

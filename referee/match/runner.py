@@ -2,7 +2,7 @@
 fault policy, and returns the record with every fault.
 
 Nothing a seat sends is trusted: every action goes through the engine's checks, and anything wrong becomes
-a :class:`~referee.faults.Fault` and the engine's default action. A failure on the referee's side makes
+a :class:`~referee.match.faults.Fault` and the engine's default action. A failure on the referee's side makes
 the match void instead, so it is retried and never rated.
 """
 
@@ -37,9 +37,9 @@ from pyramid_sdk.rules import Rules
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.wire import WireError, action_from_wire, rules_to_wire
-from referee.faults import Fault, FaultKind, FaultPolicy, one_line
-from referee.outcome import MatchOutcome, MatchStatus
-from referee.sessions import Closed, Session, Timeout
+from referee.match.faults import Fault, FaultKind, FaultPolicy, one_line
+from referee.match.outcome import MatchOutcome, MatchStatus
+from referee.match.sessions import Closed, Session, Timeout
 
 LOGGER = logging.getLogger(__name__)
 

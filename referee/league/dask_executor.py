@@ -3,7 +3,7 @@
 ``referee run LEAGUE --workers N`` starts a :class:`distributed.LocalCluster` of N worker processes on
 this machine; ``--dask tcp://HOST:8786`` uses a running cluster. Only *where* a match is played changes
 (architecture principle 9): a task is "play this scheduled match", with the schedule's seed, and returns
-its :class:`~referee.match_runner.MatchOutcome`; this process (the client) stores each outcome as it
+its :class:`~referee.match.runner.MatchOutcome`; this process (the client) stores each outcome as it
 arrives, one transaction per match, and stays the only writer of the results database. Ratings are
 computed from the stored matches in schedule order, as always, so the order in which workers finish does
 not matter.
@@ -48,16 +48,16 @@ from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_wo
 from distributed.client import Future
 from distributed.scheduler import KilledWorker
 
-from referee.bots import BotSpecError
-from referee.faults import FaultPolicy
-from referee.launcher import BotProcess, Confinement, Launcher
-from referee.league import League
-from referee.match_runner import AbsentSeat, LocalSeat, RemoteSeat, Seat, play_match
-from referee.match_setup import open_launcher
-from referee.outcome import MatchOutcome, MatchStatus
-from referee.sandbox import SandboxError, resolve_mode
-from referee.schedule import ScheduledMatch
-from referee.tournament import VOID_RETRIES, Progress, Tournament, run_build
+from referee.league.config import League
+from referee.league.schedule import ScheduledMatch
+from referee.league.tournament import VOID_RETRIES, Progress, Tournament, run_build
+from referee.match.bots import BotSpecError
+from referee.match.faults import FaultPolicy
+from referee.match.launcher import BotProcess, Confinement, Launcher
+from referee.match.outcome import MatchOutcome, MatchStatus
+from referee.match.runner import AbsentSeat, LocalSeat, RemoteSeat, Seat, play_match
+from referee.match.sandbox import SandboxError, resolve_mode
+from referee.match.setup import open_launcher
 
 CONNECT_TIMEOUT: Final = 10.0
 """Seconds to reach a scheduler before ``referee run --dask`` gives up."""

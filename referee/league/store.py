@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Final
 
 from pyramid_sdk.record import MatchRecord
-from referee.faults import Fault, FaultKind
-from referee.outcome import MatchOutcome, MatchStatus
-from referee.schedule import ScheduledMatch
+from referee.league.schedule import ScheduledMatch
+from referee.match.faults import Fault, FaultKind
+from referee.match.outcome import MatchOutcome, MatchStatus
 
 SCHEMA_VERSION: Final = 1
 

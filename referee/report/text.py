@@ -13,16 +13,16 @@ from rich.console import Console
 from rich.table import Table
 
 from pyramid_sdk.cards import format_cards
-from referee.crosstable import Crosstable
-from referee.disclosure import HIDDEN_NOTE, disclosure, mask_cards
-from referee.faults import Fault
-from referee.figures import difference, interval, leaderboard_cell, likelihood
-from referee.league import League
-from referee.outcome import MatchStatus
-from referee.ratings import Leaderboard
-from referee.schedule import ScheduledMatch
-from referee.store import StoredMatch
-from referee.transcript import deal_line, ending, standings
+from referee.league.config import League
+from referee.league.ratings import Leaderboard
+from referee.league.schedule import ScheduledMatch
+from referee.league.store import StoredMatch
+from referee.match.faults import Fault
+from referee.match.outcome import MatchStatus
+from referee.report.crosstable import Crosstable
+from referee.report.disclosure import HIDDEN_NOTE, disclosure, mask_cards
+from referee.report.figures import difference, interval, leaderboard_cell, likelihood
+from referee.report.transcript import deal_line, ending, standings
 
 COLUMNS = (
     ("rank", "#"),
@@ -127,7 +127,7 @@ def export_lines(
     league: League, schedule: Sequence[ScheduledMatch], stored: dict[str, StoredMatch]
 ) -> Iterator[str]:
     """One JSON object per stored match of the schedule, in schedule order (docs/FORMATS.md). A match
-    of a table not complete yet has no seed and no deals, only its results (``referee.disclosure``)."""
+    of a table not complete yet has no seed and no deals, only its results (``referee.report.disclosure``)."""
     shown = disclosure(schedule, stored).deals_shown
     for scheduled in schedule:
         match = stored.get(scheduled.match_id)
@@ -209,7 +209,7 @@ def matches_text(
 ) -> str:
     """The stored matches, one line each in schedule order: position, id, status, each seat's entrant
     and points (a forfeit marked), and the faults per entrant. Results only, never a deal, so a table
-    still being played gives nothing away (``referee.disclosure``). ``entrant`` and ``status`` filter.
+    still being played gives nothing away (``referee.report.disclosure``). ``entrant`` and ``status`` filter.
     A stored match no longer in the schedule (its entrant left the league) comes last, as ``-``."""
     position = {scheduled.match_id: scheduled.position + 1 for scheduled in schedule}
     order = sorted(stored.values(), key=lambda m: (position.get(m.match_id, len(position) + 1), m.match_id))

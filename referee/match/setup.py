@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 from pyramid_sdk.v1 import pyramid_pb2 as pb
-from referee.bots import BotSpec, BotSpecError
-from referee.launcher import CONNECT_TIMEOUT, Confinement, Launcher
-from referee.match_runner import AbsentSeat, LocalSeat, RemoteSeat, Seat
-from referee.server import HELLO_TIMEOUT, create_server
-from referee.sessions import SessionRegistry
+from referee.match.bots import BotSpec, BotSpecError
+from referee.match.launcher import CONNECT_TIMEOUT, Confinement, Launcher
+from referee.match.runner import AbsentSeat, LocalSeat, RemoteSeat, Seat
+from referee.match.server import HELLO_TIMEOUT, create_server
+from referee.match.sessions import SessionRegistry
 
 Tap = Callable[[pb.ConnectResponse], None]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from referee.league import League
-from referee.store import Store, StoreError
-from referee.tournament import joined, league_settings, with_cohorts
+from referee.league.config import League
+from referee.league.store import Store, StoreError
+from referee.league.tournament import joined, league_settings, with_cohorts
 
 
 class NothingPlayedError(StoreError):

@@ -1,5 +1,5 @@
 // The match viewer: the table seen from above, stepped through card by card. Shared by every match page;
-// it reads the page's match data (the JSON in #match-data, written by referee/html_report.py:viewer_data)
+// it reads the page's match data (the JSON in #match-data, written by referee/report/site.py:viewer_data)
 // and draws into #viewer, which stays hidden without JavaScript (the static deal list says it all then).
 // Every bot-made string (names, talk) goes in through textContent, never as markup.
 (() => {
