@@ -267,7 +267,7 @@ def test_without_javascript_the_page_lists_every_trick_and_talk_escaped(league, 
             assert len(tricks) == 6
             for number, (shown, trick) in enumerate(zip(tricks, deal["tricks"], strict=True), start=1):
                 cards = " ".join(Card.parse(code).human for code in trick["cards"])
-                text = f"{cards} → {line['seats'][trick['winner']]}"
+                text = f"{cards} → {trick['winner']}"  # the seat, numbered as at the top of the page
                 for message in stored.talk:
                     if message.trick == number:
                         text += f" {line['seats'][message.seat]}: {message.text}"

@@ -316,8 +316,10 @@ def viewer_data(record: MatchRecord, colours: Sequence[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TrickLine:
-    """One trick of the static deal list: its cards in play order from the leader, which one won, who
-    took it, and the talk said during it."""
+    """One trick of the static deal list: its cards in play order from the leader, which one won, the
+    seat that took it, and the talk said during it. The seat goes by its number, not its entrant's name,
+    which would be repeated on every trick: 384 times a 4-player page, enough for long names to double
+    its list of deals."""
 
     cards: tuple[Card, ...]
     winning: int | None
@@ -357,7 +359,9 @@ def match_view(
         for number, trick in enumerate(deal.tricks, start=1):
             winning = None if trick.winner is None else (trick.winner - trick.leader) % players
             talk = tuple((record.seats[m.seat], m.text) for m in deal.talk if m.trick == number)
-            winner = record.seats[trick.winner] if trick.winner is not None else "?"
+            winner = (
+                str(trick.winner) if trick.winner is not None else "?"
+            )  # a seat number: names can be long
             tricks.append(TrickLine(trick.cards, winning, winner, talk))
         deals.append({"deal": deal, "tricks": tricks})
     pyramids = []
