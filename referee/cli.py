@@ -378,9 +378,8 @@ def _results(league_file: str) -> tuple[Store, League]:
         raise click.ClickException(str(exc)) from None
 
 
-def _ratings(league: League, store: Store) -> Leaderboard:
+def _ratings(league: League, stored: dict[str, StoredMatch]) -> Leaderboard:
     """The leaderboard of the stored results, without storing it (``referee run`` does)."""
-    stored = store.matches()
     return rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
 
 
@@ -391,9 +390,9 @@ def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
         raise click.ClickException(str(exc)) from None
 
 
-def _board(league: League, store: Store) -> Leaderboard:
-    stored = store.matches()
-    board = rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
+def _board(league: League, store: Store, stored: dict[str, StoredMatch]) -> Leaderboard:
+    """The leaderboard of the stored results, stored with them."""
+    board = _ratings(league, stored)
     store.write_ratings(list(board.history))
     return board
 
@@ -626,12 +625,13 @@ def run_command(
             "run again to retry them",
             err=True,
         )
+    stored = store.matches()
     click.echo(
         leaderboard_table(
-            _board(league, store), league, f"{league.name} — {progress.done}/{progress.total} matches"
+            _board(league, store, stored), league, f"{league.name} — {progress.done}/{progress.total} matches"
         )
     )
-    _say_settlement(league, store)
+    _say_settlement(league, stored)
     if report_dir is not None:
         click.echo(f"report: {_write_report(league, store, report_dir)}")
     store.close()
@@ -721,10 +721,10 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
     ]
 
 
-def _say_settlement(league: League, store: Store, err: bool = False) -> None:
+def _say_settlement(league: League, stored: dict[str, StoredMatch], err: bool = False) -> None:
     """For an ``until: settled`` league: whether its ranking is settled, and its weakest adjacent pair."""
     if league.settling is not None:
-        click.echo(plan_of(league, store.matches()).settlement.line(), err=err)
+        click.echo(plan_of(league, stored).settlement.line(), err=err)
 
 
 def _replay_new_versions(store: Store, league: League) -> None:
@@ -778,12 +778,13 @@ def _say(line: str) -> None:
 def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
     store, league = _results(league_file)
-    board = _ratings(league, store)
+    stored = store.matches()  # decoded once: the board, the crosstable and the settlement all read it
+    board = _ratings(league, stored)
     click.echo(FORMATS[fmt](board, league) if fmt != "table" else leaderboard_table(board, league), nl=False)
     if cross:
-        schedule, names = schedule_of(league, store.matches()), [s.entrant for s in board.standings]
-        click.echo("\n" + crosstable_text(crosstable(names, schedule, store.matches(), board.mode)), nl=False)
-    _say_settlement(league, store, err=fmt != "table")
+        schedule, names = schedule_of(league, stored), [s.entrant for s in board.standings]
+        click.echo("\n" + crosstable_text(crosstable(names, schedule, stored, board.mode)), nl=False)
+    _say_settlement(league, stored, err=fmt != "table")
     for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
         click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
 
