@@ -474,13 +474,12 @@ REPORT_EVERY = 2.0
 def _report_in_thread(league: League, folder: Path) -> Path:
     store = Store(league.database, write=False)
     try:
-        return _write_report(league, store, folder, live=True)
+        return _write_report(league, store.matches(), folder, live=True)
     finally:
         store.close()
 
 
-def _write_report(league: League, store: Store, folder: Path, live: bool = False) -> Path:
-    stored = store.matches()
+def _write_report(league: League, stored: dict[str, StoredMatch], folder: Path, live: bool = False) -> Path:
     schedule = list(schedule_of(league, stored))
     board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
     return write_report(league, schedule, stored, board, folder, live)
@@ -633,7 +632,7 @@ def run_command(
     )
     _say_settlement(league, stored)
     if report_dir is not None:
-        click.echo(f"report: {_write_report(league, store, report_dir)}")
+        click.echo(f"report: {_write_report(league, stored, report_dir)}")
     store.close()
     if tournament.disqualified or tournament.skipped:
         click.echo(
@@ -949,7 +948,7 @@ def submit_command(
 def report_command(league_file: str, output: Path, serve: bool, port: int) -> None:
     """Writes LEAGUE's results as a static HTML site (opens from disk, no network needed)."""
     store, league = _results(league_file)
-    index = _write_report(league, store, output)
+    index = _write_report(league, store.matches(), output)
     click.echo(f"report: {index}")
     if serve:
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))
