@@ -36,8 +36,8 @@ from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
 from referee.match.launcher import BotProcess, Confinement, Launcher
 from referee.match.outcome import MatchOutcome, MatchStatus
-from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
-from referee.match.setup import open_launcher
+from referee.match.runner import Seat, play_match
+from referee.match.setup import open_launcher, take_seats
 
 Z95: Final = statistics.NormalDist().inv_cdf(0.975)
 """The two-sided 95% quantile of the normal distribution, 1.96."""
@@ -621,36 +621,23 @@ class _Comparer:
                         fault_policy=FaultPolicy(plan.max_faults),
                     )
                 finally:
-                    await asyncio.gather(
-                        *(self.launcher.stop(process) for process in processes), return_exceptions=True
-                    )
+                    await self._stop(processes)
             if outcome.status is MatchStatus.COMPLETE:
                 return outcome
             self.void_reason = outcome.void_reason
         return None
 
     async def _seats(self, specs: list[BotSpec], processes: list[BotProcess]) -> list[Seat]:
-        """A fresh seat per bot: a new object for an in-process one, a new process (in its sandbox) for a
-        command, appended to ``processes`` so that the caller stops it whatever happens."""
-        starts = [self._start(spec) for spec in specs if not spec.module]
-        started = await asyncio.gather(*starts, return_exceptions=True)
-        processes.extend(process for process in started if isinstance(process, BotProcess))
-        for failure in started:
-            if isinstance(failure, BaseException):
-                raise failure
-        remote = iter(processes)
-        seats: list[Seat] = []
-        for spec in specs:
-            if spec.module:
-                seats.append(LocalSeat(spec.load(), spec.name))
-                continue
-            process = next(remote)
-            assert process.session is not None
-            seats.append(RemoteSeat(process.session, spec.name, exit_words=process.exit_words))
-        return seats
-
-    async def _start(self, spec: BotSpec) -> BotProcess:
+        """A fresh seat per bot, every process started appended to ``processes`` so that the caller stops
+        it whatever happens. A start that fails is tried once more, all seats afresh: a busy machine can
+        make a start miss its window."""
         try:
-            return await self.launcher.start(spec)
+            return await take_seats(self.launcher, specs, processes=processes)
         except BotSpecError:
-            return await self.launcher.start(spec)  # a busy machine can make a start miss its window
+            await self._stop(processes)
+            return await take_seats(self.launcher, specs, processes=processes)
+
+    async def _stop(self, processes: list[BotProcess]) -> None:
+        """Stops a match's processes, all of them whatever fails, and forgets them."""
+        await asyncio.gather(*(self.launcher.stop(process) for process in processes), return_exceptions=True)
+        processes.clear()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from referee.match.bots import BotSpec, BotSpecError
-from referee.match.launcher import CONNECT_TIMEOUT, Confinement, Launcher
+from referee.match.launcher import CONNECT_TIMEOUT, BotProcess, Confinement, Launcher
 from referee.match.runner import AbsentSeat, LocalSeat, RemoteSeat, Seat
 from referee.match.server import HELLO_TIMEOUT, create_server
 from referee.match.sessions import SessionRegistry
@@ -71,11 +71,17 @@ async def take_seats(
     taps: Sequence[Tap | None] | None = None,
     absent_ok: bool = False,
     connect_timeout: float = CONNECT_TIMEOUT,
+    processes: list[BotProcess] | None = None,
 ) -> list[Seat]:
     """Seats for ``specs``, their processes started all at once: a fresh process per command bot, a fresh
-    object per in-process bot."""
+    object per in-process bot. ``processes``, if given, receives every process started, even when
+    another fails to: a caller that plays several matches at once on one launcher stops each match's own
+    when it ends."""
     starts = [launcher.start(spec, connect_timeout) for spec in specs if not spec.module]
-    started = iter(await asyncio.gather(*starts, return_exceptions=True))
+    results = await asyncio.gather(*starts, return_exceptions=True)
+    if processes is not None:
+        processes.extend(result for result in results if isinstance(result, BotProcess))
+    started = iter(results)
     seats: list[Seat] = []
     for index, spec in enumerate(specs):
         if spec.module:
