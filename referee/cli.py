@@ -65,7 +65,7 @@ from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.sandbox import SandboxError, SandboxMode
 from referee.match.setup import open_table
 from referee.report.crosstable import crosstable
-from referee.report.disclosure import disclosure
+from referee.report.disclosure import disclosure, mask_cards
 from referee.report.site import write_report
 from referee.report.text import (
     FORMATS,
@@ -634,6 +634,9 @@ def run_command(
     if report_dir is not None:
         click.echo(f"report: {_write_report(league, stored, report_dir)}")
     store.close()
+    forfeiters = _forfeited_everything(league, stored)
+    for line in forfeiters:
+        click.echo(line, err=True)
     if tournament.disqualified or tournament.skipped:
         click.echo(
             f"{tournament.skipped} match(es) not played: an entrant of theirs was disqualified or did not "
@@ -641,6 +644,8 @@ def run_command(
             err=True,
         )
         sys.exit(EXIT_DISQUALIFIED)
+    if forfeiters:
+        sys.exit(EXIT_FORFEITED)
 
 
 ROUGH_MATCH_SECONDS: Final = 3.0
@@ -745,6 +750,43 @@ EXIT_DISQUALIFIED: Final = 3
 """`referee run`'s exit status when an entrant was disqualified or a match left unplayed (docs/LEAGUE.md)."""
 EXIT_PREFLIGHT: Final = 4
 """`referee run`'s exit status when entrants failed the preflight and the run stopped, storing nothing."""
+EXIT_FORFEITED: Final = 5
+"""`referee run`'s exit status when an entrant forfeited every match of it that is stored: its bot is
+broken, not beaten, and a run that ends "successfully" would hide it (3 wins when both apply)."""
+
+
+def _forfeited_everything(league: League, stored: dict[str, StoredMatch]) -> list[str]:
+    """A line for each entrant of ``league`` that forfeited every complete match of it in ``stored``
+    (at least one), with the fault that cost it the last of them (its cards masked while the deals of
+    its table are secret)."""
+    played: dict[str, int] = {}
+    forfeited: dict[str, int] = {}
+    last: dict[str, str] = {}
+    schedule = schedule_of(league, stored)
+    shown = disclosure(schedule, stored).deals_shown
+    for scheduled in schedule:
+        match = stored.get(scheduled.match_id)
+        if match is None or match.status is not MatchStatus.COMPLETE:
+            continue
+        for seat, name in enumerate(scheduled.entrants):
+            played[name] = played.get(name, 0) + 1
+            if seat in match.record.forfeits:
+                forfeited[name] = forfeited.get(name, 0) + 1
+                own = [fault for fault in match.faults if fault.seat == seat]
+                if own:
+                    fault = own[-1]
+                    detail = fault.detail if shown(match) else mask_cards(fault.detail)
+                    last[name] = f"deal {fault.deal}, {fault.kind}: {detail}"
+    lines = []
+    for entrant in league.entrants:
+        count = played.get(entrant.name, 0)
+        if count and forfeited.get(entrant.name, 0) == count:
+            cause = f"; the last one in {last[entrant.name]}" if entrant.name in last else ""
+            lines.append(
+                f"forfeited: {entrant.name} forfeited every match it played ({count} of {count}){cause} "
+                f"(exit {EXIT_FORFEITED})"
+            )
+    return lines
 
 
 def _say_broken(broken: list[Broken], tail_only: bool = False) -> None:

@@ -4,7 +4,9 @@ A and B never meet. Each plays the same deals from the same seat against the sam
 deal seed and every seat, one match with A in that seat and one with B, everything else identical (the
 opponents and their seats, the match seed, so every hand and every opponent's own seed). Whatever the
 cards do to one of them they do to the other, so the difference of their totals in such a *pair* is
-their skill, with the luck of the deal taken out (the duplicate format of bridge and of ACPC).
+their skill, with the luck of the deal taken out (the duplicate format of bridge and of ACPC). Totals
+are credited ones, as in a league: a candidate that forfeits keeps only what it made itself
+(:attr:`pyramid_sdk.record.MatchRecord.credited_totals`).
 
 A *round* is one deal seed with the candidate's seat rotated over every seat: ``players`` pairs,
 ``2 × players`` matches. The sample unit is the pair: its difference, A's points minus B's. Pairs of one
@@ -29,7 +31,6 @@ from typing import Any, Final
 
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
-from pyramid_sdk.rules import QUOTAS, TRICKS_PER_DEAL, score
 from pyramid_sdk.seeds import derive_seed
 from referee.league.tournament import VOID_RETRIES, VOIDS_IN_A_ROW
 from referee.match.bots import BotSpec, BotSpecError
@@ -41,11 +42,6 @@ from referee.match.setup import open_launcher, take_seats
 
 Z95: Final = statistics.NormalDist().inv_cdf(0.975)
 """The two-sided 95% quantile of the normal distribution, 1.96."""
-LOWEST_TOTAL: Final = sum(
-    quota * min(score(declared, taken) for taken in range(TRICKS_PER_DEAL + 1))
-    for declared, quota in enumerate(QUOTAS)
-)
-"""The lowest total a match allows (24): what a candidate that forfeits scores in its pair."""
 SPRT_MIN_PAIRS: Final = 16
 """Pairs before the sequential test may stop: its variance is estimated from the data, and a handful of
 pairs can make it look far smaller than it is."""
@@ -200,17 +196,21 @@ class Side:
     """One candidate's match of a pair, as the comparison counts it."""
 
     points: int
-    """Its total; :data:`LOWEST_TOTAL` if it forfeited the match."""
+    """Its credited total: for a forfeited match, what it made itself before the forfeit, and the
+    worst score of each declaration after it (24 for a bot that forfeits at once)."""
     faults: int = 0
     forfeit: bool = False
 
     @classmethod
     def of(cls, outcome: MatchOutcome, seat: int) -> Side:
-        """The candidate in ``seat`` of ``outcome``. A forfeit scores :data:`LOWEST_TOTAL`, so a bot that
-        crashes never gains by the referee's autopilot finishing its match."""
-        forfeit = seat in outcome.record.forfeits
-        points = LOWEST_TOTAL if forfeit else outcome.record.totals[seat]
-        return cls(points, sum(fault.seat == seat for fault in outcome.faults), forfeit)
+        """The candidate in ``seat`` of ``outcome``. A bot that crashes never gains by the referee's
+        autopilot finishing its match: the rule of every league (docs/RULES.md, "Forfeits")."""
+        record = outcome.record
+        return cls(
+            record.credited_totals[seat],
+            sum(fault.seat == seat for fault in outcome.faults),
+            seat in record.forfeits,
+        )
 
 
 @dataclass(frozen=True, slots=True)

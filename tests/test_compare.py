@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from arena import bot_processes
-from referee.compare import LOWEST_TOTAL, SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
+from referee.compare import SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -180,13 +180,20 @@ def test_opponents_and_concurrency_change_nothing_but_the_speed():
     assert len({pair["difference"] for pair in one["differences"]}) > 1
 
 
-def test_a_candidate_that_crashes_forfeits_and_scores_the_lowest_total():
+def test_a_candidate_that_crashes_keeps_only_what_it_made_itself():
+    # The quitter plays exactly as the good bot (same seeded choices) until its 10th move, then exits:
+    # the referee's autopilot finishes its matches, and none of that is the quitter's (RULES.md,
+    # "Forfeits"). Its credited points are the good bot's up to the crash and the worst score after,
+    # so never more than the good bot's on the same deals, and never less than the lowest total, 24.
     bot = "python tests/bots/misbehaving.py"
-    code, data = compared(f"{bot} crash", f"{bot} good", "--players", "2", "--matches", "8", "--seed", "1")
+    code, data = compared(
+        f"{bot} exit-10th", f"{bot} good", "--players", "2", "--matches", "8", "--seed", "1"
+    )
     assert code == 1
-    assert LOWEST_TOTAL == 24  # GAME.md: a total is at least 24
-    assert all(pair["a"] == LOWEST_TOTAL and pair["a_forfeit"] for pair in data["differences"])
-    assert not any(pair["b_forfeit"] for pair in data["differences"])
+    pairs = data["differences"]
+    assert all(24 <= pair["a"] <= pair["b"] for pair in pairs)
+    assert any(pair["a"] > 24 for pair in pairs)  # not 24 for any forfeit: it keeps its own points
+    assert all(pair["a_forfeit"] and not pair["b_forfeit"] for pair in pairs)
     assert data["faults"]["a"]["forfeits"] == 4
     assert data["faults"]["b"] == {"faults": 0, "forfeits": 0}
 

@@ -132,7 +132,7 @@ class Progress:
     settled: str = ""
     """An ``until: settled`` league's :meth:`~referee.league.adaptive.Settlement.line`, updated per batch."""
     points: dict[str, list[int]] = field(default_factory=dict)
-    """Each entrant's totals in the complete matches so far, stored ones included."""
+    """Each entrant's credited totals in the complete matches so far, stored ones included."""
 
     def count(self, entrants: tuple[str, ...], totals: tuple[int, ...]) -> None:
         for name, total in zip(entrants, totals, strict=True):
@@ -300,7 +300,7 @@ class Tournament:
         for planned in self.schedule:
             earlier = stored.get(planned.match_id)
             if earlier is not None and earlier.status is MatchStatus.COMPLETE:
-                progress.count(planned.entrants, earlier.record.totals)
+                progress.count(planned.entrants, earlier.record.credited_totals)
         return progress
 
     async def preflight(self, launcher: Launcher, failed: list[Broken], skip: set[str]) -> None:
@@ -357,7 +357,7 @@ class Tournament:
                         progress.last = outcome
                         if outcome.status is MatchStatus.COMPLETE:
                             progress.done += 1
-                            progress.count(scheduled.entrants, outcome.record.totals)
+                            progress.count(scheduled.entrants, outcome.record.credited_totals)
                         else:
                             progress.void += 1
                         on_progress(progress)

@@ -69,6 +69,24 @@ class Crasher(Seeded):
         return super().play(obs)
 
 
+class TenthMoveQuitter(Seeded):
+    """Exits on its 10th decision (issue #24: the referee's autopilot then finished its matches, and
+    its points were credited to it)."""
+
+    def declare(self, obs: Observation) -> Declare:
+        self._quit_on_tenth()
+        return super().declare(obs)
+
+    def play(self, obs: Observation) -> Card | Play:
+        self._quit_on_tenth()
+        return super().play(obs)
+
+    def _quit_on_tenth(self) -> None:
+        if self.decisions == 9:
+            print("leaving on my 10th move", file=sys.stderr, flush=True)
+            os._exit(3)
+
+
 class Segfaulter(Seeded):
     """Dies of SIGSEGV in the middle of the third deal it plays a card in, as a native crash would."""
 
@@ -253,6 +271,7 @@ def main() -> None:
         bots = {
             "sleep": Sleeper,
             "crash": Crasher,
+            "exit-10th": TenthMoveQuitter,
             "segv": Segfaulter,
             "illegal": Cheater,
             "flood-talk": Flooder,

@@ -24,7 +24,16 @@ from pyramid_sdk.engine import Match, deal_hands, first_dealer
 from pyramid_sdk.observation import Clock, Observation, Phase, TalkMessage, Trick
 from pyramid_sdk.pyramid import Pyramid, PyramidEntry, render_pyramid
 from pyramid_sdk.record import DealRecord, MatchRecord, RecordError
-from pyramid_sdk.rules import QUOTAS, Rules, RulesError, Talk, TrickWinner, score, trick_winner_index
+from pyramid_sdk.rules import (
+    QUOTAS,
+    Rules,
+    RulesError,
+    Talk,
+    TrickWinner,
+    score,
+    trick_winner_index,
+    worst_score,
+)
 from pyramid_sdk.seeds import derive_seed
 
 __all__ = [
@@ -71,4 +80,5 @@ __all__ = [
     "render_pyramid",
     "score",
     "trick_winner_index",
+    "worst_score",
 ]
