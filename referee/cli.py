@@ -61,9 +61,9 @@ from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
 from referee.match.launcher import Confinement
 from referee.match.outcome import MatchOutcome, MatchStatus
-from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match.runner import Seat, play_match
 from referee.match.sandbox import SandboxError, SandboxMode
-from referee.match.setup import open_table
+from referee.match.setup import clean_name, open_table, own_name
 from referee.report.crosstable import crosstable
 from referee.report.disclosure import disclosure, mask_cards
 from referee.report.site import write_report
@@ -252,7 +252,7 @@ def match_command(
     """
     if not 2 <= len(bots) <= 4:
         raise click.UsageError(f"a match needs 2 to 4 bots, got {len(bots)}")
-    if len(names) > len(bots) or not all(_clean_name(name) for name in names):
+    if len(names) > len(bots) or not all(clean_name(name) for name in names):
         raise click.BadParameter(
             f"one printable name per bot at most: {len(names)} name(s) for {len(bots)} bots",
             param_hint="--name",
@@ -303,23 +303,13 @@ def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
     return named
 
 
-def _clean_name(name: str) -> str:
-    """A seat name fit to print: one line of printable characters, at most 40 (a bot's own name comes
-    from its hello, which any bot may fill with anything)."""
-    return "".join(char if char.isprintable() else "?" for char in name.strip())[:40]
-
-
 def _name_seats(seats: list[Seat], given: tuple[str, ...]) -> None:
     """Each seat's name: ``--name``, else the name the bot gives itself (its hello's ``bot_name``, its
     class's ``name``), else the one from its command line; repeated names get #2, #3 ..."""
     chosen = []
     for index, seat in enumerate(seats):
-        own = ""
-        if isinstance(seat, RemoteSeat):
-            own = seat.session.bot_name
-        elif isinstance(seat, LocalSeat):
-            own = str(seat.bot.name)
-        chosen.append(_clean_name(given[index] if index < len(given) else own) or seat.name)
+        name = clean_name(given[index]) if index < len(given) else own_name(seat)
+        chosen.append(name or seat.name)
     taken: set[str] = set()
     for seat, name in zip(seats, chosen, strict=True):
         unique, number = name, 1
@@ -1084,9 +1074,16 @@ SPRT_OPTIONS: Final = ("h0", "h1", "alpha", "beta")
     type=click.IntRange(min=1),
     default=400,
     show_default=True,
-    help="Matches at most (two per pair), rounded down to whole rounds of 2 x players.",
+    help="Matches at most (two per pair; exactly this many with --fixed), rounded down to whole rounds "
+    "of 2 x players.",
 )
-@click.option("--sprt", is_flag=True, help="Stop as soon as a sequential test decides between --h0 and --h1.")
+@click.option(
+    "--sprt/--fixed",
+    default=True,
+    show_default=True,
+    help="Stop as soon as a sequential test decides between --h0 and --h1 (the default), or play every "
+    "one of --matches and judge by the 95% interval.",
+)
 @click.option("--h0", type=float, default=0.0, show_default=True, help="H0: A - B points per match.")
 @click.option("--h1", type=float, default=2.0, show_default=True, help="H1: A - B points per match.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="P(accept H1 | H0).")
@@ -1123,10 +1120,12 @@ def compare_command(
 ) -> None:
     """Is bot A better than bot B? Both play the same deals from the same seat against the same opponents.
 
-    A and B are bots as `referee match` takes them: a command line (quoted) or a module:Class. Reports
-    the mean points difference per match (A - B) with its 95% confidence interval and the likelihood that
-    A is better. Exit code: 0 A is better, 1 A is not better, 2 undecided, 4 no verdict (a bad option or
-    bot; one line says which). docs/COMPARE.md has the method.
+    A and B are bots as `referee match` takes them: a command line (quoted) or a module:Class, each
+    named as it names itself. Reports the mean points difference per match (A - B) with its 95%
+    confidence interval and the likelihood that A is better, and stops as soon as a sequential test
+    decides (--fixed plays every one of --matches instead). Exit code: 0 A is better, 1 A is not
+    better, 2 undecided, 4 no verdict (a bad option or bot; one line says which). docs/COMPARE.md has
+    the method.
     """
     context = click.get_current_context()
     given = [
@@ -1135,7 +1134,7 @@ def compare_command(
         if context.get_parameter_source(name) is not ParameterSource.DEFAULT
     ]
     if given and not sprt:
-        raise click.UsageError(f"{', '.join(given)} apply only with --sprt")
+        raise click.UsageError(f"{', '.join(given)} apply only to the sequential test, not with --fixed")
     parsed = _parse_rules(players, rules)
     if seed is None:
         seed = secrets.randbits(SEED_BITS)  # printed at the end, when every bot has stopped

@@ -65,6 +65,26 @@ async def open_table(
         yield await take_seats(launcher, specs, taps, absent_ok, connect_timeout)
 
 
+def clean_name(name: str) -> str:
+    """A seat name fit to print: one line of printable characters, at most 40 (a bot's own name comes
+    from its hello, which any bot may fill with anything).
+
+    >>> clean_name("  my\\nbot "), len(clean_name("x" * 99))
+    ('my?bot', 40)
+    """
+    return "".join(char if char.isprintable() else "?" for char in name.strip())[:40]
+
+
+def own_name(seat: Seat) -> str:
+    """The name a seated bot gives itself, cleaned (its hello's ``bot_name``, an in-process bot's
+    ``name``); empty for a seat whose bot is absent or gives none."""
+    if isinstance(seat, RemoteSeat):
+        return clean_name(seat.session.bot_name)
+    if isinstance(seat, LocalSeat):
+        return clean_name(str(seat.bot.name))
+    return ""
+
+
 async def take_seats(
     launcher: Launcher,
     specs: Sequence[BotSpec],
