@@ -40,16 +40,20 @@ from referee.compare import (
     make_plan,
     progress_text,
 )
+from referee.league import timing
 from referee.league.config import League, LeagueError, add_entrant, load_league
 from referee.league.preflight import Broken, PreflightError
 from referee.league.ratings import Leaderboard, rate
 from referee.league.results import open_results
+from referee.league.schedule import ScheduledMatch
 from referee.league.store import Store, StoredMatch, StoreError
 from referee.league.tournament import (
     Progress,
     Tournament,
+    confinement_of,
     joined,
     league_settings,
+    log_dir_of,
     open_store,
     plan_of,
     schedule_of,
@@ -63,7 +67,7 @@ from referee.match.launcher import Confinement
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import Seat, play_match
 from referee.match.sandbox import SandboxError, SandboxMode
-from referee.match.setup import clean_name, open_table, own_name
+from referee.match.setup import clean_name, open_launcher, open_table, own_name
 from referee.report.crosstable import crosstable
 from referee.report.disclosure import disclosure, mask_cards
 from referee.report.site import write_report
@@ -505,7 +509,8 @@ def _write_report(league: League, stored: dict[str, StoredMatch], folder: Path, 
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Print the schedule's size and an estimated duration; play nothing and write nothing.",
+    help="Print the schedule's size and an estimated duration (with nothing stored, timed on a few deals "
+    "of sample matches with the bots); store nothing and write nothing.",
 )
 def run_command(
     league_file: str,
@@ -536,7 +541,7 @@ def run_command(
         return
     store, league = _store(league, fresh)
     _replay_new_versions(store, league)
-    log_dir = league.database.parent / f"{league.database.stem}-logs"
+    log_dir = log_dir_of(league)
     hidden: tuple[Path, ...] = ()
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)  # before any bot starts, so that its sandbox masks it
@@ -638,14 +643,11 @@ def run_command(
         sys.exit(EXIT_FORFEITED)
 
 
-ROUGH_MATCH_SECONDS: Final = 3.0
-"""What ``--dry-run`` assumes a match takes when no stored match says better: about what a match of the
-sample bots takes here, at 2 to 4 players, started as processes in their sandbox."""
-
-
 def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[str]:
     """What ``referee run --dry-run`` prints: the schedule's size, what is stored of it, and how long the
-    rest would take. It only reads: no database is created, no seed drawn or stored, no bot started."""
+    rest would take. It only reads: no database is created, no seed drawn or stored. With no stored
+    match to time, it times the bots of the matches to play as the preflight tries them
+    (:func:`_timed_estimate`)."""
     database = league.database
     stored: dict[str, StoredMatch] = {}
     seconds: list[float] = []
@@ -690,20 +692,26 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
     played = sum(1 for match in schedule if match.match_id in complete)
     missing = len(schedule) - played
     tables = len({match.table_id for match in schedule})
-    if seconds:
+    timed: list[str] = []
+    at = f"at {at_once} match{'es' if at_once > 1 else ''} at once"
+    if seconds:  # timed at the concurrency they were played at: at_once of them share the machine
         each = sum(seconds) / len(seconds)
         basis = f"{each:.1f}s a match, the mean of {len(seconds)} stored match(es)"
+        parallel = float(at_once)
     else:
-        each = ROUGH_MATCH_SECONDS
-        basis = f"no stored match to time: a rough {each:g}s a match"
+        pending = [m for m in schedule if m.match_id not in complete]
+        each, basis, timed = _timed_estimate(league, pending or list(schedule), at_once)
+        parallel, cores = _parallel(at_once)
+        if parallel < at_once:
+            at += f" (on {cores}: as {parallel:.0f})"
     estimate = (
         f"{eta_text(missing * each)} of match time, shared by the Dask cluster's workers"
         if on_dask
-        else f"{eta_text(missing * each / at_once)} at {at_once} match{'es' if at_once > 1 else ''} at once"
+        else f"{eta_text(missing * each / parallel)} {at}"
     )
     if league.settling is not None:  # later batches depend on results not played yet: bound them
         cap = league.settling.max_matches
-        estimate += f"; at most {eta_text(max(cap - played, 0) * each / (1 if on_dask else at_once))} " + (
+        estimate += f"; at most {eta_text(max(cap - played, 0) * each / (1 if on_dask else parallel))} " + (
             f"if it plays on to max_matches ({cap})"
         )
     return [
@@ -711,8 +719,52 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
         f"schedule{' so far (the batches chosen from the results stored)' if league.settling else ''}: "
         f"{tables} tables, {len(schedule)} matches ({league.players} players, seating {league.seating})",
         f"{state}; {played} played, {missing} to play",
+        *timed,
         f"estimate: {estimate} ({basis})",
     ]
+
+
+def _timed_estimate(
+    league: League, pending: list[ScheduledMatch], at_once: int
+) -> tuple[float, str, list[str]]:
+    """The mean seconds of work a match of ``pending`` should take, why, and the lines that say what
+    was timed: samples of the schedule's lineups, ``at_once`` at a time (``referee.league.timing``).
+    A bot that could not be timed is named, since the run's preflight would stop there too."""
+    lineups = timing.samples(pending, at_once)
+
+    async def measure() -> timing.Timings:
+        async with open_launcher(None, confinement_of(league, log_dir_of(league))) as launcher:
+            return await timing.time_bots(league, lineups, at_once, launcher)
+
+    try:
+        timed = asyncio.run(measure())
+    except SandboxError as exc:
+        timed = timing.Timings({}, {name: str(exc) for lineup in lineups for name in lineup})
+    lines = []
+    if timed.speeds:
+        lines.append(
+            f"timed on {len(lineups)} sample(s) of {timing.TIMING_DEALS} deals (start, decision): "
+            + ", ".join(
+                f"{name} {speed.start:.2f}s {1000 * speed.decision:.2f}ms"
+                for name, speed in sorted(timed.speeds.items())
+            )
+        )
+    for name, reason in sorted(timed.failures.items()):
+        lines.append(
+            f"not timed: {name}: {reason} (the run's preflight would stop there, exit {EXIT_PREFLIGHT}; "
+            f"counted as {timing.ROUGH_START:g}s a start, {1000 * timing.ROUGH_DECISION:g}ms a decision)"
+        )
+    each = timed.match_seconds(league.rules, [match.entrants for match in pending])
+    decisions = timing.decisions_per_seat(league.rules)
+    return each, f"{each:.1f}s a match: each seat's start and {decisions} decisions, as timed", lines
+
+
+def _parallel(at_once: int) -> tuple[float, str]:
+    """How many matches at once the machine can play at full speed, and its CPUs in words: a match keeps
+    about one CPU busy (one of its bots thinks at a time), so no more than the CPUs. (A machine busy with
+    other work has less to give, but the samples were timed on it as it is now, as many at once.)"""
+    cpus = _cpu_count()
+    return float(min(at_once, cpus)), f"{cpus} CPU{'s' if cpus > 1 else ''}"
 
 
 def _say_settlement(league: League, stored: dict[str, StoredMatch], err: bool = False) -> None:

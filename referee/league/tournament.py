@@ -277,20 +277,7 @@ class Tournament:
 
     def confinement(self) -> Confinement:
         """The sandbox of every bot of this league: the league's settings, and what it must not see."""
-        league = self.league
-        database = league.database
-        hidden = (
-            league.path,
-            league.path.parent,
-            database,
-            *(database.with_name(database.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
-            self.log_dir,
-            *self.hidden,
-        )
-        folders = tuple(
-            {e.spec.cwd.resolve() for e in league.entrants if e.spec.cwd is not None and not e.in_process}
-        )
-        return Confinement(league.sandbox, league.limits, hidden, folders)
+        return confinement_of(self.league, self.log_dir, self.hidden)
 
     def progress(self, missing: list[ScheduledMatch]) -> Progress:
         """The progress of a run that is to play ``missing``, counting the matches stored before."""
@@ -495,6 +482,29 @@ class Tournament:
                 f"the referee stopped the run: {self.voids_in_a_row} matches in a row were void, "
                 f"the last one with {outcome.void_reason}"
             )
+
+
+def log_dir_of(league: League) -> Path:
+    """The folder of a league's logs, beside its results database: ``<database name>-logs``."""
+    return league.database.parent / f"{league.database.stem}-logs"
+
+
+def confinement_of(league: League, log_dir: Path, hidden: tuple[Path, ...] = ()) -> Confinement:
+    """The sandbox of every bot of ``league``: the league's settings, and what it must not see (the
+    league, its results and logs, and ``hidden``)."""
+    database = league.database
+    masked = (
+        league.path,
+        league.path.parent,
+        database,
+        *(database.with_name(database.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
+        log_dir,
+        *hidden,
+    )
+    folders = tuple(
+        {e.spec.cwd.resolve() for e in league.entrants if e.spec.cwd is not None and not e.in_process}
+    )
+    return Confinement(league.sandbox, league.limits, masked, folders)
 
 
 async def _stop(launcher: Launcher, processes: list[BotProcess]) -> None:

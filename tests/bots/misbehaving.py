@@ -69,6 +69,18 @@ class Crasher(Seeded):
         return super().play(obs)
 
 
+class Steady(Seeded):
+    """Takes 30 ms over every decision, by the clock rather than the CPU: a bot of known speed."""
+
+    def declare(self, obs: Observation) -> Declare:
+        time.sleep(0.03)
+        return super().declare(obs)
+
+    def play(self, obs: Observation) -> Card | Play:
+        time.sleep(0.03)
+        return super().play(obs)
+
+
 class TenthMoveQuitter(Seeded):
     """Exits on its 10th decision (issue #24: the referee's autopilot then finished its matches, and
     its points were credited to it)."""
@@ -272,6 +284,7 @@ def main() -> None:
             "sleep": Sleeper,
             "crash": Crasher,
             "exit-10th": TenthMoveQuitter,
+            "steady-30ms": Steady,
             "segv": Segfaulter,
             "illegal": Cheater,
             "flood-talk": Flooder,
