@@ -101,12 +101,15 @@ def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished)
         "deals_hidden",
         "deals",
         "totals",
+        "credited",
         "ranks",
         "forfeits",
+        "forfeit_deals",
         "faults",
     }
     for line in lines:
         assert set(line) == fields
+        assert line["credited"] == line["totals"]  # nobody forfeited
         assert line["status"] == "complete"
         assert line["deals_hidden"] is False  # every table is complete
         assert set(line["deals"][0]) == {
