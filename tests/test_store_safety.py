@@ -204,6 +204,18 @@ def test_a_results_sqlite_of_the_old_default_is_still_this_league_s(tmp_path):
     assert export(league) == full
 
 
+def test_a_renamed_league_file_keeps_its_database(tmp_path):
+    league = fast_league(tmp_path / "league.yaml")
+    league.write_text(league.read_text() + "database: results.sqlite\n", encoding="utf-8")
+    ok("run", league)
+    before = export(league)
+    renamed = league.rename(tmp_path / "spring.yaml")
+    assert "6/6 matches" in ok("run", renamed).stdout  # its own: resumed, nothing played again
+    assert export(renamed) == before
+    with contextlib.closing(sqlite3.connect(tmp_path / "results.sqlite")) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'league_file'").fetchone() == ("spring.yaml",)
+
+
 def test_an_sqlite_file_of_something_else_is_not_written_to(tmp_path):
     league = fast_league(tmp_path / "league.yaml")
     league.write_text(league.read_text() + "database: app.db\n", encoding="utf-8")
