@@ -41,10 +41,12 @@ from referee.compare import (
     progress_text,
 )
 from referee.league.config import League, LeagueError, add_entrant, load_league
+from referee.league.lock import LeagueBusyError
 from referee.league.preflight import Broken, PreflightError
 from referee.league.ratings import Leaderboard, rate
 from referee.league.results import open_results
-from referee.league.store import Store, StoredMatch, StoreError
+from referee.league.storage import StorageError, StorageFault, StoreError
+from referee.league.store import Store, StoredMatch
 from referee.league.tournament import (
     Progress,
     Tournament,
@@ -56,7 +58,7 @@ from referee.league.tournament import (
     with_cohorts,
 )
 from referee.league.versions import fingerprint
-from referee.logs import LEVELS, referee_logging
+from referee.logs import LEVELS, LogFile, referee_logging
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
 from referee.match.launcher import Confinement
@@ -367,6 +369,38 @@ def _league(path: str, check_commands: bool = True) -> League:
         raise InputError(str(exc)) from None
 
 
+EXIT_BUSY: Final = 5
+"""`referee run`'s exit status when another live run holds the league's results database."""
+EXIT_STORAGE: Final = 6
+"""Every league command's exit status when its results database is damaged, or (``referee run``) cannot
+be written: a full disk, a read-only file. The line says what is stored safely."""
+
+
+class StoreFailure(click.ClickException):
+    """A results database this command cannot use: one line, exit code 1."""
+
+
+class _Busy(StoreFailure):
+    exit_code = EXIT_BUSY
+
+
+class _StorageFailure(StoreFailure):
+    exit_code = EXIT_STORAGE
+
+
+def _failure(exc: StoreError, safe: str) -> StoreFailure:
+    """The one line for ``exc``; ``safe`` says what is stored safely, or what was not read, after a
+    storage fault."""
+    if isinstance(exc, StorageError):
+        return _StorageFailure(exc.line(safe))
+    return _Busy(str(exc)) if isinstance(exc, LeagueBusyError) else StoreFailure(str(exc))
+
+
+def _unread(exc: StoreError) -> str:
+    damaged = isinstance(exc, StorageError) and exc.fault is StorageFault.DAMAGED
+    return "nothing was read from it" if damaged else "nothing was shown"
+
+
 def _results(league_file: str) -> tuple[Store, League]:
     """For the commands that read a league's results: its stored results, opened read-only. Its bots
     are not checked (results stay readable when a bot has moved), and nothing is written: a league
@@ -375,7 +409,15 @@ def _results(league_file: str) -> tuple[Store, League]:
     try:
         return open_results(league, league_file)
     except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise _failure(exc, _unread(exc)) from None
+
+
+def _stored(store: Store) -> dict[str, StoredMatch]:
+    """Every stored match, or one line if one of them does not decode: never a partial result."""
+    try:
+        return store.matches()
+    except StoreError as exc:
+        raise _failure(exc, _unread(exc)) from None
 
 
 def _ratings(league: League, stored: dict[str, StoredMatch]) -> Leaderboard:
@@ -385,9 +427,23 @@ def _ratings(league: League, stored: dict[str, StoredMatch]) -> Leaderboard:
 
 def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
     try:
-        return open_store(league, fresh)
+        return open_store(league, fresh, say=_say)
     except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
+        damaged = isinstance(exc, StorageError) and exc.fault is StorageFault.DAMAGED
+        raise _failure(
+            exc, "nothing was read from it or written to it" if damaged else "nothing was played"
+        ) from None
+
+
+def _in_run(exc: StorageError, store: Store, total: int) -> StoreFailure:
+    """The line for a storage fault during a run: how much of the schedule is safely stored."""
+    if exc.fault is StorageFault.DAMAGED:
+        return _failure(exc, "the run stopped and wrote nothing more to it")
+    try:
+        stored = f"{len(store.complete_ids())} of {total} scheduled matches are stored safely"
+    except StoreError:
+        stored = "the matches stored before are kept"
+    return _failure(exc, f"{stored} (a match in play when it failed is not: the next run plays it)")
 
 
 def _board(league: League, store: Store, stored: dict[str, StoredMatch]) -> Leaderboard:
@@ -471,12 +527,18 @@ REPORT_EVERY = 2.0
 """Seconds between rewrites of a live report (each one reads every stored match)."""
 
 
-def _report_in_thread(league: League, folder: Path) -> Path:
-    store = Store(league.database, write=False)
+def _report_in_thread(league: League, folder: Path) -> Path | None:
+    """Rewrites the live report; one that cannot be written (a full disk) is logged and skipped: the
+    run goes on, and its end says what went wrong."""
     try:
-        return _write_report(league, store.matches(), folder, live=True)
-    finally:
-        store.close()
+        store = Store(league.database, write=False)
+        try:
+            return _write_report(league, store.matches(), folder, live=True)
+        finally:
+            store.close()
+    except (OSError, StoreError) as exc:
+        LOGGER.warning("the live report in %s was not rewritten: %s", folder, exc)
+        return None
 
 
 def _write_report(league: League, stored: dict[str, StoredMatch], folder: Path, live: bool = False) -> Path:
@@ -545,13 +607,24 @@ def run_command(
             click.echo(line)
         return
     store, league = _store(league, fresh)
-    _replay_new_versions(store, league)
+    click.get_current_context().call_on_close(store.close)  # the run lock goes with it, however it ends
+    try:
+        _replay_new_versions(store, league)
+    except StoreError as exc:
+        raise _failure(exc, "nothing was played") from None
     log_dir = league.database.parent / f"{league.database.stem}-logs"
     hidden: tuple[Path, ...] = ()
+    for folder in (report_dir, log_dir):
+        try:  # the report's before any bot starts, so that its sandbox masks it
+            if folder is not None:
+                folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _StorageFailure(
+                f"{folder}: cannot make this folder ({exc.strerror or exc}); nothing was played; free some "
+                "space or make its parent writable, and run again"
+            ) from None
     if report_dir is not None:
-        report_dir.mkdir(parents=True, exist_ok=True)  # before any bot starts, so that its sandbox masks it
         hidden = (report_dir.resolve(),)
-    log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / "referee.log"
     tournament = Tournament(league, store, log_dir, concurrency, hidden, skip_broken)
     display = _Display(league, tournament.concurrency)
@@ -571,7 +644,7 @@ def run_command(
         executor = DaskExecutor(tournament, dask_address, workers, say=_say).run
         failures = (SandboxError, ExecutorError)
 
-    pending: list[asyncio.Future[Path]] = []
+    pending: list[asyncio.Future[Path | None]] = []
     last_report = [0.0]
 
     def on_progress(progress: Progress) -> None:
@@ -584,7 +657,7 @@ def run_command(
             pending.append(asyncio.ensure_future(asyncio.to_thread(_report_in_thread, league, report_dir)))
 
     try:
-        with referee_logging(log_level, log_file):
+        with referee_logging(log_level, log_file) as log:
             if tournament.concurrency > cpus:
                 LOGGER.warning("concurrency %d is more than the %d CPU(s)", tournament.concurrency, cpus)
             progress = _run_until_signal(executor(on_progress))
@@ -600,12 +673,18 @@ def run_command(
             err=True,
         )
         sys.exit(EXIT_PREFLIGHT)
+    except StorageError as exc:
+        display.close()
+        raise _in_run(exc, store, len(tournament.schedule)) from None
     except failures as exc:
         display.close()
         raise click.ClickException(str(exc)) from None
     except (asyncio.CancelledError, KeyboardInterrupt):
         display.close()
-        done = len(store.complete_ids())
+        try:
+            done = str(len(store.complete_ids()))
+        except StoreError:  # the database failed too: what it stored before is kept
+            done = "?"
         click.echo(
             f"interrupted: {done}/{len(tournament.schedule)} matches are stored; run again to resume",
             err=True,
@@ -613,6 +692,8 @@ def run_command(
         sys.exit(130)
     finally:
         display.close()
+    if isinstance(log, LogFile) and log.failed:
+        click.echo(f"warning: {log_file} could not be written ({log.failed}): it misses records", err=True)
     _say_broken(tournament.broken, tail_only=True)
     for name, reason in tournament.disqualified.items():
         click.echo(f"disqualified: {name}: {reason}", err=True)
@@ -624,15 +705,21 @@ def run_command(
             "run again to retry them",
             err=True,
         )
-    stored = store.matches()
-    click.echo(
-        leaderboard_table(
-            _board(league, store, stored), league, f"{league.name} — {progress.done}/{progress.total} matches"
-        )
-    )
+    try:
+        stored = store.matches()
+        board = _board(league, store, stored)
+    except StorageError as exc:
+        raise _in_run(exc, store, progress.total) from None
+    click.echo(leaderboard_table(board, league, f"{league.name} — {progress.done}/{progress.total} matches"))
     _say_settlement(league, stored)
     if report_dir is not None:
-        click.echo(f"report: {_write_report(league, stored, report_dir)}")
+        try:
+            click.echo(f"report: {_write_report(league, stored, report_dir)}")
+        except OSError as exc:
+            raise _StorageFailure(
+                f"{report_dir}: the report was not written ({exc.strerror or exc}); every match played is "
+                f"stored safely; `referee report {league_file}` writes it once there is room"
+            ) from None
     store.close()
     if tournament.disqualified or tournament.skipped:
         click.echo(
@@ -662,15 +749,29 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
         try:
             store = Store(database, write=False)
         except StoreError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise _failure(exc, _unread(exc)) from None
         try:
             count, secret = store.match_count(), store.meta("secret_seed")
-            if league.seed is None and secret is not None and not fresh:
-                league = replace(league, seed=int(secret), seed_secret=True)
-            if not count:
+            known = league if league.seed is not None or secret is None else replace(league, seed=int(secret))
+            if not fresh:
+                league = replace(known, seed_secret=league.seed is None)
+            try:
+                store.claim(
+                    league.path, league.name, league_settings(known) if known.seed is not None else ""
+                )
+                foreign = None
+            except StoreError as exc:
+                foreign = exc
+            if foreign is not None:
+                owner = store.owner().name
+                state = f"{database} holds the results of another league, {owner!r}: the run would refuse"
+            elif not count:
                 state = f"nothing stored yet in {database}"
             elif fresh:
-                state = f"--fresh: the {count} match(es) stored in {database} would be forgotten"
+                state = (
+                    f"--fresh: the {count} match(es) stored in {database} would be forgotten, a copy of them "
+                    "kept beside it"
+                )
             elif league.seed is None or store.meta("settings") != league_settings(league):
                 state = (
                     f"{database} holds results of other league settings: the run would refuse, see --fresh"
@@ -686,6 +787,8 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
                     if invalid
                     else ""
                 )
+        except StoreError as exc:
+            raise _failure(exc, _unread(exc)) from None
         finally:
             store.close()
     if league.seed is None:  # a secret seed not drawn yet: any seed gives a schedule of the same size
@@ -777,7 +880,7 @@ def _say(line: str) -> None:
 def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
     store, league = _results(league_file)
-    stored = store.matches()  # decoded once: the board, the crosstable and the settlement all read it
+    stored = _stored(store)  # decoded once: the board, the crosstable and the settlement all read it
     board = _ratings(league, stored)
     click.echo(FORMATS[fmt](board, league) if fmt != "table" else leaderboard_table(board, league), nl=False)
     if cross:
@@ -797,7 +900,7 @@ def replay_command(league_file: str, match_id: str) -> None:
     MATCH_ID is an id from `referee export` (like r1:alice,bob) or a schedule position from 1.
     """
     store, league = _results(league_file)
-    stored = store.matches()
+    stored = _stored(store)
     schedule = schedule_of(league, stored)
     if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
         match_id = schedule[int(match_id) - 1].match_id
@@ -820,7 +923,7 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
     Results only, never a deal. `referee replay LEAGUE ID` shows one of them (ID or position).
     """
     store, league = _results(league_file)
-    stored = store.matches()
+    stored = _stored(store)
     known = {e.name for e in league.entrants} | {name for m in stored.values() for name in m.record.seats}
     if entrant is not None and entrant not in known:
         raise click.BadParameter(
@@ -843,7 +946,7 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
 def export_command(league_file: str, fmt: str, output: Path) -> None:
     """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
     store, league = _results(league_file)
-    stored = store.matches()
+    stored = _stored(store)
     lines = list(export_lines(league, schedule_of(league, stored), stored))
     if str(output) == "-":
         for line in lines:
@@ -948,7 +1051,7 @@ def submit_command(
 def report_command(league_file: str, output: Path, serve: bool, port: int) -> None:
     """Writes LEAGUE's results as a static HTML site (opens from disk, no network needed)."""
     store, league = _results(league_file)
-    index = _write_report(league, store.matches(), output)
+    index = _write_report(league, _stored(store), output)
     click.echo(f"report: {index}")
     if serve:
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))

@@ -30,13 +30,31 @@ FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ROOT_LOGGER: Final = "referee"
 
 
+class LogFile(logging.FileHandler):
+    """The referee's log file. A record it cannot write (a full disk) is dropped without Python's
+    ``--- Logging error ---`` and traceback on stderr, which would bury the one line that says what
+    happened; ``failed`` keeps the first reason, for the command to say once."""
+
+    failed: str | None = None
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if self.failed is None:
+            error = sys.exc_info()[1]
+            self.failed = (
+                getattr(error, "strerror", None) or str(error) or type(error).__name__
+                if error is not None
+                else "unknown error"
+            )
+
+
 @contextlib.contextmanager
 def referee_logging(level: str, path: Path | None = None) -> Iterator[logging.Handler]:
-    """Sends the ``referee`` loggers at ``level`` and above to ``path`` (appended to), or to stderr, for
-    the ``with`` block; then puts things back, so one process can run several commands (the tests do)."""
+    """Sends the ``referee`` loggers at ``level`` and above to ``path`` (appended to: a :class:`LogFile`),
+    or to stderr, for the ``with`` block; then puts things back, so one process can run several commands
+    (the tests do)."""
     logger = logging.getLogger(ROOT_LOGGER)
     handler: logging.Handler = (
-        logging.FileHandler(path, encoding="utf-8") if path is not None else logging.StreamHandler(sys.stderr)
+        LogFile(path, encoding="utf-8") if path is not None else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter(FORMAT))
     saved = logger.level, logger.propagate

@@ -72,7 +72,7 @@ def test_reading_a_league_never_run_writes_nothing_and_says_which_command_plays_
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout == ""
     assert result.stderr == (
-        f"Error: {league}: nothing played yet (no results in {tmp_path / 'results.sqlite'}); "
+        f"Error: {league}: nothing played yet (no results in {tmp_path / 'league.sqlite'}); "
         f"`referee run {league}` plays it\n"
     )
     assert files_under(tmp_path) == before  # no database, no secret seed, no report, no export file
@@ -145,8 +145,8 @@ def test_matches_lists_every_stored_match_with_its_points_and_faults(played):
 def test_matches_filters_by_entrant_and_status(played, tmp_path):
     copy = tmp_path / "league.yaml"
     copy.write_bytes(played.read_bytes())
-    (tmp_path / "results.sqlite").write_bytes((played.parent / "results.sqlite").read_bytes())
-    with sqlite3.connect(tmp_path / "results.sqlite") as db:  # as a match void after its retries is kept
+    (tmp_path / "league.sqlite").write_bytes((played.parent / "league.sqlite").read_bytes())
+    with sqlite3.connect(tmp_path / "league.sqlite") as db:  # as a match void after its retries is kept
         db.execute("UPDATE matches SET status = 'void' WHERE position = 1")
     floaty = listed(referee("matches", copy, "--entrant", "floaty"))
     assert len(floaty) == 6  # C(4, 2) tables, 3 with floaty, x 2 rotations

@@ -395,7 +395,7 @@ def tables_of(lines: list[dict]) -> dict[str, set[str]]:
 
 def test_a_sampled_league_that_grows_keeps_its_played_tables_and_results(tmp_path):
     path = sampled_league_at(tmp_path)
-    database = tmp_path / "results.sqlite"
+    database = tmp_path / "league.sqlite"
     dry = referee("run", path, "--dry-run").stdout
     assert "schedule: 5 tables, 10 matches" in dry  # 5 entrants x 2 tables / 2 seats, 2 seatings each
     assert "no results database yet" in dry
@@ -437,7 +437,7 @@ def dump(database: Path) -> list[str]:
 def test_a_dry_run_draws_no_secret_seed_and_writes_nothing(tmp_path):
     path = sampled_league_at(tmp_path)
     path.write_text(path.read_text().replace("seed: 23\n", ""))
-    database = tmp_path / "results.sqlite"
+    database = tmp_path / "league.sqlite"
     dry = referee("run", path, "--dry-run")
     assert "no results database yet" in dry.stdout
     assert "estimate: 15s at 2 matches at once (no stored match to time: a rough 3s a match)" in dry.stdout

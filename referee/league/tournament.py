@@ -23,6 +23,7 @@ from typing import Final
 
 from referee.league.adaptive import Plan, Settlement, plan
 from referee.league.config import Entrant, League
+from referee.league.location import backup_path, companions
 from referee.league.preflight import Broken, PreflightError, preflight, tail
 from referee.league.schedule import ScheduledMatch, build_schedule
 from referee.league.store import Store, StoredMatch, settings_fingerprint
@@ -86,21 +87,43 @@ def league_settings(league: League) -> str:
     )
 
 
-def open_store(league: League, fresh: bool = False) -> tuple[Store, League]:
-    """The league's results database, and the league with its seed settled: a league file without
-    ``seed:`` gets a secret random one, drawn once and kept in the database (``--fresh`` draws anew)."""
-    store = Store(league.database)
-    if league.seed is None:
-        league = replace(league, seed=store.secret_seed(renew=fresh), seed_secret=True)
-    store.bind(league.name, league_settings(league), fresh)
-    store.set_entrants(
-        [
-            (e.name, "module" if e.in_process else "command", e.spec.module or " ".join(e.spec.command))
-            for e in league.entrants
-        ]
-    )
-    cohorts = joined(store, league)
-    store.set_cohorts(cohorts)
+def open_store(
+    league: League, fresh: bool = False, say: Callable[[str], None] = lambda line: None
+) -> tuple[Store, League]:
+    """The league's results database, held by this process alone until it is closed, and the league with
+    its seed settled: a league file without ``seed:`` gets a secret random one, drawn once and kept in
+    the database (``fresh`` draws anew).
+
+    Another live run of the league raises :class:`~referee.league.lock.LeagueBusyError`; a damaged or
+    unwritable file :class:`~referee.league.storage.StorageError`; the database of another league file
+    :class:`~referee.league.store.OtherLeagueError`, with ``fresh`` too: ``fresh`` forgets only this
+    league's own results, and keeps a copy of them beside the database first (``say`` tells where)."""
+    store = Store(league.database, exclusive=True)
+    try:
+        secret = store.meta("secret_seed")
+        known = league if league.seed is not None or secret is None else replace(league, seed=int(secret))
+        store.claim(league.path, league.name, league_settings(known) if known.seed is not None else "")
+        if fresh:
+            backup = backup_path(league.database, time.strftime("%Y%m%d-%H%M%S"))
+            if forgotten := store.forget(backup):
+                say(
+                    f"--fresh: the {forgotten} match(es) stored in {league.database} are forgotten; "
+                    f"a copy of them is kept in {backup}"
+                )
+        if league.seed is None:
+            league = replace(league, seed=store.secret_seed(renew=fresh), seed_secret=True)
+        store.bind(league.name, league_settings(league), league.path)
+        store.set_entrants(
+            [
+                (e.name, "module" if e.in_process else "command", e.spec.module or " ".join(e.spec.command))
+                for e in league.entrants
+            ]
+        )
+        cohorts = joined(store, league)
+        store.set_cohorts(cohorts)
+    except BaseException:
+        store.close()
+        raise
     return store, with_cohorts(league, cohorts)
 
 
@@ -279,14 +302,7 @@ class Tournament:
         """The sandbox of every bot of this league: the league's settings, and what it must not see."""
         league = self.league
         database = league.database
-        hidden = (
-            league.path,
-            league.path.parent,
-            database,
-            *(database.with_name(database.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
-            self.log_dir,
-            *self.hidden,
-        )
+        hidden = (league.path, league.path.parent, *companions(database), self.log_dir, *self.hidden)
         folders = tuple(
             {e.spec.cwd.resolve() for e in league.entrants if e.spec.cwd is not None and not e.in_process}
         )
