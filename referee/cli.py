@@ -68,12 +68,13 @@ from referee.match.sandbox import SandboxError, SandboxMode
 from referee.match.setup import open_table
 from referee.report.crosstable import crosstable
 from referee.report.disclosure import HIDDEN_NOTE, disclosure
-from referee.report.records import NoSuchRecord, RecordedMatch, RecordsError, find_record
+from referee.report.records import NoSuchRecord, RecordsError, find_record
 from referee.report.site import write_atomic, write_match_page, write_report
 from referee.report.text import (
     FORMATS,
     ONE_MATCH,
     PROGRESS_WIDTH,
+    Replayable,
     crosstable_text,
     eta_text,
     export_lines,
@@ -979,34 +980,7 @@ def replay_command(source: str, match_id: str | None, deal: int | None) -> None:
     a league's `referee export`, whose MATCH_ID is an id or a line from 1 (leave it out for a file of
     one match). A league's deals show once every match of their table is played.
     """
-    if source.endswith(".jsonl"):
-        try:
-            recorded = find_record(Path(source), match_id)
-        except NoSuchRecord as exc:
-            raise click.ClickException(str(exc)) from None
-        except RecordsError as exc:
-            raise InputError(str(exc)) from None
-        shown: StoredMatch | RecordedMatch = recorded
-        deals_shown = recorded.deals_shown
-        where = source
-    else:
-        store, league = _results(source)
-        if match_id is None:
-            raise click.UsageError(
-                f"which match of {source}? give its id or schedule position (`referee matches {source}`)"
-            )
-        stored = _stored(store)
-        schedule = schedule_of(league, stored)
-        if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
-            match_id = schedule[int(match_id) - 1].match_id
-        if match_id not in stored:
-            raise click.ClickException(
-                f"no stored match {match_id!r} in {league.database}; `referee matches {source}` lists the "
-                "stored ones"
-            )
-        shown = stored[match_id]
-        deals_shown = disclosure(schedule, stored).deals_shown(shown)
-        where = str(league.database)
+    shown, deals_shown, where = _to_replay(source, match_id)
     if deal is None:
         click.echo(replay_text(shown, deals_shown), nl=False)
         return
@@ -1018,6 +992,34 @@ def replay_command(source: str, match_id: str | None, deal: int | None) -> None:
         )
     click.echo("seats: " + ", ".join(f"{seat}={name}" for seat, name in enumerate(shown.record.seats)))
     click.echo(deal_by_card(shown.record, deal))
+
+
+def _to_replay(source: str, match_id: str | None) -> tuple[Replayable, bool, str]:
+    """The match ``referee replay`` shows, whether its deals may be shown, and where it comes from."""
+    if source.endswith(".jsonl"):
+        try:
+            recorded = find_record(Path(source), match_id)
+        except NoSuchRecord as exc:
+            raise click.ClickException(str(exc)) from None
+        except RecordsError as exc:
+            raise InputError(str(exc)) from None
+        return recorded, recorded.deals_shown, source
+    store, league = _results(source)
+    if match_id is None:
+        raise click.UsageError(
+            f"which match of {source}? give its id or schedule position (`referee matches {source}`)"
+        )
+    stored = _stored(store)
+    schedule = schedule_of(league, stored)
+    if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
+        match_id = schedule[int(match_id) - 1].match_id
+    if match_id not in stored:
+        raise click.ClickException(
+            f"no stored match {match_id!r} in {league.database}; `referee matches {source}` lists the "
+            "stored ones"
+        )
+    match = stored[match_id]
+    return match, disclosure(schedule, stored).deals_shown(match), str(league.database)
 
 
 @main.command("matches")
