@@ -67,20 +67,25 @@ from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.sandbox import SandboxError, SandboxMode
 from referee.match.setup import open_table
 from referee.report.crosstable import crosstable
-from referee.report.disclosure import disclosure
-from referee.report.site import write_report
+from referee.report.disclosure import HIDDEN_NOTE, disclosure
+from referee.report.records import NoSuchRecord, RecordsError, find_record
+from referee.report.site import write_atomic, write_match_page, write_report
 from referee.report.text import (
     FORMATS,
+    ONE_MATCH,
     PROGRESS_WIDTH,
+    Replayable,
     crosstable_text,
     eta_text,
     export_lines,
     leaderboard_table,
+    match_line,
     matches_text,
     progress_line,
     replay_text,
 )
-from referee.report.transcript import brief
+from referee.report.transcript import brief, deal_by_card
+from referee.starter import StarterError, write_starter
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -217,6 +222,33 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
     click.echo(brief(match.record()))
 
 
+@main.command("init")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--name", help="The league's name (default: the folder's).")
+def init_command(folder: Path, name: str | None) -> None:
+    """Writes a league to start from into FOLDER (new or empty): league.yaml, a working bot in Python and
+    one in Node.js, each in its own folder, and a README with the commands to run it.
+
+    The league needs no checkout of Pyramid Arena: its opponents are the sample bots that come with the
+    referee. The Node.js bot joins it where the Node.js SDK, node and npm are found here; otherwise it is
+    written and left out, and the README says how to add it. Nothing is ever overwritten.
+    """
+    program = Path(sys.executable).parent / "referee"
+    try:
+        starter = write_starter(
+            folder.resolve(), name or folder.resolve().name, str(program) if program.exists() else "referee"
+        )
+    except StarterError as exc:
+        raise InputError(str(exc)) from None
+    click.echo(f"init: a league in {starter.folder}: {', '.join(starter.files)}")
+    if starter.node_problem:
+        click.echo(
+            f"node: {starter.node_problem}; node-bot is written but not in the league, where montecarlo "
+            "takes its seat (README.md: adding the Node.js bot)"
+        )
+    click.echo(f"next: cd {starter.folder} && referee run league.yaml   (README.md has the rest)")
+
+
 @main.command("match")
 @click.argument("bots", nargs=-1, required=True)
 @click.option(
@@ -232,6 +264,20 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
     metavar="NAME",
     help="A seat's name, in the order of BOTS; repeat it (default: the name each bot gives itself).",
 )
+@click.option(
+    "--html",
+    "html",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the match as one page with the replay viewer, card by card (opens from disk).",
+)
+@click.option(
+    "--record",
+    "record_file",
+    metavar="FILE.jsonl",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the match's record, a line of JSON as referee export writes (docs/FORMATS.md); "
+    "referee replay FILE.jsonl shows it.",
+)
 @sandbox_options
 @log_level_option("warning", "on stderr")
 def match_command(
@@ -243,6 +289,8 @@ def match_command(
     bank: float,
     max_faults: int,
     logs: Path | None,
+    html: Path | None,
+    record_file: Path | None,
     sandbox: str,
     ro_paths: tuple[Path, ...],
     log_level: str,
@@ -250,8 +298,16 @@ def match_command(
     """Plays one match between 2-4 BOTS and prints it deal by deal.
 
     Each BOT is a command line run as its own process over gRPC (quote it: "python my_bot.py") or a
-    module:Class played in-process, e.g. sample_bots.heuristic:HeuristicBot.
+    module:Class played in-process, e.g. sample_bots.heuristic:HeuristicBot. --html FILE keeps the match
+    as a page to step through card by card in a browser; --record FILE.jsonl keeps its record, which
+    `referee replay FILE.jsonl --deal N` prints card by card.
     """
+    outputs = tuple(path for path in (html, record_file) if path is not None)
+    for path, option in ((html, "--html"), (record_file, "--record")):
+        if path is not None and not path.resolve().parent.is_dir():
+            raise click.BadParameter(
+                f"{path}: no folder {path.resolve().parent} to write it in", param_hint=option
+            )
     if not 2 <= len(bots) <= 4:
         raise click.UsageError(f"a match needs 2 to 4 bots, got {len(bots)}")
     if len(names) > len(bots) or not all(_clean_name(name) for name in names):
@@ -269,7 +325,9 @@ def match_command(
     specs = [replace(spec, paths=tuple(path.resolve() for path in ro_paths)) for spec in specs]
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
-    confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
+    # A bot must not read an earlier match's page or record there: with the same --seed it holds every hand.
+    hidden = ((logs.resolve(),) if logs else ()) + tuple(path.resolve() for path in outputs)
+    confinement = Confinement(SandboxMode(sandbox), hidden=hidden)
     if seed is None:
         seed = secrets.randbits(SEED_BITS)  # a bot that knew the seed would know every hand
     try:
@@ -290,8 +348,27 @@ def match_command(
         )
     # Only now, with every bot stopped: --seed replays these deals (and seeded bots' choices).
     click.echo(f"seed {seed} (--seed {seed} replays this match)")
+    _keep_match(outcome, seed, html, record_file)
     if outcome.status is MatchStatus.VOID:
         raise click.ClickException(f"the match is void: {outcome.void_reason}")
+
+
+def _keep_match(outcome: MatchOutcome, seed: int, html: Path | None, record_file: Path | None) -> None:
+    """Writes the page and the record ``referee match`` was asked for, void or not (what was played is
+    kept), each whole or not at all; a file that cannot be written is one line, after the match."""
+    record = outcome.record
+    try:
+        if record_file is not None:
+            line = match_line(MATCH_ID, ONE_MATCH, seed, outcome.status, record, outcome.faults)
+            write_atomic(record_file, line + "\n")
+            click.echo(f"record: {record_file} (referee replay {record_file} --deal N: a deal card by card)")
+        if html is not None:
+            write_match_page(html, record, outcome.faults, outcome.status, seed)
+            click.echo(f"page: {html} (open it in a browser: the replay viewer steps card by card)")
+    except OSError as exc:
+        raise click.ClickException(
+            f"{exc.filename or html or record_file}: cannot write: {exc.strerror or exc}"
+        ) from None
 
 
 def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
@@ -892,25 +969,57 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
 
 
 @main.command("replay")
-@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
-@click.argument("match_id")
-def replay_command(league_file: str, match_id: str) -> None:
-    """Shows a stored match deal by deal, with every pyramid drawn as on paper.
+@click.argument("source", metavar="LEAGUE|FILE.jsonl", type=click.Path(dir_okay=False))
+@click.argument("match_id", required=False)
+@click.option("--deal", type=click.IntRange(min=1), help="Only this deal, card by card.")
+def replay_command(source: str, match_id: str | None, deal: int | None) -> None:
+    """Shows a match deal by deal, with every pyramid drawn as on paper; --deal N shows deal N card by card.
 
-    MATCH_ID is an id from `referee export` (like r1:alice,bob) or a schedule position from 1.
+    From a league file, MATCH_ID is an id from `referee matches` (like r1:alice,bob) or a schedule position
+    from 1. A file ending in .jsonl is a match record instead: one match of `referee match --record`, or
+    a league's `referee export`, whose MATCH_ID is an id or a line from 1 (leave it out for a file of
+    one match). A league's deals show once every match of their table is played.
     """
-    store, league = _results(league_file)
+    shown, deals_shown, where = _to_replay(source, match_id)
+    if deal is None:
+        click.echo(replay_text(shown, deals_shown), nl=False)
+        return
+    if not deals_shown:
+        raise click.ClickException(f"match {shown.match_id} of {where}: {HIDDEN_NOTE}")
+    if deal > len(shown.record.deals):
+        raise click.BadParameter(
+            f"match {shown.match_id} has deals 1 to {len(shown.record.deals)}", param_hint="--deal"
+        )
+    click.echo("seats: " + ", ".join(f"{seat}={name}" for seat, name in enumerate(shown.record.seats)))
+    click.echo(deal_by_card(shown.record, deal))
+
+
+def _to_replay(source: str, match_id: str | None) -> tuple[Replayable, bool, str]:
+    """The match ``referee replay`` shows, whether its deals may be shown, and where it comes from."""
+    if source.endswith(".jsonl"):
+        try:
+            recorded = find_record(Path(source), match_id)
+        except NoSuchRecord as exc:
+            raise click.ClickException(str(exc)) from None
+        except RecordsError as exc:
+            raise InputError(str(exc)) from None
+        return recorded, recorded.deals_shown, source
+    store, league = _results(source)
+    if match_id is None:
+        raise click.UsageError(
+            f"which match of {source}? give its id or schedule position (`referee matches {source}`)"
+        )
     stored = _stored(store)
     schedule = schedule_of(league, stored)
     if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
         match_id = schedule[int(match_id) - 1].match_id
     if match_id not in stored:
         raise click.ClickException(
-            f"no stored match {match_id!r} in {league.database}; `referee matches {league_file}` lists the "
+            f"no stored match {match_id!r} in {league.database}; `referee matches {source}` lists the "
             "stored ones"
         )
-    shown = disclosure(schedule, stored).deals_shown(stored[match_id])
-    click.echo(replay_text(stored[match_id], shown), nl=False)
+    match = stored[match_id]
+    return match, disclosure(schedule, stored).deals_shown(match), str(league.database)
 
 
 @main.command("matches")

@@ -6,7 +6,7 @@ import sys
 
 from playthrough import play_random
 from pyramid_sdk import Bot, Card, Declare, Observation, Play, Rules
-from pyramid_sdk.client import _Connection
+from pyramid_sdk.dispatch import Dispatcher
 from pyramid_sdk.encoding import (
     ObservationEncoder,
     action_request,
@@ -45,9 +45,9 @@ def answer(bot: Bot) -> tuple[pb.ActionReply, Observation]:
         legal_actions_field(view.legal_actions),
         time_left_fields(20000, 1000),
     )
-    connection = _Connection(bot, "unused", "token")
-    connection.decoders["m"] = ObservationDecoder(Rules())
-    reply = connection._handle(data)
+    dispatcher = Dispatcher(bot)
+    dispatcher.decoders["m"] = ObservationDecoder(Rules())
+    reply = dispatcher.handle(data)
     assert reply is not None
     return pb.ConnectRequest.FromString(reply).action, view
 

@@ -144,7 +144,7 @@ def test_the_example_league_thinks_by_count_so_it_repeats_exactly():
     league = load_league(ROOT / "tournaments/example/league.yaml", check_commands=False)
     for entrant in league.entrants:
         command = entrant.spec.command
-        if "sample_bots/montecarlo.py" in command:
+        if "sample_bots.montecarlo" in command:
             assert "--samples" in command
             assert "--budget" not in command  # a budget would make its choices depend on the machine
             break

@@ -15,9 +15,9 @@ import pytest
 from arena import PY, ROOT, play
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
-from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee.match.bots import BotSpec
 from referee.match.outcome import MatchStatus
 from referee.match.runner import LocalSeat, RemoteSeat, play_match

@@ -11,11 +11,11 @@ import pytest
 from arena import FAST, RANDOM, ROOT, assert_no_unknown_cards, assert_played_as, misbehaving, play
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.stream import ENV_STREAM
 from pyramid_sdk.transport import grpcio_checked
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
-from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee.match import server as referee_server
 from referee.match.bots import BotSpec
 from referee.match.faults import FaultKind, FaultPolicy

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -184,14 +185,19 @@ async def run_builds(league: League, log_dir: Path) -> dict[str, str]:
 async def run_build(entrant: Entrant, log_dir: Path) -> str | None:
     """Runs the entrant's ``build:``, if it has one, and checks that its bot can then be found; returns
     why it cannot play, or ``None``. The build runs in its own process group, killed whole on a timeout
-    or when the run is interrupted; its output goes to ``log_dir/NAME.build.log``."""
+    or when the run is interrupted; its output goes to ``log_dir/NAME.build.log``. As for the bots, the
+    referee's interpreter comes first on its ``PATH``: ``python`` and ``pip`` in a build are the ones the
+    entrant's ``python`` will run on (``python -m sample_bots.node_heuristic --install``, say), whichever
+    ``PATH`` the organiser started the referee with."""
     if entrant.build is None:
         return None
     log = log_dir / f"{entrant.name}.build.log"
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)])
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_shell(
             entrant.build,
             cwd=entrant.spec.cwd,
+            env={**os.environ, "PATH": path},
             stdin=asyncio.subprocess.DEVNULL,
             stdout=out,
             stderr=asyncio.subprocess.STDOUT,

@@ -202,22 +202,44 @@ def script_of(argv: Sequence[str]) -> tuple[str, str] | None:
 def module_found(name: str, roots: Sequence[str]) -> bool:
     """Whether ``python -m name`` would find its module from ``roots`` (the ``sys.path`` it gets),
     looked up on disk without importing anything (a bot's packages are not the referee's to run)."""
+    try:
+        return module_spec(name, roots) is not None
+    except (ImportError, ValueError, OSError):
+        return True  # cannot tell: let the bot's own start say
+
+
+def module_spec(name: str, roots: Sequence[str]) -> importlib.machinery.ModuleSpec | None:
+    """Where ``python -m name`` would find its module from ``roots``: in them, or (for the top-level
+    package) among the interpreter's installed packages; ``None`` where it would not. Nothing is
+    imported; ``ImportError``, ``ValueError`` or ``OSError`` when the finders cannot tell."""
     locations = list(roots)
     parts = name.split(".")
+    spec = None
     for number, part in enumerate(parts):
         if not part.isidentifier():
-            return False
-        try:
-            spec = importlib.machinery.PathFinder.find_spec(part, locations)
-        except (ImportError, ValueError, OSError):
-            return True  # cannot tell: let the bot's own start say
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(part, locations)
+        if spec is None and number == 0:
+            spec = _installed(part)
         if spec is None:
-            return False
+            return None
         if number < len(parts) - 1:
             if spec.submodule_search_locations is None:
-                return False
+                return None
             locations = list(spec.submodule_search_locations)
-    return True
+    return spec
+
+
+def _installed(name: str) -> importlib.machinery.ModuleSpec | None:
+    """A top-level module that the interpreter's other finders know, such as those of an editable
+    install (``pip install -e``: ``sample_bots`` stays in the checkout, found by a finder of its own)."""
+    for finder in sys.meta_path:
+        if finder is importlib.machinery.PathFinder or not hasattr(finder, "find_spec"):
+            continue
+        spec = finder.find_spec(name, None)
+        if spec is not None:
+            return spec
+    return None
 
 
 def _script_found(program: str, script: str, where: Path) -> bool:

@@ -13,9 +13,9 @@ from typing import Final
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
-from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee.match.sessions import Context, SessionRegistry, decode_request
 
 MAX_TRANSPORT_BYTES: Final = 1024 * 1024

@@ -24,10 +24,10 @@ from pyramid_sdk.actions import Declare, Play
 from pyramid_sdk.bot import Bot, MatchInfo
 from pyramid_sdk.cards import DECK, Card
 from pyramid_sdk.client import ENV_ADDRESS, read_token, run
+from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.observation import Observation
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
-from pyramid_sdk.wire import PROTOCOL_VERSION
 
 
 class Seeded(Bot):

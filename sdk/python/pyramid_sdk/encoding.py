@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 
 from pyramid_sdk.actions import ACTIONS, DECLARATIONS, Action, Declare
 from pyramid_sdk.cards import DECK, Card
+from pyramid_sdk.handshake import varint as any_varint
 from pyramid_sdk.observation import Observation, TalkMessage, Trick
 from pyramid_sdk.pyramid import Pyramid
 from pyramid_sdk.v1 import pyramid_pb2 as pb
@@ -34,19 +35,13 @@ _ONE_BYTE: Final = tuple(bytes((value,)) for value in range(0x80))
 
 
 def varint(value: int) -> bytes:
-    """``value`` as a base-128 varint; a negative one as its 64-bit two's complement, as protobuf does."""
+    """``value`` as a base-128 varint (:func:`pyramid_sdk.handshake.varint`), the small values of every
+    decision without a loop."""
     if 0 <= value < 0x80:
         return _ONE_BYTE[value]
     if 0 < value < 0x4000:  # lengths of observations, request ids, milliseconds
         return bytes((value & 0x7F | 0x80, value >> 7))
-    if value < 0:
-        value += 1 << 64
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return any_varint(value)
 
 
 def _int(key: int, value: int) -> bytes:
