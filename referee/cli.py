@@ -862,10 +862,19 @@ def export_command(league_file: str, fmt: str, output: Path) -> None:
 @click.option(
     "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
 )
+@click.option(
+    "--logs",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the bot's stdout and stderr (NAME.log), as referee match --logs keeps them.",
+)
 @sandbox_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def check_command(
-    cwd: Path | None, sandbox: str, ro_paths: tuple[Path, ...], command: tuple[str, ...]
+    cwd: Path | None,
+    logs: Path | None,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
+    command: tuple[str, ...],
 ) -> None:
     """Conformance run of one bot: referee check -- python my_bot.py
 
@@ -873,17 +882,27 @@ def check_command(
     its sandbox, as a league does; reports the handshake, decision latency p50/p99 and any fault. Exit
     code 0 only if clean.
     """
-    report = _check(command, cwd, sandbox, ro_paths)
+    report = _check(command, cwd, sandbox, ro_paths, logs)
     click.echo("\n".join(report.lines()))
     sys.exit(0 if report.clean else 1)
 
 
 def _check(
-    command: tuple[str, ...], cwd: Path | None, sandbox: str, ro_paths: tuple[Path, ...]
+    command: tuple[str, ...],
+    cwd: Path | None,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
+    logs: Path | None = None,
 ) -> CheckReport:
     paths = tuple(path.resolve() for path in ro_paths)
+    if logs:
+        try:
+            logs.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise click.ClickException(f"{logs}: cannot make the log folder: {exc.strerror or exc}") from None
+    confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
     try:
-        return run_check(tuple(command), cwd, Confinement(SandboxMode(sandbox)), paths)
+        return run_check(tuple(command), cwd, confinement, paths, logs)
     except SandboxError as exc:
         raise click.ClickException(str(exc)) from None
 
