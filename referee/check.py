@@ -9,7 +9,6 @@ distribution for that reason (``pyproject.toml``). It is the only place the refe
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import statistics
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
-from referee.match.bots import BotSpec, BotSpecError
+from referee.match.bots import BotSpec, BotSpecError, default_name
 from referee.match.faults import Fault
 from referee.match.launcher import Confinement
 from referee.match.outcome import MatchStatus
@@ -77,7 +76,7 @@ async def check_bot(
     """Plays the three matches, each with a fresh process in its sandbox, as a league would. The deals
     come from a fresh random seed unless ``seed`` is given, so a bot cannot learn them by heart. With
     ``log_dir``, the bot's output goes to a file there, as ``referee match --logs`` keeps it."""
-    spec = BotSpec(name=Path(command[-1]).stem if command else "bot", command=command, cwd=cwd, paths=paths)
+    spec = BotSpec(name=default_name(command) if command else "bot", command=command, cwd=cwd, paths=paths)
     report = CheckReport(" ".join(command))
     try:
         spec.check()
@@ -115,13 +114,3 @@ async def check_bot(
                 break
             report.matches.append(f"{players} players     {result}, {len(own)} faults")
     return report
-
-
-def run_check(
-    command: tuple[str, ...],
-    cwd: Path | None = None,
-    confinement: Confinement | None = None,
-    paths: tuple[Path, ...] = (),
-    log_dir: Path | None = None,
-) -> CheckReport:
-    return asyncio.run(check_bot(command, cwd, confinement=confinement, paths=paths, log_dir=log_dir))

@@ -651,10 +651,14 @@ class DaskExecutor:
         def take() -> ScheduledMatch | None:
             return queue.popleft() if queue else None
 
-        for _ in range(min(max(threads, 1), len(queue))):
+        chains = min(max(threads, 1), len(queue))
+        for chain in range(chains):
             first = take()
             assert first is not None
-            await submit(_Slot(first, take()))
+            # A match to follow only while every chain still to start gets a first one: two matches on
+            # two workers are two chains, not one chain of two.
+            following = take() if len(queue) > chains - chain - 1 else None
+            await submit(_Slot(first, following))
         async for future in pending:
             slot = slots.pop(future)
             try:

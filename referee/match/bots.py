@@ -48,7 +48,7 @@ class BotSpec:
             argv = tuple(shlex.split(text))
         except ValueError as exc:
             raise BotSpecError(f"bot command {text!r}: {exc}") from None
-        return cls(name or _default_name(argv), command=argv, cwd=cwd)
+        return cls(name or default_name(argv), command=argv, cwd=cwd)
 
     def check(self) -> None:
         """Raises :class:`BotSpecError` if the module's class cannot be loaded, or the command's program
@@ -251,7 +251,7 @@ _SCRIPT_SUFFIXES: Final = frozenset(
 )
 
 
-def _default_name(argv: tuple[str, ...]) -> str:
+def default_name(argv: tuple[str, ...]) -> str:
     """A bot's name from its command: the script it runs (``python bots/alpha.py --level 3`` is
     ``alpha``), the module (``python -m bots.alpha``), or else the program (``./alpha``)."""
     args = argv[1:]

@@ -52,6 +52,19 @@ class Tail:
         return text
 
 
+def meaningful_lines(text: str) -> list[str]:
+    """The lines of ``text`` without blank lines, stack frames and runtime trailers, right-stripped.
+
+    >>> meaningful_lines("a\\n\\n    at f (x.js:1:2)\\n  b\\nNode.js v20.20.2\\n")
+    ['a', '  b']
+    """
+    return [
+        line.rstrip()
+        for line in text.splitlines()
+        if line.strip() and not _FRAME.match(line) and not _TRAILER.match(line.strip())
+    ]
+
+
 def telling_lines(text: str, count: int = QUOTED_LINES) -> list[str]:
     """At most ``count`` lines of ``text``, a process's latest output, that say best why it stopped: the
     last error headline and the lines after it, or else the last lines; blank lines, stack frames and
@@ -65,11 +78,7 @@ def telling_lines(text: str, count: int = QUOTED_LINES) -> list[str]:
     >>> telling_lines("loading\\nstarting\\nweights.bin: no such file\\n", 2)
     ['starting', 'weights.bin: no such file']
     """
-    kept = [
-        line.strip()
-        for line in text.splitlines()
-        if line.strip() and not _FRAME.match(line) and not _TRAILER.match(line.strip())
-    ]
+    kept = [line.strip() for line in meaningful_lines(text)]
     for index in range(len(kept) - 1, -1, -1):
         if _HEADLINE.match(kept[index]):
             return kept[index : index + count]

@@ -201,6 +201,17 @@ def stale(number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | by
     return [pb.ConnectRequest(action=again), right]
 
 
+def error_field(number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | bytes]:
+    """Action-less replies: the 1st as an old client sends it (no error), the 2nd with an error of many
+    lines, an unprintable character and far too long; the right answer otherwise."""
+    if number == 1:
+        return [pb.ConnectRequest(action=pb.ActionReply(request_id=request.request_id))]
+    if number == 2:
+        error = "Boom\n\x07" + "é" * 400
+        return [pb.ConnectRequest(action=pb.ActionReply(request_id=request.request_id, error=error))]
+    return [reply(request)]
+
+
 def second_hello(number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | bytes]:
     """A second hello (with its own token again) before its 3rd reply; the right answers always."""
     right = reply(request, request.legal_actions[-1])
@@ -256,6 +267,8 @@ def main() -> None:
         raw_stream([hello()], flood)
     elif behaviour == "garbage":
         raw_stream([hello()], Counted(garbage))
+    elif behaviour == "error-field":
+        raw_stream([hello()], Counted(error_field))
     elif behaviour == "stale":
         raw_stream([hello()], Counted(stale))
     elif behaviour == "second-hello":

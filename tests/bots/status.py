@@ -1,8 +1,9 @@
 """A bot that records how its stream ended: ``python status.py [SECONDS]``.
 
 A hand-written gRPC client (no SDK, so nothing between it and the status): it answers every request with
-its first legal action after SECONDS (default 0.05), and when the stream ends it prints one line,
-``STATUS <code>: <details>; <requests> requests, match_end <yes|no>``, to stderr (its log), then exits 0.
+its first legal action after SECONDS (default 0.05). It prints ``PLAYING <match id>`` at each match
+start and, when the stream ends, ``STATUS <code>: <details>; <requests> requests, match_end <yes|no>``,
+to stderr (its log), then exits 0.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def main() -> None:
                     request = response.action_request
                     reply = pb.ActionReply(request_id=request.request_id, action=request.legal_actions[0])
                     outbox.put(pb.ConnectRequest(action=reply).SerializeToString())
+                elif kind == "match_start":
+                    print(f"PLAYING {response.match_start.match_id}", file=sys.stderr, flush=True)
                 ended = ended or kind == "match_end"
         except grpc.RpcError as exc:
             status = f"{exc.code().name}: {exc.details()}"

@@ -1,0 +1,137 @@
+"""Ctrl-C (issue #24, item 6) as a terminal sends it: SIGINT to the whole process group of a real
+``referee run``, in process and on a LocalCluster of two Dask workers. One tidy line, the database whole,
+every bot of a match cut short told CANCELLED, and a second run that finishes the league."""
+
+import asyncio
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from arena import PY, ROOT, bot_processes
+from referee.match.bots import BotSpec
+from referee.match.sessions import INTERRUPTED
+from referee.match.setup import open_launcher
+from test_dask_executor import settle, worker_processes
+from test_tournament_e2e import REFEREE, complete_matches, export, referee
+
+LEAGUE = f"""\
+name: Interrupted
+seed: 3
+players: 2
+schedule: {{format: round-robin, rounds: 2, seating: balanced}}
+time_control: {{per_action: 2s, bank: 20s}}
+concurrency: 1
+database: results.sqlite
+entrants:
+  - name: status
+    command: python tests/bots/status.py 0.02   # about 5 s a match; says how its stream ended
+    cwd: {ROOT}
+  - name: random
+    command: python sample_bots/random_bot.py
+    cwd: {ROOT}
+"""
+CANCELLED = f"STATUS CANCELLED: {INTERRUPTED}; "
+HAS_NODE = shutil.which("node") is not None and (ROOT / "sdk/node/node_modules").is_dir()
+
+
+def lines_of(log: Path, start: str) -> list[str]:
+    if not log.exists():
+        return []
+    return [line for line in log.read_text(encoding="utf-8").splitlines() if line.startswith(start)]
+
+
+@pytest.mark.parametrize("executor", [[], ["--workers", "2"]], ids=["in-process", "workers"])
+def test_ctrl_c_is_one_line_keeps_the_database_and_tells_the_bots(tmp_path, executor):
+    path = tmp_path / "league.yaml"
+    path.write_text(LEAGUE, encoding="utf-8")
+    database = tmp_path / "results.sqlite"
+    status_log = tmp_path / "results-logs" / "status.log"
+    run = subprocess.Popen(
+        [REFEREE, "run", str(path), *executor],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, which a terminal's Ctrl-C reaches whole
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:  # until a match is under way after one has been stored
+        assert run.poll() is None, run.communicate()
+        started = len(lines_of(status_log, "PLAYING ")) - 1  # less the preflight's
+        stored = complete_matches(database)
+        if 1 <= stored < started:
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)  # some way into it (a match takes about 5 s)
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err
+    lines = err.splitlines()
+    assert len(lines) == (2 if executor else 1), err  # with workers, the line saying the cluster started
+    assert lines[-1].startswith("interrupted: ")
+    assert lines[-1].endswith("matches are stored; run again to resume")
+    assert "Traceback" not in err
+    assert 1 <= complete_matches(database) < 4
+    with sqlite3.connect(database) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert settle(bot_processes) == [], "a bot outlived the interrupted run"
+    assert settle(worker_processes) == [], "a Dask worker outlived the interrupted run"
+    # The bot of the match cut short saw its stream end with CANCELLED (not OK, as before), with no
+    # match end; the preflight's short stream and the finished matches ended with OK.
+    seen = lines_of(status_log, "STATUS ")
+    cut = [line for line in seen if line.startswith(CANCELLED)]
+    assert any(not line.startswith(f"{CANCELLED}0 requests") for line in cut), seen
+    assert all(line.endswith("match_end no") for line in cut), seen
+    finished = [line for line in seen if line.startswith("STATUS OK")]
+    assert finished[0] == "STATUS OK: ; 1 requests, match_end no"  # the preflight
+    assert all(line.endswith("match_end yes") for line in finished[1:]), seen
+    assert len(seen) == len(cut) + len(finished)
+    # The SDK bot of that match says so in its log, and returned from run().
+    told = lines_of(tmp_path / "results-logs" / "random.log", "random: the referee cancelled the stream")
+    assert told
+    assert all(line.endswith(INTERRUPTED) for line in told)
+    # Run again: the league is finished, every match once.
+    again = referee("run", path, *executor)
+    assert "4/4 matches" in again.stdout
+    assert len(export(path)) == 4
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(f"{PY} sample_bots/random_bot.py", id="python"),
+        pytest.param(
+            "node sample_bots/node/heuristic.js",
+            id="node",
+            marks=pytest.mark.skipif(not HAS_NODE and not os.environ.get("CI"), reason="no Node.js"),
+        ),
+    ],
+)
+def test_an_sdk_bot_exits_0_with_one_line_when_its_stream_is_cancelled(tmp_path, command):
+    async def cancel() -> int | None:
+        async with open_launcher(tmp_path) as launcher:
+            process = await launcher.start(BotSpec.parse(command, name="bot", cwd=ROOT))
+            child = process.process
+            assert child is not None
+            await launcher.stop(process, interrupted=True)
+            return child.returncode
+
+    assert asyncio.run(cancel()) == 0  # it left by itself within its second of grace, with code 0
+    last = (tmp_path / "bot.log").read_text(encoding="utf-8").splitlines()[-1]
+    assert last.endswith(f": the referee cancelled the stream: {INTERRUPTED}")
+
+
+def test_a_run_with_as_many_matches_left_as_workers_plays_them(tmp_path):
+    """What a run resumed after Ctrl-C often has left: two matches for two workers. The executor gave
+    the first worker both (one to follow the other) and then failed to find a match for the second."""
+    path = tmp_path / "league.yaml"
+    text = LEAGUE.replace("rounds: 2", "rounds: 1")
+    path.write_text(text.replace("python tests/bots/status.py 0.02", "python sample_bots/heuristic.py"))
+    result = referee("run", path, "--workers", "2")
+    assert "2/2 matches" in result.stdout
+    assert "Traceback" not in result.stderr
