@@ -4,6 +4,7 @@ every bot of a match cut short told CANCELLED, and a second run that finishes th
 
 import asyncio
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -135,3 +136,38 @@ def test_a_run_with_as_many_matches_left_as_workers_plays_them(tmp_path):
     result = referee("run", path, "--workers", "2")
     assert "2/2 matches" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "line"),
+    [
+        ("match", r"interrupted: the match was not finished; seed (\d+) \(--seed \1 plays it again\)"),
+        ("compare", r"interrupted: no verdict; seed (\d+) \(--seed \1 plays the same deals\)"),
+    ],
+)
+def test_ctrl_c_stops_match_and_compare_with_one_line_and_cancelled_streams(tmp_path, command, line):
+    status = "python tests/bots/status.py 0.02"
+    run = subprocess.Popen(
+        [REFEREE, command, status, "python sample_bots/random_bot.py", "--logs", str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not lines_of(tmp_path / "status.log", "PLAYING ") and time.monotonic() < deadline:
+        assert run.poll() is None, run.communicate()
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    assert re.fullmatch(line, err.strip()), err
+    assert [status.split(";")[0] for status in lines_of(tmp_path / "status.log", "STATUS ")] == [
+        f"STATUS CANCELLED: {INTERRUPTED}"
+    ]
+    if command == "match":  # compare plays the two candidates' matches one after the other here
+        assert lines_of(tmp_path / "random_bot.log", "random: ") == [
+            f"random: the referee cancelled the stream: {INTERRUPTED}"
+        ]
