@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from arena import PY, ROOT, bot_processes
@@ -171,3 +172,32 @@ def test_ctrl_c_stops_match_and_compare_with_one_line_and_cancelled_streams(tmp_
         assert lines_of(tmp_path / "random_bot.log", "random: ") == [
             f"random: the referee cancelled the stream: {INTERRUPTED}"
         ]
+
+
+def test_ctrl_c_while_the_sandbox_is_probed_is_no_sandbox_failure(tmp_path):
+    """The referee tries bubblewrap once before the first bot starts; a Ctrl-C then used to kill the
+    probe too and print that bubblewrap did not work. This bubblewrap takes 3 s to answer."""
+    slow = tmp_path / "bin" / "bwrap"
+    slow.parent.mkdir()
+    slow.write_text("#!/bin/sh\nsleep 3\nexit 0\n", encoding="utf-8")
+    slow.chmod(0o755)
+    run = subprocess.Popen(
+        [REFEREE, "match", "python sample_bots/random_bot.py", "sample_bots.random_bot:RandomBot"],
+        cwd=ROOT,
+        env={**os.environ, "PATH": f"{slow.parent}{os.pathsep}{os.environ['PATH']}"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    referee_process = psutil.Process(run.pid)
+    while not any("bwrap" in " ".join(child.cmdline()) for child in referee_process.children()):
+        assert run.poll() is None, run.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    assert err.startswith("interrupted: the match was not finished"), err
+    assert "bubblewrap" not in err
