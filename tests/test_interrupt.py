@@ -201,3 +201,29 @@ def test_ctrl_c_while_the_sandbox_is_probed_is_no_sandbox_failure(tmp_path):
     assert run.returncode == 130, err
     assert err.startswith("interrupted: the match was not finished"), err
     assert "bubblewrap" not in err
+
+
+def test_ctrl_c_in_a_script_of_the_python_api_cancels_the_bots_streams(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from referee import api\n"
+        "try:\n"
+        "    bots = ['python tests/bots/status.py 0.02', 'python sample_bots/random_bot.py']\n"
+        f"    api.match(bots, logs={str(tmp_path)!r})\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n",
+        encoding="utf-8",
+    )
+    run = subprocess.Popen(
+        [PY, str(script)], cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 120
+    while not lines_of(tmp_path / "status.log", "PLAYING ") and time.monotonic() < deadline:
+        assert run.poll() is None, run.communicate()
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.killpg(run.pid, signal.SIGINT)
+    out, _ = run.communicate(timeout=60)
+    assert out == "interrupted\n"
+    [status] = lines_of(tmp_path / "status.log", "STATUS ")
+    assert status.startswith(CANCELLED)
