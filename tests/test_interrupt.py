@@ -10,7 +10,10 @@ import signal
 import sqlite3
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from subprocess import Popen
+from typing import Any
 
 import psutil
 import pytest
@@ -48,29 +51,36 @@ def lines_of(log: Path, start: str) -> list[str]:
     return [line for line in log.read_text(encoding="utf-8").splitlines() if line.startswith(start)]
 
 
+def ctrl_c(
+    command: list[str], ready: Callable[[Popen[str]], bool], after: float = 0.5, **options: Any
+) -> Popen[str]:
+    """Starts ``command`` in a process group of its own and, ``after`` seconds once ``ready(process)`` holds,
+    sends the whole group SIGINT, as a terminal's Ctrl-C does; returns the process, to be waited for."""
+    run = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **options
+    )
+    deadline = time.monotonic() + 180
+    while not ready(run):
+        assert run.poll() is None, run.communicate()
+        assert time.monotonic() < deadline, "never ready"
+        time.sleep(0.05)
+    time.sleep(after)
+    os.killpg(run.pid, signal.SIGINT)
+    return run
+
+
 @pytest.mark.parametrize("executor", [[], ["--workers", "2"]], ids=["in-process", "workers"])
 def test_ctrl_c_is_one_line_keeps_the_database_and_tells_the_bots(tmp_path, executor):
     path = tmp_path / "league.yaml"
     path.write_text(LEAGUE, encoding="utf-8")
     database = tmp_path / "results.sqlite"
     status_log = tmp_path / "results-logs" / "status.log"
-    run = subprocess.Popen(
-        [REFEREE, "run", str(path), *executor],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group, which a terminal's Ctrl-C reaches whole
-    )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:  # until a match is under way after one has been stored
-        assert run.poll() is None, run.communicate()
+
+    def under_way(_: Popen[str]) -> bool:  # a match is under way after one has been stored
         started = len(lines_of(status_log, "PLAYING ")) - 1  # less the preflight's
-        stored = complete_matches(database)
-        if 1 <= stored < started:
-            break
-        time.sleep(0.05)
-    time.sleep(0.5)  # some way into it (a match takes about 5 s)
-    os.killpg(run.pid, signal.SIGINT)
+        return 1 <= complete_matches(database) < started
+
+    run = ctrl_c([REFEREE, "run", str(path), *executor], under_way)  # half a second into it
     _, err = run.communicate(timeout=120)
     assert run.returncode == 130, err
     lines = err.splitlines()
@@ -148,20 +158,11 @@ def test_a_run_with_as_many_matches_left_as_workers_plays_them(tmp_path):
 )
 def test_ctrl_c_stops_match_and_compare_with_one_line_and_cancelled_streams(tmp_path, command, line):
     status = "python tests/bots/status.py 0.02"
-    run = subprocess.Popen(
+    run = ctrl_c(
         [REFEREE, command, status, "python sample_bots/random_bot.py", "--logs", str(tmp_path)],
+        lambda _: bool(lines_of(tmp_path / "status.log", "PLAYING ")),
         cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
     )
-    deadline = time.monotonic() + 120
-    while not lines_of(tmp_path / "status.log", "PLAYING ") and time.monotonic() < deadline:
-        assert run.poll() is None, run.communicate()
-        time.sleep(0.05)
-    time.sleep(0.5)
-    os.killpg(run.pid, signal.SIGINT)
     _, err = run.communicate(timeout=60)
     assert run.returncode == 130, err
     assert re.fullmatch(line, err.strip()), err
@@ -181,22 +182,18 @@ def test_ctrl_c_while_the_sandbox_is_probed_is_no_sandbox_failure(tmp_path):
     slow.parent.mkdir()
     slow.write_text("#!/bin/sh\nsleep 3\nexit 0\n", encoding="utf-8")
     slow.chmod(0o755)
-    run = subprocess.Popen(
+
+    def probing(run: Popen[str]) -> bool:
+        children = psutil.Process(run.pid).children()
+        return any("bwrap" in " ".join(child.cmdline()) for child in children)
+
+    run = ctrl_c(
         [REFEREE, "match", "python sample_bots/random_bot.py", "sample_bots.random_bot:RandomBot"],
+        probing,
+        after=0,
         cwd=ROOT,
         env={**os.environ, "PATH": f"{slow.parent}{os.pathsep}{os.environ['PATH']}"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
     )
-    deadline = time.monotonic() + 60
-    referee_process = psutil.Process(run.pid)
-    while not any("bwrap" in " ".join(child.cmdline()) for child in referee_process.children()):
-        assert run.poll() is None, run.communicate()
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    os.killpg(run.pid, signal.SIGINT)
     _, err = run.communicate(timeout=60)
     assert run.returncode == 130, err
     assert err.startswith("interrupted: the match was not finished"), err
@@ -214,15 +211,7 @@ def test_ctrl_c_in_a_script_of_the_python_api_cancels_the_bots_streams(tmp_path)
         "    print('interrupted')\n",
         encoding="utf-8",
     )
-    run = subprocess.Popen(
-        [PY, str(script)], cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True
-    )
-    deadline = time.monotonic() + 120
-    while not lines_of(tmp_path / "status.log", "PLAYING ") and time.monotonic() < deadline:
-        assert run.poll() is None, run.communicate()
-        time.sleep(0.05)
-    time.sleep(0.5)
-    os.killpg(run.pid, signal.SIGINT)
+    run = ctrl_c([PY, str(script)], lambda _: bool(lines_of(tmp_path / "status.log", "PLAYING ")), cwd=ROOT)
     out, _ = run.communicate(timeout=60)
     assert out == "interrupted\n"
     [status] = lines_of(tmp_path / "status.log", "STATUS ")

@@ -181,40 +181,38 @@ test("what a bot threw travels as one line of at most 200 characters", () => {
   assert.ok(long.endsWith("…"));
 });
 
-test("a stream the referee cancels resolves run, with a line on stderr", async () => {
+/** A referee that ends every stream with `code` and `details` as soon as the bot says hello. */
+async function endingReferee(code, details) {
   const server = new grpc.Server();
   server.addService(protocol().RefereeService.service, {
     Connect(call) {
-      call.on("data", () => call.emit("error", { code: grpc.status.CANCELLED, details: "the referee was interrupted" }));
+      call.on("data", () => call.emit("error", { code, details }));
     },
   });
   const port = await new Promise((resolve) =>
     server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (_, p) => resolve(p)),
   );
+  return { address: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
+}
+
+test("a stream the referee cancels resolves run, with a line on stderr", async () => {
+  const ref = await endingReferee(grpc.status.CANCELLED, "the referee was interrupted");
   const lines = [];
   const original = console.error;
   console.error = (line) => lines.push(String(line));
   try {
-    await run(new Bot(), { address: `127.0.0.1:${port}`, token: "x" }); // resolves: main would exit 0
+    await run(new Bot(), { address: ref.address, token: "x" }); // resolves: main would exit 0
   } finally {
     console.error = original;
-    server.forceShutdown();
+    ref.stop();
   }
   assert.deepEqual(lines, ["node-bot: the referee cancelled the stream: the referee was interrupted"]);
 });
 
 test("a refusal rejects with the status and the referee's message", async () => {
-  const server = new grpc.Server();
-  server.addService(protocol().RefereeService.service, {
-    Connect(call) {
-      call.on("data", () => call.emit("error", { code: grpc.status.UNAUTHENTICATED, details: "unknown token" }));
-    },
-  });
-  const port = await new Promise((resolve) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (_, p) => resolve(p)),
-  );
-  await assert.rejects(run(new Bot(), { address: `127.0.0.1:${port}`, token: "x" }), /UNAUTHENTICATED: unknown token/);
-  server.forceShutdown();
+  const ref = await endingReferee(grpc.status.UNAUTHENTICATED, "unknown token");
+  await assert.rejects(run(new Bot(), { address: ref.address, token: "x" }), /UNAUTHENTICATED: unknown token/);
+  ref.stop();
   await assert.rejects(run(new Bot(), { address: "" }), /no referee address/);
 });
 
