@@ -124,3 +124,33 @@ def test_a_second_hello_is_refused_shown_to_the_organiser_and_the_bot_and_costs_
     faults = [line for line in result.stdout.splitlines() if line.startswith("fault: ")]
     assert len(faults) == 1
     assert faults[0].endswith(" malformed: a second hello on this stream, refused: a bot says hello once")
+
+
+def test_referee_run_lists_a_second_hello_among_its_refusals(tmp_path):
+    league = tmp_path / "league.yaml"
+    league.write_text(
+        f"""\
+name: Hellos
+seed: 4
+players: 2
+schedule: {{format: round-robin, rounds: 1, seating: balanced}}
+database: results.sqlite
+entrants:
+  - name: hello-twice
+    command: python tests/bots/misbehaving.py second-hello
+    cwd: {ROOT}
+  - name: random
+    command: python sample_bots/random_bot.py
+    cwd: {ROOT}
+""",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [REFEREE, "run", str(league)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    refusals = [line for line in result.stderr.splitlines() if line.startswith("refused: ")]
+    assert len(refusals) == 2, result.stderr  # one in each of its two matches
+    assert all("a second hello on the stream of session s" in line for line in refusals)
+    log = (tmp_path / "results-logs" / "referee.log").read_text(encoding="utf-8")
+    assert log.count("WARNING referee.match.sessions: refused: a second hello") == 2
