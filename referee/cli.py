@@ -29,7 +29,7 @@ from rich.progress import Progress as Bar
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import SEED_BITS
-from referee.check import CheckReport, run_check
+from referee.check import CheckReport, check_bot
 from referee.compare import (
     EXIT_UNUSABLE,
     OPPONENT,
@@ -65,6 +65,7 @@ from referee.match.launcher import Confinement
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.sandbox import SandboxError, SandboxMode
+from referee.match.sessions import clean_name
 from referee.match.setup import open_table
 from referee.report.crosstable import crosstable
 from referee.report.disclosure import HIDDEN_NOTE, disclosure
@@ -332,13 +333,19 @@ def match_command(
         seed = secrets.randbits(SEED_BITS)  # a bot that knew the seed would know every hand
     try:
         with referee_logging(log_level):
-            outcome = asyncio.run(
+            outcome = _run_until_signal(
                 _play(
                     specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement, names
                 )
             )
     except (BotSpecError, SandboxError) as exc:
         raise click.ClickException(str(exc)) from None
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        # Every bot is stopped by now (their streams ended with CANCELLED): the seed may be told.
+        click.echo(
+            f"interrupted: the match was not finished; seed {seed} (--seed {seed} plays it again)", err=True
+        )
+        sys.exit(130)
     seats = outcome.record.seats
     click.echo("seats: " + ", ".join(f"{seat}={name}" for seat, name in enumerate(seats)))
     click.echo(brief(outcome.record))
@@ -383,9 +390,9 @@ def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
 
 
 def _clean_name(name: str) -> str:
-    """A seat name fit to print: one line of printable characters, at most 40 (a bot's own name comes
-    from its hello, which any bot may fill with anything)."""
-    return "".join(char if char.isprintable() else "?" for char in name.strip())[:40]
+    """A seat name fit to print: one line of printable characters, at most 40, as the referee keeps a
+    bot's own name (its hello's, which any bot may fill with anything)."""
+    return clean_name(name)
 
 
 def _name_seats(seats: list[Seat], given: tuple[str, ...]) -> None:
@@ -1074,10 +1081,19 @@ def export_command(league_file: str, fmt: str, output: Path) -> None:
 @click.option(
     "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
 )
+@click.option(
+    "--logs",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the bot's stdout and stderr (NAME.log), as referee match --logs keeps them.",
+)
 @sandbox_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def check_command(
-    cwd: Path | None, sandbox: str, ro_paths: tuple[Path, ...], command: tuple[str, ...]
+    cwd: Path | None,
+    logs: Path | None,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
+    command: tuple[str, ...],
 ) -> None:
     """Conformance run of one bot: referee check -- python my_bot.py
 
@@ -1085,19 +1101,34 @@ def check_command(
     its sandbox, as a league does; reports the handshake, decision latency p50/p99 and any fault. Exit
     code 0 only if clean.
     """
-    report = _check(command, cwd, sandbox, ro_paths)
+    report = _check(command, cwd, sandbox, ro_paths, logs)
     click.echo("\n".join(report.lines()))
     sys.exit(0 if report.clean else 1)
 
 
 def _check(
-    command: tuple[str, ...], cwd: Path | None, sandbox: str, ro_paths: tuple[Path, ...]
+    command: tuple[str, ...],
+    cwd: Path | None,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
+    logs: Path | None = None,
 ) -> CheckReport:
     paths = tuple(path.resolve() for path in ro_paths)
+    if logs:
+        try:
+            logs.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise click.ClickException(f"{logs}: cannot make the log folder: {exc.strerror or exc}") from None
+    confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
     try:
-        return run_check(tuple(command), cwd, Confinement(SandboxMode(sandbox)), paths)
+        return _run_until_signal(
+            check_bot(tuple(command), cwd, confinement=confinement, paths=paths, log_dir=logs)
+        )
     except SandboxError as exc:
         raise click.ClickException(str(exc)) from None
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        click.echo("interrupted: the check did not finish", err=True)
+        sys.exit(130)
 
 
 @main.command("submit", context_settings={"ignore_unknown_options": True})

@@ -3,7 +3,8 @@
 
 ``referee.match.runner`` logs each match's end and, with its traceback, any error of the referee's own
 that makes a match void; ``referee.league.tournament`` the voids of a run and why it stopped;
-``referee.match.sessions`` at DEBUG every message to and from each bot. ``referee run`` writes the log to
+``referee.match.sessions`` at DEBUG every message to and from each bot, and at WARNING every hello it
+refuses for a spent token or a second time on one stream. ``referee run`` writes the log to
 ``referee.log`` in the league's log folder, ``referee match`` to stderr (``--log-level`` sets the level).
 
 These are the referee's records, never a bot's: a message to a seat holds that seat's observation only,

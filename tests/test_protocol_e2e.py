@@ -91,10 +91,10 @@ def test_the_heuristic_and_monte_carlo_bots_play_as_processes():
     [
         ("sleep", FaultKind.TIMEOUT, "no answer within"),
         ("illegal", FaultKind.ILLEGAL_ACTION, "not in the seat's hand"),
-        ("wrong-id", FaultKind.MALFORMED, "not the one pending"),
+        ("wrong-id", FaultKind.MALFORMED, "which the referee never sent"),
         ("oversized", FaultKind.MALFORMED, "bytes; the limit is"),
         ("flood-talk", FaultKind.TALK, "talk"),
-        ("flood", FaultKind.MALFORMED, "not the one pending"),
+        ("flood", FaultKind.MALFORMED, "reply to request 0, which the referee never sent"),
         ("crash", FaultKind.DISCONNECT, "exited with code 3; its last output: 'crashing on purpose'"),
         ("segv", FaultKind.DISCONNECT, "; it was killed by SIGSEGV"),
         ("wrong-token", FaultKind.DISCONNECT, "exited with code 1 before connecting"),

@@ -164,6 +164,6 @@ def test_undecodable_bytes_with_no_request_pending_wait_as_a_stray_for_the_next_
     violations, reason = asyncio.run(go())
     assert violations == [
         "2 bytes that do not decode as a ConnectRequest: Wire format was corrupt",
-        "reply to request 9, which is not the one pending",
+        "reply to request 9, which the referee never sent",
     ]  # the stream went on past the garbage: the next message was read too
     assert reason == "the bot closed its stream"

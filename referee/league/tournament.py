@@ -30,7 +30,7 @@ from referee.league.schedule import ScheduledMatch, build_schedule
 from referee.league.store import Store, StoredMatch, settings_fingerprint
 from referee.match.bots import BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
-from referee.match.launcher import BotProcess, Confinement, Launcher
+from referee.match.launcher import BotProcess, Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.setup import open_launcher
@@ -489,8 +489,8 @@ class Tournament:
                     time_control=self.league.time_control,
                     fault_policy=FaultPolicy(self.league.max_faults),
                 )
-            finally:
-                task = asyncio.create_task(_stop(launcher, lineup.processes))
+            finally:  # an interrupted match's bots see their streams end with CANCELLED
+                task = asyncio.create_task(_stop(launcher, lineup.processes, interrupted()))
                 stopping.add(task)
                 task.add_done_callback(stopping.discard)
             self.store.save(scheduled, outcome, started)
@@ -519,5 +519,7 @@ class Tournament:
             )
 
 
-async def _stop(launcher: Launcher, processes: list[BotProcess]) -> None:
-    await asyncio.gather(*(launcher.stop(process) for process in processes), return_exceptions=True)
+async def _stop(launcher: Launcher, processes: list[BotProcess], interrupted: bool = False) -> None:
+    await asyncio.gather(
+        *(launcher.stop(process, interrupted) for process in processes), return_exceptions=True
+    )

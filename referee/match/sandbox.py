@@ -161,7 +161,9 @@ def bubblewrap_problem() -> str:
         return "setpriv (util-linux) is missing, so bots cannot get their own uid"
     probe = [bwrap, *_namespaces(), *_system_view(), "--", "/usr/bin/env", "true"]
     try:
-        result = subprocess.run(probe, capture_output=True, timeout=20, check=False)
+        # In a session of its own: a Ctrl-C meanwhile is the referee's to handle, and must not kill the
+        # probe and pass for "bubblewrap does not work".
+        result = subprocess.run(probe, capture_output=True, timeout=20, check=False, start_new_session=True)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap does not run here: {exc}"
     if result.returncode != 0:

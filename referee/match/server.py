@@ -74,6 +74,8 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         welcome = pb.Welcome(protocol_version=PROTOCOL_VERSION, session_id=session.session_id)
         await session.send(pb.ConnectResponse(welcome=welcome).SerializeToString())
         await session.serve()
+        if session.status is not grpc.StatusCode.OK:  # the referee was interrupted: CANCELLED
+            await context.abort(session.status, session.close_reason)
 
 
 SERVICE: Final = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -39,10 +40,12 @@ class ConnectionRefused(RuntimeError):
 
 
 def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
-    """Plays every match the referee asks for, then returns when the referee closes the stream.
+    """Plays every match the referee asks for, then returns when the referee ends the stream: with OK
+    (done with this bot), or with CANCELLED (the referee was interrupted; a line on stderr says so).
 
     ``address`` defaults to ``PYRAMID_ADDRESS``, and ``token`` to what the launcher wrote on the pipe
-    ``PYRAMID_TOKEN_FD`` names (or, for a bot started by hand, ``PYRAMID_TOKEN``). A refusal exits the
+    ``PYRAMID_TOKEN_FD`` names (or, for a bot started by hand, ``PYRAMID_TOKEN``; when both are set, the
+    pipe wins). A refusal exits the
     process with a one-line message.
     """
     address = address or os.environ.get(ENV_ADDRESS)
@@ -106,6 +109,8 @@ class _Connection:
         except StreamEnded as exc:
             if exc.code is not grpc.StatusCode.CANCELLED:
                 raise ConnectionRefused(str(exc)) from None
+            # The referee was interrupted: not this bot's failure, so run() returns (exit code 0).
+            print(f"{self.bot.name}: the referee cancelled the stream: {exc.details}", file=sys.stderr)
 
     async def _serve_asyncio(self, first: bytes) -> None:
         async with AsyncioStream(self.address, CONNECT, first) as stream:

@@ -12,13 +12,39 @@ import sys
 import time
 import traceback
 
-from pyramid_sdk.actions import PLAYS
+from pyramid_sdk.actions import PLAYS, Action, Declare, Play
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
+from pyramid_sdk.cards import Card
 from pyramid_sdk.encoding import action_reply
-from pyramid_sdk.observation import Clock
+from pyramid_sdk.observation import Clock, Observation
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import views_pb2 as views
 from pyramid_sdk.wire import ObservationDecoder, rules_from_wire
+
+MAX_ERROR = 200
+"""Characters of an exception's line sent with an action-less reply (``ActionReply.error``)."""
+
+
+def error_line(exc: BaseException) -> str:
+    """An exception as the SDK reports it to the referee: its type and message on one line of at most
+    :data:`MAX_ERROR` characters (the referee's fault then reads "the bot raised ...").
+
+    >>> error_line(ValueError("oops")), error_line(KeyError()), error_line(RuntimeError("a\\nb"))
+    ('ValueError: oops', 'KeyError', 'RuntimeError: a | b')
+    """
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = f"{type(exc).__name__}: {' | '.join(lines)}" if lines else type(exc).__name__
+    return text if len(text) <= MAX_ERROR else text[: MAX_ERROR - 1] + "…"
+
+
+def _checked(action: Action, obs: Observation) -> Action:
+    """``action`` if it can be sent; otherwise ``TypeError`` saying what the bot's method returned."""
+    if isinstance(action, Declare) or (isinstance(action, Play) and isinstance(action.card, Card)):
+        return action
+    declaring = bool(obs.legal_actions) and isinstance(obs.legal_actions[0], Declare)
+    method, wanted = ("declare", "a Declare") if declaring else ("play", "a card")
+    shown = action.card if isinstance(action, Play) else action
+    raise TypeError(f"{method}() returned {shown!r}, not {wanted}")
 
 
 class Dispatcher:
@@ -77,17 +103,17 @@ class Dispatcher:
             self._deal_end(request.match_id, request.last_deal)
         try:
             obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions, clock)
-            action = self.bot.act(obs)
+            action = _checked(self.bot.act(obs), obs)
             try:
                 reply = action_reply(request.request_id, action)
             except (TypeError, ValueError):
                 traceback.print_exc()  # talk that is not text, or not encodable: the card is still played
                 reply = action_reply(request.request_id, PLAYS[action.card.index])  # type: ignore[union-attr]
-        except Exception:
+        except Exception as exc:
             # A bug in the bot or a request it cannot read: an action-less reply reports it at once as a
-            # fault, where silence would cost the whole time limit.
+            # fault, where silence would cost the whole time limit, and says what happened.
             traceback.print_exc()
-            reply = action_reply(request.request_id, None)
+            reply = action_reply(request.request_id, None, error_line(exc))
         return reply
 
     def _hook(self, hook: object, argument: object) -> None:

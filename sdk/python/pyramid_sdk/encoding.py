@@ -93,7 +93,9 @@ _REQUEST_ID, _REQUEST_MATCH_ID, _REQUEST_OBSERVATION, _REQUEST_LEGAL_ACTION = _t
 _REQUEST_BANK, _REQUEST_PER_ACTION, _REQUEST_LAST_DEAL = _tags(
     pb.ActionRequest, "bank_ms", "per_action_ms", "last_deal"
 )
-_REPLY_ID, _REPLY_ACTION, _REPLY_TALK = _tags(pb.ActionReply, "request_id", "action", "talk")
+_REPLY_ID, _REPLY_ACTION, _REPLY_TALK, _REPLY_ERROR = _tags(
+    pb.ActionReply, "request_id", "action", "talk", "error"
+)
 _REQUEST_ID_TAG, _REQUEST_OBSERVATION_TAG = bytes((_REQUEST_ID,)), bytes((_REQUEST_OBSERVATION,))
 _REQUEST_LAST_DEAL_TAG = bytes((_REQUEST_LAST_DEAL,))
 _RESPONSE_ACTION_REQUEST_TAG = bytes((tag(pb.ConnectResponse, "action_request"),))
@@ -336,11 +338,14 @@ def action_request(
     return b"".join([_RESPONSE_ACTION_REQUEST_TAG, varint(sum(map(len, parts))), *parts])
 
 
-def action_reply(request_id: int, action: Action | None) -> bytes:
+def action_reply(request_id: int, action: Action | None, error: str = "") -> bytes:
     """A whole ``ConnectRequest`` carrying the reply to request ``request_id``: ``action`` with its talk,
-    or no action at all (``None``), which the referee records at once as a fault. ``TypeError`` if the
+    or no action at all (``None``), which the referee records at once as a fault, with ``error`` saying
+    why (``"ValueError: oops"``: the fault reads "the bot raised ValueError: oops"). ``TypeError`` if the
     talk is not text, ``ValueError`` (``UnicodeEncodeError``) if it is not valid Unicode."""
     parts = [_REPLY_ID_TAG, varint(request_id)]
+    if error and action is None:
+        parts.append(_message(_REPLY_ERROR, error.encode("utf-8", "replace")))
     if action is not None:
         parts.append(_reply_action_field(action))
         talk = getattr(action, "talk", None)

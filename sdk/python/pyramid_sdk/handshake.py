@@ -49,7 +49,7 @@ def hello_request(token: str, bot_name: str, bot_version: str, version: int = PR
     """A whole ``ConnectRequest`` carrying the bot's ``Hello``; proto3 leaves out empty fields.
 
     >>> hello_request("t", "me", "")
-    b'\\n\\x09\\x08\\x01\\x12\\x01t\\x1a\\x02me'
+    b'\\n\\t\\x08\\x01\\x12\\x01t\\x1a\\x02me'
     """
     body = b"".join(
         (
