@@ -257,6 +257,7 @@ class _FakeClient:
         return {"tcp://a": 1, "tcp://b": 1, "tcp://c": 1}
 
 
+@pytest.mark.quick
 def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
     league = load_league(league_at(tmp_path))
     store, league = open_store(league)
@@ -274,6 +275,7 @@ def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
     store.close()
 
 
+@pytest.mark.quick
 def test_the_league_keys_workers_and_dask_are_read_and_exclusive(tmp_path):
     path = league_at(tmp_path)
     text = path.read_text()

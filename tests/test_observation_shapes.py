@@ -379,6 +379,7 @@ console.log(JSON.stringify({
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("CI") and (shutil.which("node") is None or not (NODE_SDK / "node_modules").is_dir()),
     reason="Node.js or sdk/node/node_modules missing: run `npm ci --prefix sdk/node` (the README does)",
