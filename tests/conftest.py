@@ -7,6 +7,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from arena import bot_processes
+from test_tournament_e2e import export, league_at, referee
 
 
 @pytest.fixture(autouse=True)
@@ -21,3 +22,12 @@ def no_bot_left_behind(request: pytest.FixtureRequest):
     assert bot_processes() == [], "bot processes were running before the test"
     yield
     assert bot_processes() == [], "a bot process outlived its referee"
+
+
+@pytest.fixture(scope="session")
+def finished(tmp_path_factory):
+    """One uninterrupted run of test_tournament_e2e's small league at concurrency 1: the reference that
+    its tests and the Dask executor's compare with. It is only read, so the session shares one run."""
+    path = league_at(tmp_path_factory.mktemp("reference"))
+    run = referee("run", path)
+    return path, run, export(path)
