@@ -134,9 +134,9 @@ class Tiers:
         first process: a test that uses it needs processes even when an earlier test set it up."""
 
     def module_tier(self, path: Path) -> str:
-        relative = path.relative_to(self.root).as_posix()
-        if not relative.startswith("tests/"):
+        if not path.is_relative_to(self.root / "tests"):
             return "quick"  # a doctest of the library's own modules
+        relative = path.relative_to(self.root).as_posix()
         if relative in self.quick:
             return "quick"
         if relative in self.slow:
