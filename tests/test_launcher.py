@@ -74,6 +74,7 @@ def test_an_in_process_bot_that_cannot_be_made_is_a_one_line_error(tmp_path):
         BotSpec.parse("runs_itself:C", cwd=tmp_path).load()
 
 
+@pytest.mark.slow
 def test_a_bot_that_dies_before_connecting_is_reported_with_its_last_words(tmp_path):
     script = tmp_path / "dies.py"
     script.write_text("print('loading weights')\nraise SystemExit('weights.bin: no such file')\n")

@@ -231,6 +231,7 @@ def test_rules_variants_travel_to_the_bots():
     assert_played_as(outcome.record, 1, RandomBot())
 
 
+@pytest.mark.quick
 def test_handshake_refusals_carry_the_right_status():
     async def attempt(hello: pb.Hello) -> grpc.StatusCode:
         registry = SessionRegistry()
@@ -265,6 +266,7 @@ class _BrokenSeat(LocalSeat):
             raise RuntimeError("disk full")
 
 
+@pytest.mark.quick
 def test_a_referee_side_failure_makes_the_match_void():
     seats = [_BrokenSeat(RandomBot(), "a"), LocalSeat(RandomBot(), "b")]
     outcome = asyncio.run(play_match(seats, Rules(players=2), 1))

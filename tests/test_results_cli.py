@@ -171,6 +171,7 @@ def test_replay_of_a_match_not_stored_points_to_the_listing(played):
     assert referee("matches", played).returncode == 0
 
 
+@pytest.mark.quick
 def test_a_replay_keeps_hands_and_totals_aligned_with_long_names():
     names = ("al", "an-entrant-with-a-long-name.v2", "bo")
     match = Match(Rules(players=3), seed=4, seats=names)
@@ -208,6 +209,7 @@ def test_the_cli_and_the_html_report_round_every_figure_the_same_way(played, tmp
         assert re.search(r"\s+".join(map(re.escape, row)), table), row
 
 
+@pytest.mark.quick
 def test_a_figure_is_rounded_once_from_its_exact_value():
     standing = Standing("x", mu=25.00549, sigma=1.0)  # rounded to 3 places first, it would show 25.00
     assert leaderboard_markdown(Leaderboard((standing,), ())).splitlines()[2].split("|")[3].strip() == "25.01"

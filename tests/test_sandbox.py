@@ -285,6 +285,7 @@ def test_a_bot_cannot_predict_its_hand_from_what_it_receives(tmp_path):
         assert seen["predict my first hand"][0].startswith("none of"), seen
 
 
+@pytest.mark.quick
 def test_the_sandbox_masks_what_lies_inside_a_bots_view(tmp_path):
     """The plan as a value: the league folder inside the entrant folder is replaced by an empty one, a
     secret file beside the bot by /dev/null, and a folder holding the bot's own is not masked whole."""

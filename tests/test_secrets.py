@@ -269,6 +269,7 @@ def _stored(scheduled, status=MatchStatus.COMPLETE):
     )  # fmt: skip
 
 
+@pytest.mark.quick
 def test_a_table_is_complete_when_every_match_with_its_seed_is_stored_complete():
     schedule = build_schedule(5, ("a", "b", "c"), 2, 1, Seating.BALANCED)
     first, mate = schedule[0], schedule[1]

@@ -72,14 +72,6 @@ def complete_matches(database: Path) -> int:
             return 0
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    """One uninterrupted run at concurrency 1: the reference the other tests compare with."""
-    path = league_at(tmp_path_factory.mktemp("reference"))
-    run = referee("run", path)
-    return path, run, export(path)
-
-
 def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished):
     path, run, lines = finished
     assert "Small League" in run.stdout
