@@ -54,6 +54,13 @@ SLOW_MODULES: Final = {
     f"tests/{name}.py": why
     for name, why in {
         "test_api": "bot processes, from referee.api",
+        "test_bot_errors": "bot processes that fail to start or raise, Node.js bots, the CLI",
+        "test_init": "referee init and referee run, npm, bot processes in bubblewrap",
+        "test_interrupt": "the CLI interrupted with SIGINT, Dask workers, bot processes",
+        "test_startup": "Python processes that import the SDK, a bot process",
+        "test_store_safety": "the CLI, bot processes, a tmpfs mount",
+        "test_watch_one_match": "referee match and replay, bot processes, Chromium",
+        "test_wrong_messages": "bot processes that send wrong messages, the CLI",
         "test_cli_match": "referee match: the CLI and bot processes",
         "test_compare": "referee compare: the CLI and bot processes",
         "test_dask_executor": "Dask workers, the CLI and bot processes",
