@@ -38,7 +38,7 @@ FAST_LEAGUE = """\
 name: Fast League
 seed: 2026
 players: 4
-schedule: {{format: round-robin, rounds: 1, rotate_seats: true}}
+schedule: {{format: round-robin, rounds: 1, seating: cyclic}}
 time_control: {{per_action: 1s, bank: 20s}}
 database: results.sqlite
 entrants:
@@ -46,11 +46,15 @@ entrants:
 """
 
 
-def fast_league(folder: Path, entrants: int = 5) -> League:
-    lines = "\n".join(
-        f"  - {{name: random{n}, command: python sample_bots/random_bot.py, cwd: {ROOT}}}"
-        for n in range(1, entrants + 1)
+def fast_league(folder: Path, entrants: int = 5, in_process: bool = False) -> League:
+    """A league of random bots at 4-player tables: command entrants (a fresh process per seat and
+    match), or with ``in_process`` the same bots as ``module:`` entrants."""
+    bot = (
+        "module: sample_bots.random_bot:RandomBot"
+        if in_process
+        else "command: python sample_bots/random_bot.py"
     )
+    lines = "\n".join(f"  - {{name: random{n}, {bot}, cwd: {ROOT}}}" for n in range(1, entrants + 1))
     path = folder / "league.yaml"
     path.write_text(FAST_LEAGUE.format(entrants=lines), encoding="utf-8")
     return load_league(path)

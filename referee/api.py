@@ -38,7 +38,7 @@ from pyramid_sdk.seeds import SEED_BITS, derive_seed
 from referee.league.schedule import Seating, seatings
 from referee.match.bots import BotSpec
 from referee.match.faults import Fault, FaultPolicy
-from referee.match.launcher import Confinement, Launcher
+from referee.match.launcher import Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import LocalSeat, Seat, play_match
 from referee.match.sandbox import SandboxMode
@@ -279,8 +279,8 @@ async def _play_one(
         outcome: MatchOutcome = await play_match(
             seats, rules, seed, match_id=match_id, time_control=clock, fault_policy=policy
         )
-    finally:
-        await launcher.stop_all()
+    finally:  # a match cut short (Ctrl-C in a notebook, say) ends its bots' streams with CANCELLED
+        await launcher.stop_all(interrupted())
     return Played(outcome.record, outcome.faults, outcome.status, outcome.void_reason)
 
 

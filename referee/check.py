@@ -9,7 +9,6 @@ distribution for that reason (``pyproject.toml``). It is the only place the refe
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import statistics
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
-from referee.match.bots import BotSpec, BotSpecError
+from referee.match.bots import BotSpec, BotSpecError, default_name
 from referee.match.faults import Fault
 from referee.match.launcher import Confinement
 from referee.match.outcome import MatchStatus
@@ -37,6 +36,8 @@ class CheckReport:
     latencies: list[float] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     error: str = ""
+    log: Path | None = None
+    """The file the bot's output went to (``referee check --logs DIR``), if any."""
 
     @property
     def clean(self) -> bool:
@@ -58,6 +59,8 @@ class CheckReport:
             lines.append(f"  fault         deal {fault.deal} {fault.kind}: {fault.detail}")
         if self.error:
             lines.append(f"  error         {self.error}")
+        if self.log is not None and (self.error or self.faults):
+            lines.append(f"  log           {self.log} (what the bot printed)")
         lines.append("PASS: ready for a league" if self.clean else "FAIL: fix the above before submitting")
         return lines
 
@@ -68,10 +71,12 @@ async def check_bot(
     seed: int | None = None,
     confinement: Confinement | None = None,
     paths: tuple[Path, ...] = (),
+    log_dir: Path | None = None,
 ) -> CheckReport:
     """Plays the three matches, each with a fresh process in its sandbox, as a league would. The deals
-    come from a fresh random seed unless ``seed`` is given, so a bot cannot learn them by heart."""
-    spec = BotSpec(name=Path(command[-1]).stem if command else "bot", command=command, cwd=cwd, paths=paths)
+    come from a fresh random seed unless ``seed`` is given, so a bot cannot learn them by heart. With
+    ``log_dir``, the bot's output goes to a file there, as ``referee match --logs`` keeps it."""
+    spec = BotSpec(name=default_name(command) if command else "bot", command=command, cwd=cwd, paths=paths)
     report = CheckReport(" ".join(command))
     try:
         spec.check()
@@ -79,7 +84,8 @@ async def check_bot(
         report.error = str(exc)
         return report
     seed = secrets.randbits(63) if seed is None else seed
-    async with open_launcher(confinement=confinement) as launcher:
+    async with open_launcher(log_dir, confinement) as launcher:
+        report.log = launcher.log_of(spec)
         for players in (2, 3, 4):
             started = time.monotonic()
             try:
@@ -109,12 +115,3 @@ async def check_bot(
                 break
             report.matches.append(f"{players} players     {result}, {len(own)} faults")
     return report
-
-
-def run_check(
-    command: tuple[str, ...],
-    cwd: Path | None = None,
-    confinement: Confinement | None = None,
-    paths: tuple[Path, ...] = (),
-) -> CheckReport:
-    return asyncio.run(check_bot(command, cwd, confinement=confinement, paths=paths))

@@ -29,7 +29,7 @@ from rich.progress import Progress as Bar
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import SEED_BITS
-from referee.check import CheckReport, run_check
+from referee.check import CheckReport, check_bot
 from referee.compare import (
     EXIT_UNUSABLE,
     OPPONENT,
@@ -42,11 +42,13 @@ from referee.compare import (
 )
 from referee.league import timing
 from referee.league.config import League, LeagueError, add_entrant, load_league
+from referee.league.lock import LeagueBusyError
 from referee.league.preflight import Broken, PreflightError
 from referee.league.ratings import Leaderboard, rate
 from referee.league.results import open_results
 from referee.league.schedule import ScheduledMatch
-from referee.league.store import Store, StoredMatch, StoreError
+from referee.league.storage import StorageError, StorageFault, StoreError
+from referee.league.store import Store, StoredMatch
 from referee.league.tournament import (
     Progress,
     Tournament,
@@ -60,29 +62,35 @@ from referee.league.tournament import (
     with_cohorts,
 )
 from referee.league.versions import fingerprint
-from referee.logs import LEVELS, referee_logging
+from referee.logs import LEVELS, LogFile, referee_logging
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
 from referee.match.launcher import Confinement
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import Seat, play_match
 from referee.match.sandbox import SandboxError, SandboxMode
-from referee.match.setup import clean_name, open_launcher, open_table, own_name
+from referee.match.sessions import clean_name
+from referee.match.setup import open_launcher, open_table, own_name
 from referee.report.crosstable import crosstable
-from referee.report.disclosure import disclosure, mask_cards
-from referee.report.site import write_report
+from referee.report.disclosure import HIDDEN_NOTE, disclosure, mask_cards
+from referee.report.records import NoSuchRecord, RecordsError, find_record
+from referee.report.site import write_atomic, write_match_page, write_report
 from referee.report.text import (
     FORMATS,
+    ONE_MATCH,
     PROGRESS_WIDTH,
+    Replayable,
     crosstable_text,
     eta_text,
     export_lines,
     leaderboard_table,
+    match_line,
     matches_text,
     progress_line,
     replay_text,
 )
-from referee.report.transcript import brief
+from referee.report.transcript import brief, deal_by_card
+from referee.starter import StarterError, write_starter
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -219,6 +227,33 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
     click.echo(brief(match.record()))
 
 
+@main.command("init")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--name", help="The league's name (default: the folder's).")
+def init_command(folder: Path, name: str | None) -> None:
+    """Writes a league to start from into FOLDER (new or empty): league.yaml, a working bot in Python and
+    one in Node.js, each in its own folder, and a README with the commands to run it.
+
+    The league needs no checkout of Pyramid Arena: its opponents are the sample bots that come with the
+    referee. The Node.js bot joins it where the Node.js SDK, node and npm are found here; otherwise it is
+    written and left out, and the README says how to add it. Nothing is ever overwritten.
+    """
+    program = Path(sys.executable).parent / "referee"
+    try:
+        starter = write_starter(
+            folder.resolve(), name or folder.resolve().name, str(program) if program.exists() else "referee"
+        )
+    except StarterError as exc:
+        raise InputError(str(exc)) from None
+    click.echo(f"init: a league in {starter.folder}: {', '.join(starter.files)}")
+    if starter.node_problem:
+        click.echo(
+            f"node: {starter.node_problem}; node-bot is written but not in the league, where montecarlo "
+            "takes its seat (README.md: adding the Node.js bot)"
+        )
+    click.echo(f"next: cd {starter.folder} && referee run league.yaml   (README.md has the rest)")
+
+
 @main.command("match")
 @click.argument("bots", nargs=-1, required=True)
 @click.option(
@@ -234,6 +269,20 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
     metavar="NAME",
     help="A seat's name, in the order of BOTS; repeat it (default: the name each bot gives itself).",
 )
+@click.option(
+    "--html",
+    "html",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the match as one page with the replay viewer, card by card (opens from disk).",
+)
+@click.option(
+    "--record",
+    "record_file",
+    metavar="FILE.jsonl",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the match's record, a line of JSON as referee export writes (docs/FORMATS.md); "
+    "referee replay FILE.jsonl shows it.",
+)
 @sandbox_options
 @log_level_option("warning", "on stderr")
 def match_command(
@@ -245,6 +294,8 @@ def match_command(
     bank: float,
     max_faults: int,
     logs: Path | None,
+    html: Path | None,
+    record_file: Path | None,
     sandbox: str,
     ro_paths: tuple[Path, ...],
     log_level: str,
@@ -252,8 +303,16 @@ def match_command(
     """Plays one match between 2-4 BOTS and prints it deal by deal.
 
     Each BOT is a command line run as its own process over gRPC (quote it: "python my_bot.py") or a
-    module:Class played in-process, e.g. sample_bots.heuristic:HeuristicBot.
+    module:Class played in-process, e.g. sample_bots.heuristic:HeuristicBot. --html FILE keeps the match
+    as a page to step through card by card in a browser; --record FILE.jsonl keeps its record, which
+    `referee replay FILE.jsonl --deal N` prints card by card.
     """
+    outputs = tuple(path for path in (html, record_file) if path is not None)
+    for path, option in ((html, "--html"), (record_file, "--record")):
+        if path is not None and not path.resolve().parent.is_dir():
+            raise click.BadParameter(
+                f"{path}: no folder {path.resolve().parent} to write it in", param_hint=option
+            )
     if not 2 <= len(bots) <= 4:
         raise click.UsageError(f"a match needs 2 to 4 bots, got {len(bots)}")
     if len(names) > len(bots) or not all(clean_name(name) for name in names):
@@ -271,18 +330,26 @@ def match_command(
     specs = [replace(spec, paths=tuple(path.resolve() for path in ro_paths)) for spec in specs]
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
-    confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
+    # A bot must not read an earlier match's page or record there: with the same --seed it holds every hand.
+    hidden = ((logs.resolve(),) if logs else ()) + tuple(path.resolve() for path in outputs)
+    confinement = Confinement(SandboxMode(sandbox), hidden=hidden)
     if seed is None:
         seed = secrets.randbits(SEED_BITS)  # a bot that knew the seed would know every hand
     try:
         with referee_logging(log_level):
-            outcome = asyncio.run(
+            outcome = _run_until_signal(
                 _play(
                     specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement, names
                 )
             )
     except (BotSpecError, SandboxError) as exc:
         raise click.ClickException(str(exc)) from None
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        # Every bot is stopped by now (their streams ended with CANCELLED): the seed may be told.
+        click.echo(
+            f"interrupted: the match was not finished; seed {seed} (--seed {seed} plays it again)", err=True
+        )
+        sys.exit(130)
     seats = outcome.record.seats
     click.echo("seats: " + ", ".join(f"{seat}={name}" for seat, name in enumerate(seats)))
     click.echo(brief(outcome.record))
@@ -292,8 +359,27 @@ def match_command(
         )
     # Only now, with every bot stopped: --seed replays these deals (and seeded bots' choices).
     click.echo(f"seed {seed} (--seed {seed} replays this match)")
+    _keep_match(outcome, seed, html, record_file)
     if outcome.status is MatchStatus.VOID:
         raise click.ClickException(f"the match is void: {outcome.void_reason}")
+
+
+def _keep_match(outcome: MatchOutcome, seed: int, html: Path | None, record_file: Path | None) -> None:
+    """Writes the page and the record ``referee match`` was asked for, void or not (what was played is
+    kept), each whole or not at all; a file that cannot be written is one line, after the match."""
+    record = outcome.record
+    try:
+        if record_file is not None:
+            line = match_line(MATCH_ID, ONE_MATCH, seed, outcome.status, record, outcome.faults)
+            write_atomic(record_file, line + "\n")
+            click.echo(f"record: {record_file} (referee replay {record_file} --deal N: a deal card by card)")
+        if html is not None:
+            write_match_page(html, record, outcome.faults, outcome.status, seed)
+            click.echo(f"page: {html} (open it in a browser: the replay viewer steps card by card)")
+    except OSError as exc:
+        raise click.ClickException(
+            f"{exc.filename or html or record_file}: cannot write: {exc.strerror or exc}"
+        ) from None
 
 
 def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
@@ -361,6 +447,38 @@ def _league(path: str, check_commands: bool = True) -> League:
         raise InputError(str(exc)) from None
 
 
+EXIT_BUSY: Final = 5
+"""`referee run`'s exit status when another live run holds the league's results database."""
+EXIT_STORAGE: Final = 6
+"""Every league command's exit status when its results database is damaged, or (``referee run``) cannot
+be written: a full disk, a read-only file. The line says what is stored safely."""
+
+
+class StoreFailure(click.ClickException):
+    """A results database this command cannot use: one line, exit code 1."""
+
+
+class _Busy(StoreFailure):
+    exit_code = EXIT_BUSY
+
+
+class _StorageFailure(StoreFailure):
+    exit_code = EXIT_STORAGE
+
+
+def _failure(exc: StoreError, safe: str) -> StoreFailure:
+    """The one line for ``exc``; ``safe`` says what is stored safely, or what was not read, after a
+    storage fault."""
+    if isinstance(exc, StorageError):
+        return _StorageFailure(exc.line(safe))
+    return _Busy(str(exc)) if isinstance(exc, LeagueBusyError) else StoreFailure(str(exc))
+
+
+def _unread(exc: StoreError) -> str:
+    damaged = isinstance(exc, StorageError) and exc.fault is StorageFault.DAMAGED
+    return "nothing was read from it" if damaged else "nothing was shown"
+
+
 def _results(league_file: str) -> tuple[Store, League]:
     """For the commands that read a league's results: its stored results, opened read-only. Its bots
     are not checked (results stay readable when a bot has moved), and nothing is written: a league
@@ -369,7 +487,15 @@ def _results(league_file: str) -> tuple[Store, League]:
     try:
         return open_results(league, league_file)
     except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise _failure(exc, _unread(exc)) from None
+
+
+def _stored(store: Store) -> dict[str, StoredMatch]:
+    """Every stored match, or one line if one of them does not decode: never a partial result."""
+    try:
+        return store.matches()
+    except StoreError as exc:
+        raise _failure(exc, _unread(exc)) from None
 
 
 def _ratings(league: League, stored: dict[str, StoredMatch]) -> Leaderboard:
@@ -379,9 +505,23 @@ def _ratings(league: League, stored: dict[str, StoredMatch]) -> Leaderboard:
 
 def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
     try:
-        return open_store(league, fresh)
+        return open_store(league, fresh, say=_say)
     except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
+        damaged = isinstance(exc, StorageError) and exc.fault is StorageFault.DAMAGED
+        raise _failure(
+            exc, "nothing was read from it or written to it" if damaged else "nothing was played"
+        ) from None
+
+
+def _in_run(exc: StorageError, store: Store, total: int) -> StoreFailure:
+    """The line for a storage fault during a run: how much of the schedule is safely stored."""
+    if exc.fault is StorageFault.DAMAGED:
+        return _failure(exc, "the run stopped and wrote nothing more to it")
+    try:
+        stored = f"{len(store.complete_ids())} of {total} scheduled matches are stored safely"
+    except StoreError:
+        stored = "the matches stored before are kept"
+    return _failure(exc, f"{stored} (a match in play when it failed is not: the next run plays it)")
 
 
 def _board(league: League, store: Store, stored: dict[str, StoredMatch]) -> Leaderboard:
@@ -465,12 +605,18 @@ REPORT_EVERY = 2.0
 """Seconds between rewrites of a live report (each one reads every stored match)."""
 
 
-def _report_in_thread(league: League, folder: Path) -> Path:
-    store = Store(league.database, write=False)
+def _report_in_thread(league: League, folder: Path) -> Path | None:
+    """Rewrites the live report; one that cannot be written (a full disk) is logged and skipped: the
+    run goes on, and its end says what went wrong."""
     try:
-        return _write_report(league, store.matches(), folder, live=True)
-    finally:
-        store.close()
+        store = Store(league.database, write=False)
+        try:
+            return _write_report(league, store.matches(), folder, live=True)
+        finally:
+            store.close()
+    except (OSError, StoreError) as exc:
+        LOGGER.warning("the live report in %s was not rewritten: %s", folder, exc)
+        return None
 
 
 def _write_report(league: League, stored: dict[str, StoredMatch], folder: Path, live: bool = False) -> Path:
@@ -540,13 +686,24 @@ def run_command(
             click.echo(line)
         return
     store, league = _store(league, fresh)
-    _replay_new_versions(store, league)
+    click.get_current_context().call_on_close(store.close)  # the run lock goes with it, however it ends
+    try:
+        _replay_new_versions(store, league)
+    except StoreError as exc:
+        raise _failure(exc, "nothing was played") from None
     log_dir = log_dir_of(league)
     hidden: tuple[Path, ...] = ()
+    for folder in (report_dir, log_dir):
+        try:  # the report's before any bot starts, so that its sandbox masks it
+            if folder is not None:
+                folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _StorageFailure(
+                f"{folder}: cannot make this folder ({exc.strerror or exc}); nothing was played; free some "
+                "space or make its parent writable, and run again"
+            ) from None
     if report_dir is not None:
-        report_dir.mkdir(parents=True, exist_ok=True)  # before any bot starts, so that its sandbox masks it
         hidden = (report_dir.resolve(),)
-    log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / "referee.log"
     tournament = Tournament(league, store, log_dir, concurrency, hidden, skip_broken)
     display = _Display(league, tournament.concurrency)
@@ -566,7 +723,7 @@ def run_command(
         executor = DaskExecutor(tournament, dask_address, workers, say=_say).run
         failures = (SandboxError, ExecutorError)
 
-    pending: list[asyncio.Future[Path]] = []
+    pending: list[asyncio.Future[Path | None]] = []
     last_report = [0.0]
 
     def on_progress(progress: Progress) -> None:
@@ -579,7 +736,7 @@ def run_command(
             pending.append(asyncio.ensure_future(asyncio.to_thread(_report_in_thread, league, report_dir)))
 
     try:
-        with referee_logging(log_level, log_file):
+        with referee_logging(log_level, log_file) as log:
             if tournament.concurrency > cpus:
                 LOGGER.warning("concurrency %d is more than the %d CPU(s)", tournament.concurrency, cpus)
             progress = _run_until_signal(executor(on_progress))
@@ -595,12 +752,18 @@ def run_command(
             err=True,
         )
         sys.exit(EXIT_PREFLIGHT)
+    except StorageError as exc:
+        display.close()
+        raise _in_run(exc, store, len(tournament.schedule)) from None
     except failures as exc:
         display.close()
         raise click.ClickException(str(exc)) from None
     except (asyncio.CancelledError, KeyboardInterrupt):
         display.close()
-        done = len(store.complete_ids())
+        try:
+            done = str(len(store.complete_ids()))
+        except StoreError:  # the database failed too: what it stored before is kept
+            done = "?"
         click.echo(
             f"interrupted: {done}/{len(tournament.schedule)} matches are stored; run again to resume",
             err=True,
@@ -608,6 +771,8 @@ def run_command(
         sys.exit(130)
     finally:
         display.close()
+    if isinstance(log, LogFile) and log.failed:
+        click.echo(f"warning: {log_file} could not be written ({log.failed}): it misses records", err=True)
     _say_broken(tournament.broken, tail_only=True)
     for name, reason in tournament.disqualified.items():
         click.echo(f"disqualified: {name}: {reason}", err=True)
@@ -619,15 +784,21 @@ def run_command(
             "run again to retry them",
             err=True,
         )
-    stored = store.matches()
-    click.echo(
-        leaderboard_table(
-            _board(league, store, stored), league, f"{league.name} — {progress.done}/{progress.total} matches"
-        )
-    )
+    try:
+        stored = store.matches()
+        board = _board(league, store, stored)
+    except StorageError as exc:
+        raise _in_run(exc, store, progress.total) from None
+    click.echo(leaderboard_table(board, league, f"{league.name} — {progress.done}/{progress.total} matches"))
     _say_settlement(league, stored)
     if report_dir is not None:
-        click.echo(f"report: {_write_report(league, stored, report_dir)}")
+        try:
+            click.echo(f"report: {_write_report(league, stored, report_dir)}")
+        except OSError as exc:
+            raise _StorageFailure(
+                f"{report_dir}: the report was not written ({exc.strerror or exc}); every match played is "
+                f"stored safely; `referee report {league_file}` writes it once there is room"
+            ) from None
     store.close()
     forfeiters = _forfeited_everything(league, stored)
     for line in forfeiters:
@@ -659,15 +830,29 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
         try:
             store = Store(database, write=False)
         except StoreError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise _failure(exc, _unread(exc)) from None
         try:
             count, secret = store.match_count(), store.meta("secret_seed")
-            if league.seed is None and secret is not None and not fresh:
-                league = replace(league, seed=int(secret), seed_secret=True)
-            if not count:
+            known = league if league.seed is not None or secret is None else replace(league, seed=int(secret))
+            if not fresh:
+                league = replace(known, seed_secret=league.seed is None)
+            try:
+                store.claim(
+                    league.path, league.name, league_settings(known) if known.seed is not None else ""
+                )
+                foreign = None
+            except StoreError as exc:
+                foreign = exc
+            if foreign is not None:
+                owner = store.owner().name
+                state = f"{database} holds the results of another league, {owner!r}: the run would refuse"
+            elif not count:
                 state = f"nothing stored yet in {database}"
             elif fresh:
-                state = f"--fresh: the {count} match(es) stored in {database} would be forgotten"
+                state = (
+                    f"--fresh: the {count} match(es) stored in {database} would be forgotten, a copy of them "
+                    "kept beside it"
+                )
             elif league.seed is None or store.meta("settings") != league_settings(league):
                 state = (
                     f"{database} holds results of other league settings: the run would refuse, see --fresh"
@@ -683,6 +868,8 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
                     if invalid
                     else ""
                 )
+        except StoreError as exc:
+            raise _failure(exc, _unread(exc)) from None
         finally:
             store.close()
     if league.seed is None:  # a secret seed not drawn yet: any seed gives a schedule of the same size
@@ -792,7 +979,7 @@ EXIT_DISQUALIFIED: Final = 3
 """`referee run`'s exit status when an entrant was disqualified or a match left unplayed (docs/LEAGUE.md)."""
 EXIT_PREFLIGHT: Final = 4
 """`referee run`'s exit status when entrants failed the preflight and the run stopped, storing nothing."""
-EXIT_FORFEITED: Final = 5
+EXIT_FORFEITED: Final = 7
 """`referee run`'s exit status when an entrant forfeited every match of it that is stored: its bot is
 broken, not beaten, and a run that ends "successfully" would hide it (3 wins when both apply)."""
 
@@ -861,7 +1048,7 @@ def _say(line: str) -> None:
 def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
     store, league = _results(league_file)
-    stored = store.matches()  # decoded once: the board, the crosstable and the settlement all read it
+    stored = _stored(store)  # decoded once: the board, the crosstable and the settlement all read it
     board = _ratings(league, stored)
     click.echo(FORMATS[fmt](board, league) if fmt != "table" else leaderboard_table(board, league), nl=False)
     if cross:
@@ -873,25 +1060,57 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
 
 
 @main.command("replay")
-@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
-@click.argument("match_id")
-def replay_command(league_file: str, match_id: str) -> None:
-    """Shows a stored match deal by deal, with every pyramid drawn as on paper.
+@click.argument("source", metavar="LEAGUE|FILE.jsonl", type=click.Path(dir_okay=False))
+@click.argument("match_id", required=False)
+@click.option("--deal", type=click.IntRange(min=1), help="Only this deal, card by card.")
+def replay_command(source: str, match_id: str | None, deal: int | None) -> None:
+    """Shows a match deal by deal, with every pyramid drawn as on paper; --deal N shows deal N card by card.
 
-    MATCH_ID is an id from `referee export` (like r1:alice,bob) or a schedule position from 1.
+    From a league file, MATCH_ID is an id from `referee matches` (like r1:alice,bob) or a schedule position
+    from 1. A file ending in .jsonl is a match record instead: one match of `referee match --record`, or
+    a league's `referee export`, whose MATCH_ID is an id or a line from 1 (leave it out for a file of
+    one match). A league's deals show once every match of their table is played.
     """
-    store, league = _results(league_file)
-    stored = store.matches()
+    shown, deals_shown, where = _to_replay(source, match_id)
+    if deal is None:
+        click.echo(replay_text(shown, deals_shown), nl=False)
+        return
+    if not deals_shown:
+        raise click.ClickException(f"match {shown.match_id} of {where}: {HIDDEN_NOTE}")
+    if deal > len(shown.record.deals):
+        raise click.BadParameter(
+            f"match {shown.match_id} has deals 1 to {len(shown.record.deals)}", param_hint="--deal"
+        )
+    click.echo("seats: " + ", ".join(f"{seat}={name}" for seat, name in enumerate(shown.record.seats)))
+    click.echo(deal_by_card(shown.record, deal))
+
+
+def _to_replay(source: str, match_id: str | None) -> tuple[Replayable, bool, str]:
+    """The match ``referee replay`` shows, whether its deals may be shown, and where it comes from."""
+    if source.endswith(".jsonl"):
+        try:
+            recorded = find_record(Path(source), match_id)
+        except NoSuchRecord as exc:
+            raise click.ClickException(str(exc)) from None
+        except RecordsError as exc:
+            raise InputError(str(exc)) from None
+        return recorded, recorded.deals_shown, source
+    store, league = _results(source)
+    if match_id is None:
+        raise click.UsageError(
+            f"which match of {source}? give its id or schedule position (`referee matches {source}`)"
+        )
+    stored = _stored(store)
     schedule = schedule_of(league, stored)
     if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
         match_id = schedule[int(match_id) - 1].match_id
     if match_id not in stored:
         raise click.ClickException(
-            f"no stored match {match_id!r} in {league.database}; `referee matches {league_file}` lists the "
+            f"no stored match {match_id!r} in {league.database}; `referee matches {source}` lists the "
             "stored ones"
         )
-    shown = disclosure(schedule, stored).deals_shown(stored[match_id])
-    click.echo(replay_text(stored[match_id], shown), nl=False)
+    match = stored[match_id]
+    return match, disclosure(schedule, stored).deals_shown(match), str(league.database)
 
 
 @main.command("matches")
@@ -904,7 +1123,7 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
     Results only, never a deal. `referee replay LEAGUE ID` shows one of them (ID or position).
     """
     store, league = _results(league_file)
-    stored = store.matches()
+    stored = _stored(store)
     known = {e.name for e in league.entrants} | {name for m in stored.values() for name in m.record.seats}
     if entrant is not None and entrant not in known:
         raise click.BadParameter(
@@ -927,7 +1146,7 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
 def export_command(league_file: str, fmt: str, output: Path) -> None:
     """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
     store, league = _results(league_file)
-    stored = store.matches()
+    stored = _stored(store)
     lines = list(export_lines(league, schedule_of(league, stored), stored))
     if str(output) == "-":
         for line in lines:
@@ -946,10 +1165,19 @@ def export_command(league_file: str, fmt: str, output: Path) -> None:
 @click.option(
     "--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), help="The bot's folder."
 )
+@click.option(
+    "--logs",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the bot's stdout and stderr (NAME.log), as referee match --logs keeps them.",
+)
 @sandbox_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def check_command(
-    cwd: Path | None, sandbox: str, ro_paths: tuple[Path, ...], command: tuple[str, ...]
+    cwd: Path | None,
+    logs: Path | None,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
+    command: tuple[str, ...],
 ) -> None:
     """Conformance run of one bot: referee check -- python my_bot.py
 
@@ -957,19 +1185,34 @@ def check_command(
     its sandbox, as a league does; reports the handshake, decision latency p50/p99 and any fault. Exit
     code 0 only if clean.
     """
-    report = _check(command, cwd, sandbox, ro_paths)
+    report = _check(command, cwd, sandbox, ro_paths, logs)
     click.echo("\n".join(report.lines()))
     sys.exit(0 if report.clean else 1)
 
 
 def _check(
-    command: tuple[str, ...], cwd: Path | None, sandbox: str, ro_paths: tuple[Path, ...]
+    command: tuple[str, ...],
+    cwd: Path | None,
+    sandbox: str,
+    ro_paths: tuple[Path, ...],
+    logs: Path | None = None,
 ) -> CheckReport:
     paths = tuple(path.resolve() for path in ro_paths)
+    if logs:
+        try:
+            logs.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise click.ClickException(f"{logs}: cannot make the log folder: {exc.strerror or exc}") from None
+    confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
     try:
-        return run_check(tuple(command), cwd, Confinement(SandboxMode(sandbox)), paths)
+        return _run_until_signal(
+            check_bot(tuple(command), cwd, confinement=confinement, paths=paths, log_dir=logs)
+        )
     except SandboxError as exc:
         raise click.ClickException(str(exc)) from None
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        click.echo("interrupted: the check did not finish", err=True)
+        sys.exit(130)
 
 
 @main.command("submit", context_settings={"ignore_unknown_options": True})
@@ -1032,7 +1275,7 @@ def submit_command(
 def report_command(league_file: str, output: Path, serve: bool, port: int) -> None:
     """Writes LEAGUE's results as a static HTML site (opens from disk, no network needed)."""
     store, league = _results(league_file)
-    index = _write_report(league, store.matches(), output)
+    index = _write_report(league, _stored(store), output)
     click.echo(f"report: {index}")
     if serve:
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))

@@ -35,7 +35,7 @@ from pyramid_sdk.seeds import derive_seed
 from referee.league.tournament import VOID_RETRIES, VOIDS_IN_A_ROW
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
-from referee.match.launcher import BotProcess, Confinement, Launcher
+from referee.match.launcher import BotProcess, Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import Seat, play_match
 from referee.match.setup import open_launcher, own_name, take_seats
@@ -619,6 +619,9 @@ class _Comparer:
         self.on_progress = on_progress
         self.slots = asyncio.Semaphore(plan.concurrency)
         self.void_reason = ""
+        self.decided = False
+        """The sequential test has decided: the matches still playing are cut short on purpose, and
+        their bots see their streams end with OK, not CANCELLED as in an interrupted comparison."""
 
     async def run(self) -> Comparison:
         plan = self.plan
@@ -659,6 +662,7 @@ class _Comparer:
                     self.on_progress(Snapshot(done, plan.pairs, estimate, llr, void))
                 if test is not None and done % plan.players == 0 and len(pairs) >= SPRT_MIN_PAIRS:
                     verdict = test.decide(estimate)
+                    self.decided = verdict is not None
         finally:
             for task in window:
                 task.cancel()
@@ -721,5 +725,8 @@ class _Comparer:
 
     async def _stop(self, processes: list[BotProcess]) -> None:
         """Stops a match's processes, all of them whatever fails, and forgets them."""
-        await asyncio.gather(*(self.launcher.stop(process) for process in processes), return_exceptions=True)
+        cut = interrupted() and not self.decided  # Ctrl-C: their streams end with CANCELLED
+        await asyncio.gather(
+            *(self.launcher.stop(process, cut) for process in processes), return_exceptions=True
+        )
         processes.clear()

@@ -3,7 +3,8 @@
 
 ``referee.match.runner`` logs each match's end and, with its traceback, any error of the referee's own
 that makes a match void; ``referee.league.tournament`` the voids of a run and why it stopped;
-``referee.match.sessions`` at DEBUG every message to and from each bot. ``referee run`` writes the log to
+``referee.match.sessions`` at DEBUG every message to and from each bot, and at WARNING every hello it
+refuses for a spent token or a second time on one stream. ``referee run`` writes the log to
 ``referee.log`` in the league's log folder, ``referee match`` to stderr (``--log-level`` sets the level).
 
 These are the referee's records, never a bot's: a message to a seat holds that seat's observation only,
@@ -30,13 +31,31 @@ FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ROOT_LOGGER: Final = "referee"
 
 
+class LogFile(logging.FileHandler):
+    """The referee's log file. A record it cannot write (a full disk) is dropped without Python's
+    ``--- Logging error ---`` and traceback on stderr, which would bury the one line that says what
+    happened; ``failed`` keeps the first reason, for the command to say once."""
+
+    failed: str | None = None
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if self.failed is None:
+            error = sys.exc_info()[1]
+            self.failed = (
+                getattr(error, "strerror", None) or str(error) or type(error).__name__
+                if error is not None
+                else "unknown error"
+            )
+
+
 @contextlib.contextmanager
 def referee_logging(level: str, path: Path | None = None) -> Iterator[logging.Handler]:
-    """Sends the ``referee`` loggers at ``level`` and above to ``path`` (appended to), or to stderr, for
-    the ``with`` block; then puts things back, so one process can run several commands (the tests do)."""
+    """Sends the ``referee`` loggers at ``level`` and above to ``path`` (appended to: a :class:`LogFile`),
+    or to stderr, for the ``with`` block; then puts things back, so one process can run several commands
+    (the tests do)."""
     logger = logging.getLogger(ROOT_LOGGER)
     handler: logging.Handler = (
-        logging.FileHandler(path, encoding="utf-8") if path is not None else logging.StreamHandler(sys.stderr)
+        LogFile(path, encoding="utf-8") if path is not None else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter(FORMAT))
     saved = logger.level, logger.propagate

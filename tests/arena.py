@@ -114,24 +114,27 @@ def actions_in(record: MatchRecord) -> list[tuple[int, int, Action]]:
     return actions
 
 
-def assert_played_as(record: MatchRecord, seat: int, bot: Bot) -> None:
-    """Every decision of ``seat`` in the record is exactly what ``bot``, seeded as the referee seeds it,
-    chooses from the same observation: the seat's play was not disturbed by anything around it."""
+def assert_played_as(record: MatchRecord, seat: int, bot: Bot, decisions: int | None = None) -> None:
+    """Every decision of ``seat`` in the record (or its first ``decisions``) is exactly what ``bot``,
+    seeded as the referee seeds it, chooses from the same observation: the seat's play was not disturbed
+    by anything around it."""
     match = Match(record.rules, record.seed, record.seats)
     bot.match_start(
         MatchInfo(
             "check", seat, record.seats, record.rules, TimeControl(), derive_seed(record.seed, "bot", seat)
         )
     )
+    left = decisions
     for number, acting, action in actions_in(record):
         if match.phase is Phase.DEAL_OVER:
             match.next_deal()
         assert match.deal_number == number
-        if acting == seat:
+        if acting == seat and left != 0:
             expected = bot.act(match.observation(seat))
             assert expected == action, (
                 f"deal {number}: seat {seat} played {action}, its bot chooses {expected}"
             )
+            left = None if left is None else left - 1
         match.apply(action, acting)
 
 

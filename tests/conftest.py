@@ -7,11 +7,27 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from arena import bot_processes
+from test_tournament_e2e import export, league_at, referee
 
 
 @pytest.fixture(autouse=True)
-def no_bot_left_behind():
-    """Every test: no bot process of this session was running before it, and none outlives it."""
+def no_bot_left_behind(request: pytest.FixtureRequest):
+    """Every slow test: no bot process of this session was running before it, and none outlives it.
+
+    A quick test starts no process at all (tests/tiers.py fails it if it does), so it cannot leave a bot
+    behind: it skips the two scans of /proc, which would cost the quick tier about a tenth of its time."""
+    if request.node.get_closest_marker("quick") is not None:
+        yield
+        return
     assert bot_processes() == [], "bot processes were running before the test"
     yield
     assert bot_processes() == [], "a bot process outlived its referee"
+
+
+@pytest.fixture(scope="session")
+def finished(tmp_path_factory):
+    """One uninterrupted run of test_tournament_e2e's small league at concurrency 1: the reference that
+    its tests and the Dask executor's compare with. It is only read, so the session shares one run."""
+    path = league_at(tmp_path_factory.mktemp("reference"))
+    run = referee("run", path)
+    return path, run, export(path)

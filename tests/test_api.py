@@ -42,6 +42,7 @@ def test_a_match_between_a_bot_process_and_a_bot_object(tmp_path):
         played.deal(33)
 
 
+@pytest.mark.quick
 def test_the_same_seed_deals_the_same_match_again():
     first = match([RandomBot, RandomBot, HeuristicBot], seed=5)
     again = match([RandomBot, RandomBot, HeuristicBot], seed=5)
@@ -86,6 +87,7 @@ def test_it_works_inside_a_running_event_loop_as_in_a_notebook():
     assert played.faults == ()
 
 
+@pytest.mark.quick
 def test_bad_arguments_say_what_is_wrong():
     with pytest.raises(ValueError, match="2 to 4 bots"):
         match([RandomBot])

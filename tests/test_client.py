@@ -4,9 +4,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from playthrough import play_random
 from pyramid_sdk import Bot, Card, Declare, Observation, Play, Rules
-from pyramid_sdk.client import _Connection
+from pyramid_sdk.dispatch import Dispatcher
 from pyramid_sdk.encoding import (
     ObservationEncoder,
     action_request,
@@ -45,9 +47,9 @@ def answer(bot: Bot) -> tuple[pb.ActionReply, Observation]:
         legal_actions_field(view.legal_actions),
         time_left_fields(20000, 1000),
     )
-    connection = _Connection(bot, "unused", "token")
-    connection.decoders["m"] = ObservationDecoder(Rules())
-    reply = connection._handle(data)
+    dispatcher = Dispatcher(bot)
+    dispatcher.decoders["m"] = ObservationDecoder(Rules())
+    reply = dispatcher.handle(data)
     assert reply is not None
     return pb.ConnectRequest.FromString(reply).action, view
 
@@ -73,6 +75,7 @@ def test_a_bot_that_raises_sends_a_reply_without_an_action(capsys):
     assert "RuntimeError: a bug" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_token_is_read_from_its_pipe_once_and_the_pipe_closed():
     """The launcher passes the token on an inherited pipe; the SDK reads it, closes it, forgets the
     variable, and prefers it to a PYRAMID_TOKEN set by hand."""

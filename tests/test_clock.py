@@ -36,6 +36,7 @@ NODE_READY = bool(os.environ.get("CI")) or (
     ],
     ids=["python", "node"],
 )
+@pytest.mark.slow
 def test_a_bot_process_sees_the_referees_clock_at_every_decision(command, tmp_path):
     outcome, sent = play(
         [command, RANDOM], seed=4, time_control=TimeControl(0.25, 3.0), record_messages=True, log_dir=tmp_path
@@ -86,6 +87,7 @@ def test_the_monte_carlo_budget_follows_the_clock():
     assert MonteCarloBot(budget=10).time_for(obs) == 0.0  # under the margin: one world, as fast as it goes
 
 
+@pytest.mark.slow
 def test_the_monte_carlo_bot_uses_its_clock_and_stays_within_it(tmp_path):
     """A process with a large budget and a 100 ms limit: it thinks most of the limit (the old bot stopped
     at half of it) and never times out."""
@@ -144,7 +146,7 @@ def test_the_example_league_thinks_by_count_so_it_repeats_exactly():
     league = load_league(ROOT / "tournaments/example/league.yaml", check_commands=False)
     for entrant in league.entrants:
         command = entrant.spec.command
-        if "sample_bots/montecarlo.py" in command:
+        if "sample_bots.montecarlo" in command:
             assert "--samples" in command
             assert "--budget" not in command  # a budget would make its choices depend on the machine
             break

@@ -15,6 +15,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from arena import bot_processes
 from referee.compare import SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
 
@@ -272,6 +274,7 @@ def test_a_referee_that_keeps_failing_stops_the_comparison_without_a_verdict():
     ]
 
 
+@pytest.mark.quick
 def test_the_sequential_test_keeps_its_error_rates():
     """Simulated normal pair differences (sd 10, four seats, checked per round as `referee compare`
     does): H1 accepted when the truth is H0, and H0 when it is H1, about as often as alpha and beta say."""

@@ -25,7 +25,6 @@ from test_tournament_e2e import (
     ROOT,
     complete_matches,
     export,
-    finished,  # noqa: F401 (the in-process reference run, a fixture)
     league_at,
     referee,
     sampled_league_at,
@@ -69,7 +68,7 @@ def cluster():
     assert settle(worker_processes) == []
 
 
-def test_workers_two_gives_identical_results(finished, tmp_path):  # noqa: F811
+def test_workers_two_gives_identical_results(finished, tmp_path):
     reference_path, _, reference = finished
     path = league_at(tmp_path)
     run = referee("run", path, "--workers", "2", "--report", tmp_path / "report")
@@ -98,7 +97,7 @@ def test_a_sampled_league_on_workers_gives_identical_results(tmp_path):
     assert settle(worker_processes) == [], "a worker process outlived referee run"
 
 
-def test_a_running_cluster_gives_identical_results_and_a_league_key_selects_it(finished, cluster, tmp_path):  # noqa: F811
+def test_a_running_cluster_gives_identical_results_and_a_league_key_selects_it(finished, cluster, tmp_path):
     _, reference = finished[0], finished[2]
     local, _ = cluster
     path = league_at(tmp_path)
@@ -108,7 +107,7 @@ def test_a_running_cluster_gives_identical_results_and_a_league_key_selects_it(f
     assert export(path) == reference
 
 
-def test_a_worker_killed_mid_match_replays_it_elsewhere_to_the_same_results(finished, cluster, tmp_path):  # noqa: F811
+def test_a_worker_killed_mid_match_replays_it_elsewhere_to_the_same_results(finished, cluster, tmp_path):
     reference = finished[2]
     local, client = cluster
     path = league_at(tmp_path)
@@ -156,7 +155,7 @@ def _suspicious(dask_scheduler, key):
     return None if task is None else task.suspicious
 
 
-def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_path):  # noqa: F811
+def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_path):
     reference = finished[2]
     path = league_at(tmp_path)
     process = subprocess.Popen(
@@ -210,7 +209,7 @@ def test_an_unreachable_scheduler_is_one_line_and_stores_nothing(tmp_path):
     assert both.returncode == 2
 
 
-def test_builds_run_on_the_workers_and_a_failed_one_is_the_entrants(finished, tmp_path):  # noqa: F811
+def test_builds_run_on_the_workers_and_a_failed_one_is_the_entrants(finished, tmp_path):
     path = league_at(tmp_path)
     text = path.read_text().replace(
         "  - name: random-inproc\n",
@@ -257,6 +256,7 @@ class _FakeClient:
         return {"tcp://a": 1, "tcp://b": 1, "tcp://c": 1}
 
 
+@pytest.mark.quick
 def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
     league = load_league(league_at(tmp_path))
     store, league = open_store(league)
@@ -274,6 +274,7 @@ def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
     store.close()
 
 
+@pytest.mark.quick
 def test_the_league_keys_workers_and_dask_are_read_and_exclusive(tmp_path):
     path = league_at(tmp_path)
     text = path.read_text()

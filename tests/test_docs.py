@@ -12,10 +12,15 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 
+BOT_COMMAND = re.compile(r"""["'](python|node) """)
+"""A bot given as a command line, which an example plays as a process: such an example is a slow test."""
+
+
 def examples():
     for path in DOCS:
         for number, code in enumerate(BLOCK.findall(path.read_text(encoding="utf-8")), start=1):
-            yield pytest.param(code, id=f"{path.name}#{number}")
+            marks = pytest.mark.slow if BOT_COMMAND.search(code) else ()
+            yield pytest.param(code, id=f"{path.name}#{number}", marks=marks)
 
 
 @pytest.mark.parametrize("code", list(examples()))
@@ -23,6 +28,7 @@ def test_example_runs(code):
     exec(compile(code, "<doc example>", "exec"), {"__name__": "doc_example"})
 
 
+@pytest.mark.slow
 def test_the_writing_a_bot_example_plays_a_match_through_the_cli(tmp_path):
     text = (ROOT / "docs/WRITING_A_BOT.md").read_text(encoding="utf-8")
     code = re.search(r"```python bot\n(.*?)```", text, re.DOTALL).group(1)

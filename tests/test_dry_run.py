@@ -57,7 +57,7 @@ def test_the_estimate_comes_from_timing_the_bots_and_matches_the_real_run(tmp_pa
 
     run = referee("run", league)
     assert run.returncode == 0, run.stdout + run.stderr
-    with sqlite3.connect(tmp_path / "results.sqlite") as db:
+    with sqlite3.connect(league.with_suffix(".sqlite")) as db:
         played = [row[0] for row in db.execute("SELECT elapsed FROM matches")]
     assert len(played) == 2
     # The steady bot's 30 ms sleeps make most of a match; the estimate adds its start, which the run

@@ -95,12 +95,12 @@ def differences(lines: list[dict], first: str, second: str) -> tuple[float, ...]
 
 def test_the_quitter_forfeits_every_match_and_the_run_says_so_with_exit_code_5(league):
     _, run, lines = league
-    assert run.returncode == 5, run.stdout + run.stderr
+    assert run.returncode == 7, run.stdout + run.stderr
     said = [line for line in run.stderr.splitlines() if line.startswith("forfeited:")]
     assert said == [
         "forfeited: quitter forfeited every match it played (8 of 8); the last one in deal 2, disconnect: "
         "the bot closed its stream; it exited with code 3; its last output: 'leaving on my 10th move' "
-        "(exit 5)"
+        "(exit 7)"
     ]
     assert run.stdout.rstrip().endswith("format: round-robin, 2 rounds")  # the leaderboard came first
     quitter = [line for line in lines if "quitter" in line["seats"]]
@@ -116,7 +116,7 @@ def test_the_export_and_the_database_credit_only_what_the_bot_made_itself(league
             assert deal == max(f["deal"] for f in line["faults"] if f["seat"] == seat)
     quitter = [line for line in lines if line["forfeits"]]
     assert all(line["credited"] != line["totals"] for line in quitter)  # the table's play stays recorded
-    with sqlite3.connect(path.parent / "results.sqlite") as db:
+    with sqlite3.connect(path.with_suffix(".sqlite")) as db:
         stored = {
             (match_id, seat): (total, points)
             for match_id, seat, total, points in db.execute(
@@ -204,8 +204,8 @@ def test_a_version_1_database_is_read_as_it_is_and_brought_to_version_2_by_a_run
     path, _, lines = league
     old = tmp_path / "league.yaml"
     shutil.copy(path, old)
-    database = tmp_path / "results.sqlite"
-    shutil.copy(path.parent / "results.sqlite", database)
+    database = old.with_suffix(".sqlite")
+    shutil.copy(path.with_suffix(".sqlite"), database)
     with sqlite3.connect(database) as db:  # as a referee before forfeit_deals and seats.credited wrote it
         db.execute("ALTER TABLE seats DROP COLUMN credited")
         for match_id, record in db.execute("SELECT match_id, record FROM matches").fetchall():
@@ -220,7 +220,7 @@ def test_a_version_1_database_is_read_as_it_is_and_brought_to_version_2_by_a_run
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)
         assert "credited" not in {row[1] for row in db.execute("PRAGMA table_info(seats)")}
     run = referee("run", old)
-    assert run.returncode == 5, run.stderr  # nothing to play; the quitter still forfeited everything
+    assert run.returncode == 7, run.stderr  # nothing to play; the quitter still forfeited everything
     with sqlite3.connect(database) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
         stored = {

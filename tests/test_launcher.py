@@ -2,12 +2,12 @@
 
 import asyncio
 import sys
-from collections import deque
 
 import pytest
 
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.launcher import _keep_log
+from referee.match.output import Tail
 from referee.match.setup import open_table
 
 
@@ -31,7 +31,7 @@ def test_bot_specs_parse_commands_and_modules(tmp_path):
 
 def test_a_chatty_bot_log_rotates_and_keeps_the_latest_output(tmp_path):
     log = tmp_path / "bot.log"
-    tail: deque[bytes] = deque(maxlen=4)
+    tail = Tail(limit=2048)
 
     async def feed() -> None:
         stream = asyncio.StreamReader()
@@ -48,8 +48,10 @@ def test_a_chatty_bot_log_rotates_and_keeps_the_latest_output(tmp_path):
     assert log.stat().st_size <= 10_000 + 65536
     assert older.stat().st_size <= 10_000 + 65536
     assert b"line 0299" in log.read_bytes()  # the newest output is always kept
-    assert tail[-1].endswith(b"x\n")  # and its end is in memory, to explain a failed start
-    assert b"".join(tail).count(b"\n") <= 4 * 2048 // 100 + 4
+    kept = tail.text().splitlines()  # and its end is in memory, to explain a failed start
+    assert kept[-1] == "line 0299 " + "x" * 90
+    assert 2048 // 101 - 1 <= len(kept) <= 2048 // 101 + 1
+    assert all(line.startswith("line ") and line.endswith("x" * 90) for line in kept)  # whole lines only
 
 
 def test_a_bot_is_named_after_its_script_module_or_program():
@@ -72,6 +74,7 @@ def test_an_in_process_bot_that_cannot_be_made_is_a_one_line_error(tmp_path):
         BotSpec.parse("runs_itself:C", cwd=tmp_path).load()
 
 
+@pytest.mark.slow
 def test_a_bot_that_dies_before_connecting_is_reported_with_its_last_words(tmp_path):
     script = tmp_path / "dies.py"
     script.write_text("print('loading weights')\nraise SystemExit('weights.bin: no such file')\n")
@@ -83,7 +86,8 @@ def test_a_bot_that_dies_before_connecting_is_reported_with_its_last_words(tmp_p
     with pytest.raises(BotSpecError) as error:
         asyncio.run(start())
     assert str(error.value) == (
-        "bot 'dies' exited with code 1 before connecting; its last output: 'weights.bin: no such file'"
+        "bot 'dies' exited with code 1 before connecting; its last output: "
+        "'loading weights | weights.bin: no such file'"
     )
 
 

@@ -337,6 +337,7 @@ def test_an_interpreter_s_script_or_module_that_exists_passes_the_load_time_chec
 @pytest.mark.parametrize(
     "case", ["unknown-key", "few-entrants", "no-program", "missing-script", "missing-module"]
 )
+@pytest.mark.slow
 def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp_path, case):
     text = next(c[1] for c in BROKEN if c[0] == case)
     path = write(tmp_path, text)
@@ -361,6 +362,7 @@ def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp
     assert len(result.stderr.splitlines()) == 1, result.stderr
 
 
+@pytest.mark.slow
 def test_a_wrong_flag_still_shows_the_usage(tmp_path):
     path = write(tmp_path, GOOD)
     result = subprocess.run(

@@ -58,7 +58,7 @@ def test_a_node_bot_that_throws_faults_instead_of_hanging(tmp_path):
     assert outcome.status is MatchStatus.COMPLETE
     faults = [f for f in outcome.faults if f.seat == 0]
     assert [f.kind for f in faults] == [FaultKind.MALFORMED] * 3
-    assert "neither a declaration nor a card" in faults[0].detail
+    assert faults[0].detail == "the bot raised Error: this bot has a bug"  # ActionReply.error
     assert outcome.record.forfeits == (0,)
     assert time.monotonic() - started < 20  # answered at once: no time limit was spent
     assert "this bot has a bug" in (tmp_path / "seat0.log").read_text()
@@ -94,7 +94,7 @@ def test_the_writing_a_bot_node_example_plays_a_match(tmp_path):
 @pytest.mark.parametrize(
     ("behaviour", "kind", "detail"),
     [
-        ("throw", FaultKind.MALFORMED, "neither a declaration nor a card"),
+        ("throw", FaultKind.MALFORMED, "the bot raised Error: this bot has a bug"),
         ("sleep", FaultKind.TIMEOUT, "no answer within"),
         ("crash", FaultKind.DISCONNECT, "closed its stream"),
         ("illegal", FaultKind.ILLEGAL_ACTION, "not in the seat's hand"),

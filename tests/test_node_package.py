@@ -25,6 +25,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.mark.quick
 def test_the_package_carries_the_same_proto_as_the_repository():
     copy = NODE_SDK / "proto/pyramid/v1/pyramid.proto"
     assert copy.read_bytes() == (ROOT / "proto/pyramid/v1/pyramid.proto").read_bytes(), (

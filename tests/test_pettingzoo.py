@@ -153,6 +153,7 @@ def test_render_shows_the_table_as_text():
     assert isinstance(raw_env(players=2), PyramidEnv)
 
 
+@pytest.mark.slow
 def test_a_policy_plays_a_match_as_bot_processes_exactly_as_in_the_environment(tmp_path):
     _, trained = play_out(env(players=3), linear_policy, seed=2024)
     bot = f"{sys.executable} tests/bots/policy_bot.py"
@@ -170,6 +171,7 @@ def test_the_adapter_is_an_ordinary_bot_in_process_too():
     assert played.seats == ("linear", "RandomBot")
 
 
+@pytest.mark.slow
 def test_the_documented_policy_bot_plays_a_league_as_an_ordinary_entrant(tmp_path):
     text = (ROOT / "docs/PETTINGZOO.md").read_text(encoding="utf-8")
     code = re.search(r"```python policy-bot\n(.*?)```", text, re.DOTALL)

@@ -15,9 +15,9 @@ import pytest
 from arena import PY, ROOT, play
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
-from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee.match.bots import BotSpec
 from referee.match.outcome import MatchStatus
 from referee.match.runner import LocalSeat, RemoteSeat, play_match
@@ -44,6 +44,7 @@ def documented_variables() -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_a_bot_gets_exactly_the_documented_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("http_proxy", "http://proxy.invalid:3128")  # the referee's, not the bot's
     monkeypatch.setenv("GRPC_TRACE", "all")
@@ -149,6 +150,7 @@ def test_a_half_close_ends_the_session_and_the_stream_with_ok():
     assert "does not half-close" in PROTOCOL
 
 
+@pytest.mark.slow
 def test_request_ids_are_per_stream_and_go_on_across_matches(tmp_path: Path):
     ids: list[list[int]] = [[], []]
     spec = BotSpec.parse(f"{PY} sample_bots/random_bot.py", name="again", cwd=ROOT)

@@ -11,11 +11,11 @@ import pytest
 from arena import FAST, RANDOM, ROOT, assert_no_unknown_cards, assert_played_as, misbehaving, play
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.bot import TimeControl
+from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.stream import ENV_STREAM
 from pyramid_sdk.transport import grpcio_checked
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
-from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee.match import server as referee_server
 from referee.match.bots import BotSpec
 from referee.match.faults import FaultKind, FaultPolicy
@@ -91,10 +91,10 @@ def test_the_heuristic_and_monte_carlo_bots_play_as_processes():
     [
         ("sleep", FaultKind.TIMEOUT, "no answer within"),
         ("illegal", FaultKind.ILLEGAL_ACTION, "not in the seat's hand"),
-        ("wrong-id", FaultKind.MALFORMED, "not the one pending"),
+        ("wrong-id", FaultKind.MALFORMED, "which the referee never sent"),
         ("oversized", FaultKind.MALFORMED, "bytes; the limit is"),
         ("flood-talk", FaultKind.TALK, "talk"),
-        ("flood", FaultKind.MALFORMED, "not the one pending"),
+        ("flood", FaultKind.MALFORMED, "reply to request 0, which the referee never sent"),
         ("crash", FaultKind.DISCONNECT, "exited with code 3; its last output: 'crashing on purpose'"),
         ("segv", FaultKind.DISCONNECT, "; it was killed by SIGSEGV"),
         ("wrong-token", FaultKind.DISCONNECT, "exited with code 1 before connecting"),
@@ -231,6 +231,7 @@ def test_rules_variants_travel_to_the_bots():
     assert_played_as(outcome.record, 1, RandomBot())
 
 
+@pytest.mark.quick
 def test_handshake_refusals_carry_the_right_status():
     async def attempt(hello: pb.Hello) -> grpc.StatusCode:
         registry = SessionRegistry()
@@ -265,6 +266,7 @@ class _BrokenSeat(LocalSeat):
             raise RuntimeError("disk full")
 
 
+@pytest.mark.quick
 def test_a_referee_side_failure_makes_the_match_void():
     seats = [_BrokenSeat(RandomBot(), "a"), LocalSeat(RandomBot(), "b")]
     outcome = asyncio.run(play_match(seats, Rules(players=2), 1))

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from google.protobuf.descriptor import FieldDescriptor
 
 from pyramid_sdk.v1 import pyramid_pb2, views_pb2
@@ -14,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "sdk/python/pyramid_sdk/v1"
 
 
+@pytest.mark.slow
 def test_generated_stubs_are_fresh(tmp_path):
     copy = tmp_path / "repo"
     shutil.copytree(ROOT / "proto", copy / "proto")

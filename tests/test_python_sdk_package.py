@@ -27,6 +27,7 @@ def run(*args: str | Path, cwd: Path | None = None, timeout: float = 600) -> sub
     return result
 
 
+@pytest.mark.quick
 def test_the_sdk_needs_only_what_the_arena_needs_of_it():
     sdk = tomllib.loads((SDK / "pyproject.toml").read_text())["project"]
     arena = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

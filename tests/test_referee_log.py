@@ -40,7 +40,7 @@ def test_a_run_whose_matches_keep_going_void_stops_with_one_line_and_the_traceba
     path = league_at(tmp_path, f"breaker\n    module: voider:Breaker\n    cwd: {BOTS}")
     result = referee("run", path)
     assert result.returncode == 1, result.stdout + result.stderr
-    log = tmp_path / "results-logs" / "referee.log"
+    log = tmp_path / "league-logs" / "referee.log"
     error = result.stderr.strip().splitlines()[-1]
     assert error == (
         "Error: the referee stopped the run: 5 matches in a row were void, the last one with referee error: "
@@ -106,12 +106,14 @@ def test_a_run_logs_each_match_to_referee_log_and_warns_of_more_matches_than_cpu
     calm = referee("run", path)
     assert calm.returncode == 0, calm.stderr
     assert "warning" not in calm.stderr
-    log = (tmp_path / "results-logs" / "referee.log").read_text(encoding="utf-8")
+    log = (tmp_path / "league-logs" / "referee.log").read_text(encoding="utf-8")
     assert len(re.findall(r"INFO referee\.match\.runner: match \S+: complete in", log)) == 2
     busy = referee("run", path, "--fresh", "--concurrency", "64")
     assert busy.returncode == 0, busy.stderr
     cpus = len(os.sched_getaffinity(0))
-    assert busy.stderr.startswith(
+    forgotten, warning = busy.stderr.splitlines()[:2]
+    assert forgotten.startswith("--fresh: the 2 match(es) stored in ")  # and where their copy is kept
+    assert warning == (
         f"warning: concurrency 64 is more than the {cpus} CPU(s) of this machine; bots that wait for a CPU "
-        "run out of time, and their timeouts are charged to them\n"
+        "run out of time, and their timeouts are charged to them"
     )

@@ -72,7 +72,7 @@ def test_reading_a_league_never_run_writes_nothing_and_says_which_command_plays_
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout == ""
     assert result.stderr == (
-        f"Error: {league}: nothing played yet (no results in {tmp_path / 'results.sqlite'}); "
+        f"Error: {league}: nothing played yet (no results in {tmp_path / 'league.sqlite'}); "
         f"`referee run {league}` plays it\n"
     )
     assert files_under(tmp_path) == before  # no database, no secret seed, no report, no export file
@@ -91,7 +91,7 @@ def played(tmp_path_factory):
         readable.chmod(0o755)
     (folder / "bots" / "moved_away.py").chmod(0o644)
     result = referee("run", league)
-    assert result.returncode == 5, result.stdout + result.stderr  # floaty forfeits every match it plays
+    assert result.returncode == 7, result.stdout + result.stderr  # floaty forfeits every match it plays
     assert "forfeited: floaty forfeited every match it played (6 of 6); the last one in deal" in result.stderr
     (folder / "bots" / "moved_away.py").unlink()  # a bot that does not start is no result: after the run
     return league
@@ -147,8 +147,8 @@ def test_matches_lists_every_stored_match_with_its_points_and_faults(played):
 def test_matches_filters_by_entrant_and_status(played, tmp_path):
     copy = tmp_path / "league.yaml"
     copy.write_bytes(played.read_bytes())
-    (tmp_path / "results.sqlite").write_bytes((played.parent / "results.sqlite").read_bytes())
-    with sqlite3.connect(tmp_path / "results.sqlite") as db:  # as a match void after its retries is kept
+    (tmp_path / "league.sqlite").write_bytes((played.parent / "league.sqlite").read_bytes())
+    with sqlite3.connect(tmp_path / "league.sqlite") as db:  # as a match void after its retries is kept
         db.execute("UPDATE matches SET status = 'void' WHERE position = 1")
     floaty = listed(referee("matches", copy, "--entrant", "floaty"))
     assert len(floaty) == 6  # C(4, 2) tables, 3 with floaty, x 2 rotations
@@ -173,6 +173,7 @@ def test_replay_of_a_match_not_stored_points_to_the_listing(played):
     assert referee("matches", played).returncode == 0
 
 
+@pytest.mark.quick
 def test_a_replay_keeps_hands_and_totals_aligned_with_long_names():
     names = ("al", "an-entrant-with-a-long-name.v2", "bo")
     match = Match(Rules(players=3), seed=4, seats=names)
@@ -210,6 +211,7 @@ def test_the_cli_and_the_html_report_round_every_figure_the_same_way(played, tmp
         assert re.search(r"\s+".join(map(re.escape, row)), table), row
 
 
+@pytest.mark.quick
 def test_a_figure_is_rounded_once_from_its_exact_value():
     standing = Standing("x", mu=25.00549, sigma=1.0)  # rounded to 3 places first, it would show 25.00
     assert leaderboard_markdown(Leaderboard((standing,), ())).splitlines()[2].split("|")[3].strip() == "25.01"

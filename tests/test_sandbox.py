@@ -79,7 +79,7 @@ def test_a_seat_cannot_be_taken_twice_and_the_attempt_is_recorded(tmp_path):
     )
     result = run_league(league)
     assert result.returncode == 0, result.stderr
-    log = tmp_path / "results-logs" / "thief.log"
+    log = tmp_path / "league-logs" / "thief.log"
     # one per process: the preflight's and one per match
     assert attempts(log)["seat taken twice"] == ["refused UNAUTHENTICATED"] * 3
     refusals = [line for line in result.stderr.splitlines() if line.startswith("refused: ")]
@@ -100,8 +100,8 @@ def test_a_bot_can_neither_read_nor_write_the_league_its_logs_or_another_entrant
         folder.chmod(0o755)
     targets = [
         home / "league" / "league.yaml",
-        home / "league" / "results.sqlite",
-        home / "league" / "results-logs",
+        home / "league" / "league.sqlite",
+        home / "league" / "league-logs",
         home / "league",
         home / "other" / "secret.txt",
         home / "other",
@@ -123,7 +123,7 @@ def test_a_bot_can_neither_read_nor_write_the_league_its_logs_or_another_entrant
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    seen = attempts(home / "league" / "results-logs" / "spy.log")
+    seen = attempts(home / "league" / "league-logs" / "spy.log")
     got = {what: results for what, results in seen.items() if any("GOT" in r for r in results)}
     assert got == {}, got
     assert len(seen) == 3 * len(targets)
@@ -262,7 +262,7 @@ def test_a_bot_keeps_nothing_from_one_match_to_the_next(tmp_path):
     )
     result = run_league(league)
     assert result.returncode == 0, result.stderr
-    seen = attempts(tmp_path / "results-logs" / "hoarder.log")
+    seen = attempts(tmp_path / "league-logs" / "hoarder.log")
     assert seen["notes from an earlier match"] == ["none"] * 3  # the preflight's process, then a match's
     assert seen["write notes in my folder"] == ["OSError"] * 3 or all(
         "Error" in result for result in seen["write notes in my folder"]
@@ -285,6 +285,7 @@ def test_a_bot_cannot_predict_its_hand_from_what_it_receives(tmp_path):
         assert seen["predict my first hand"][0].startswith("none of"), seen
 
 
+@pytest.mark.quick
 def test_the_sandbox_masks_what_lies_inside_a_bots_view(tmp_path):
     """The plan as a value: the league folder inside the entrant folder is replaced by an empty one, a
     secret file beside the bot by /dev/null, and a folder holding the bot's own is not masked whole."""

@@ -168,6 +168,19 @@ def test_the_deals_of_an_incomplete_table_are_hidden_until_it_is_complete(secret
     assert re.search(r"^1\. ", text, re.MULTILINE)  # the standings are there
     assert "trick 1:" in referee("replay", league, shown[0]["match_id"]).stdout
 
+    # replay --deal, card by card: refused in one line for that table, from the league and from its
+    # export; any other table's deal is shown.
+    referee("export", league, "-o", tmp_path / "export.jsonl")
+    for source in (league, tmp_path / "export.jsonl"):
+        refused = referee("replay", source, mate, "--deal", "1", check=False)
+        assert refused.returncode == 1
+        assert refused.stdout == ""
+        assert refused.stderr.startswith(f"Error: match {mate} of ")
+        assert refused.stderr.strip().endswith("deals hidden until every match of this table is played")
+        assert not any(spelling in refused.stderr for spelling in hidden_seeds)
+        assert "trick 1" in referee("replay", source, shown[0]["match_id"], "--deal", "1").stdout
+    assert "trick 1:" not in referee("replay", tmp_path / "export.jsonl", mate).stdout
+
     # report: the match page has no hand, trick or seed; nothing in the site names the seed.
     referee("report", league, "-o", tmp_path / "report")
     site = files_under(tmp_path / "report")
@@ -256,6 +269,7 @@ def _stored(scheduled, status=MatchStatus.COMPLETE):
     )  # fmt: skip
 
 
+@pytest.mark.quick
 def test_a_table_is_complete_when_every_match_with_its_seed_is_stored_complete():
     schedule = build_schedule(5, ("a", "b", "c"), 2, 1, Seating.BALANCED)
     first, mate = schedule[0], schedule[1]

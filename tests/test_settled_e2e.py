@@ -70,7 +70,7 @@ def test_it_stops_when_settled_before_max_matches_with_the_stronger_bots_on_top(
 def test_a_run_reads_only_each_new_batch_and_gets_the_same_matches(settled):
     """Store.matches(ids), which a run uses between batches, reads exactly those stored matches."""
     path, _, lines = settled
-    store = Store(path.parent / "results.sqlite", write=False)
+    store = Store(path.parent / "league.sqlite", write=False)
     try:
         every = store.matches()
         ids = [lines[0]["match_id"], lines[-1]["match_id"], "b999:nobody"]
@@ -85,7 +85,7 @@ def test_a_killed_run_resumes_and_another_concurrency_plays_the_same_matches(set
     process = subprocess.Popen(
         [REFEREE, "run", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    database = path.parent / "results.sqlite"
+    database = path.parent / "league.sqlite"
     deadline = time.monotonic() + 120
     while complete_matches(database) < 20 and time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()

@@ -206,6 +206,7 @@ def test_a_call_ended_while_the_bot_thinks_ends_with_its_own_status(kind, status
     assert (ended.value.code, ended.value.details) == (status, "gone")
 
 
+@pytest.mark.slow
 def test_an_unknown_stream_setting_stops_the_bot_with_one_line():
     environment = {**os.environ, ENV_STREAM: "threads", "PYRAMID_ADDRESS": "127.0.0.1:1"}
     result = subprocess.run(

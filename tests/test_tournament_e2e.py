@@ -72,14 +72,6 @@ def complete_matches(database: Path) -> int:
             return 0
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    """One uninterrupted run at concurrency 1: the reference the other tests compare with."""
-    path = league_at(tmp_path_factory.mktemp("reference"))
-    run = referee("run", path)
-    return path, run, export(path)
-
-
 def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished):
     path, run, lines = finished
     assert "Small League" in run.stdout
@@ -398,7 +390,7 @@ def tables_of(lines: list[dict]) -> dict[str, set[str]]:
 
 def test_a_sampled_league_that_grows_keeps_its_played_tables_and_results(tmp_path):
     path = sampled_league_at(tmp_path)
-    database = tmp_path / "results.sqlite"
+    database = tmp_path / "league.sqlite"
     dry = referee("run", path, "--dry-run").stdout
     assert "schedule: 5 tables, 10 matches" in dry  # 5 entrants x 2 tables / 2 seats, 2 seatings each
     assert "no results database yet" in dry
@@ -440,7 +432,7 @@ def dump(database: Path) -> list[str]:
 def test_a_dry_run_draws_no_secret_seed_and_writes_nothing(tmp_path):
     path = sampled_league_at(tmp_path)
     path.write_text(path.read_text().replace("seed: 23\n", ""))
-    database = tmp_path / "results.sqlite"
+    database = tmp_path / "league.sqlite"
     dry = referee("run", path, "--dry-run")
     assert "no results database yet" in dry.stdout
     # Nothing stored to time: every entrant played a few deals of a sample match, and was timed.

@@ -28,6 +28,7 @@ from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
 from referee.league.adaptive import Settling, Until, first_batch_tables
 from referee.league.designs import most_tables
+from referee.league.location import default_database
 from referee.league.ratings import RatingMode
 from referee.league.schedule import Design, Format, Seating, seatings
 from referee.match.bots import BotSpec, BotSpecError
@@ -127,7 +128,7 @@ class _League(_Strict):
     concurrency: int = Field(1, ge=1, le=64)
     workers: int | None = Field(None, ge=1, le=1024)
     dask: str | None = Field(None, pattern=r"^(tcp|tls|ucx|inproc)://\S+$")
-    database: str = "results.sqlite"
+    database: str | None = None
     sandbox: Literal["auto", "required", "none"] = "auto"
     limits: _Limits = Field(default_factory=_Limits)
     entrants: list[_Entrant] = Field(min_length=1)
@@ -162,6 +163,8 @@ class League:
     max_faults: int
     concurrency: int
     database: Path
+    """The results database: ``database:``, else ``<league file's stem>.sqlite`` beside the league file
+    (or a ``results.sqlite`` this league made before that default: ``location.default_database``)."""
     entrants: tuple[Entrant, ...]
     sandbox: SandboxMode = SandboxMode.AUTO
     limits: Limits = field(default_factory=Limits)
@@ -318,7 +321,9 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         time_control=TimeControl(raw.time_control.per_action, raw.time_control.bank),
         max_faults=raw.faults.max,
         concurrency=raw.concurrency,
-        database=(base / raw.database).resolve(),
+        database=(base / raw.database).resolve()
+        if raw.database is not None
+        else default_database(path, raw.name),
         entrants=tuple(entrants),
         sandbox=SandboxMode(raw.sandbox),
         limits=Limits(**raw.limits.model_dump()),

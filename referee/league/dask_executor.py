@@ -25,6 +25,12 @@ What may go wrong on a worker is told apart from what an entrant did:
   matches are skipped by the client, never stored (a start failure is not a result);
 - a failed ``build:`` is the entrant's failure, as in-process (disqualified, nothing stored);
 - a worker that dies mid-match: Dask runs the task again on another worker, with the same seed.
+
+Ctrl-C reaches every process of the terminal's process group, the LocalCluster's workers too. They leave
+it to the client: a worker of ``--workers N`` ignores SIGINT (it is blocked while the cluster starts them,
+and their plugin installs a handler that does nothing), and when the run is interrupted the client has
+every worker end its bots' streams with CANCELLED and stop them, then closes the cluster, so that one
+tidy line is all the user sees. A worker of a cluster the user runs (``--dask``) keeps its own Ctrl-C.
 """
 
 from __future__ import annotations
@@ -36,9 +42,11 @@ import importlib.util
 import os
 import resource
 import secrets
+import signal
+import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -53,7 +61,7 @@ from referee.league.schedule import ScheduledMatch
 from referee.league.tournament import VOID_RETRIES, Progress, Tournament, run_build
 from referee.match.bots import BotSpecError
 from referee.match.faults import FaultPolicy
-from referee.match.launcher import BotProcess, Confinement, Launcher
+from referee.match.launcher import BotProcess, Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import AbsentSeat, LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.sandbox import SandboxError, resolve_mode
@@ -67,6 +75,8 @@ UNCLAIMED: Final = 60.0
 """Seconds after a match a worker keeps the bots it started ahead for the next, if no task comes for it."""
 START_FAILURES: Final = 2
 """Distinct workers on which an entrant's bot must fail to start before the entrant is disqualified."""
+INTERRUPT_TIMEOUT: Final = 10.0
+"""Seconds an interrupted run waits for the workers to end their bots' streams and stop them."""
 
 
 LOCAL_SETTINGS: Final = {
@@ -108,8 +118,8 @@ class Played:
 @dataclass(frozen=True, slots=True)
 class Unplayable:
     """The worker could not play the match: ``kind`` is ``start`` (an entrant's bot did not start),
-    ``build`` (its build failed: the entrant's failure) or ``unfit`` (the worker lacks what the league
-    needs; ``entrant`` is empty)."""
+    ``build`` (its build failed: the entrant's failure), ``unfit`` (the worker lacks what the league
+    needs; ``entrant`` is empty) or ``interrupted`` (the run was, and the client reads no more)."""
 
     kind: str
     worker: str
@@ -147,14 +157,22 @@ class _Lineup:
 class ArenaPlugin(WorkerPlugin):
     """One run's referee on one Dask worker: its server, launcher, builds and bots started ahead."""
 
-    def __init__(self, run: str, league: League, log_dir: Path, confinement: Confinement) -> None:
+    def __init__(
+        self, run: str, league: League, log_dir: Path, confinement: Confinement, own_cluster: bool = False
+    ) -> None:
         self.name = f"pyramid-arena-{run}"
         self.run = run
         self.league = league
         self.log_dir = log_dir
         self.confinement = confinement
+        self.own_cluster = own_cluster
+        """The workers are those of the run's own LocalCluster: they leave Ctrl-C to the client."""
 
     async def setup(self, worker: Any) -> None:
+        if self.own_cluster:
+            _leave_interrupts_to_the_client()
+        self.playing: set[asyncio.Task[Any]] = set()
+        self.interrupted = False
         self.worker = str(worker.address)
         self.cpu_at_setup = _cpu()
         self.nthreads = int(getattr(worker.state, "nthreads", 1) or 1)
@@ -198,7 +216,35 @@ class ArenaPlugin(WorkerPlugin):
             return WorkerStats(0, (), cpu)
         return WorkerStats(self.launcher.started, tuple(self.launcher.registry.refusals), cpu)
 
+    async def interrupt(self) -> None:
+        """The run was interrupted: the matches playing here stop, and every bot of this worker sees its
+        stream end with CANCELLED and is stopped."""
+        self.interrupted = True
+        for task in self.playing:
+            task.cancel()
+        await asyncio.gather(*self.playing, return_exceptions=True)
+        for task in (*self.upcoming.values(), *self.builds.values()):
+            task.cancel()
+        await asyncio.gather(*self.upcoming.values(), *self.builds.values(), return_exceptions=True)
+        await asyncio.gather(*self.stopping, return_exceptions=True)
+        if self.launcher is not None:
+            await self.launcher.stop_all(interrupted=True)
+
     async def play(self, job: MatchJob) -> Played | Unplayable:
+        task = asyncio.current_task()
+        assert task is not None
+        self.playing.add(task)
+        try:
+            return await self._play(job)
+        except asyncio.CancelledError:
+            if not self.interrupted:
+                raise
+            task.uncancel()  # stopped by :meth:`interrupt`: a result nobody reads, not a failed task
+            return Unplayable("interrupted", self.worker, "", "the run was interrupted")
+        finally:
+            self.playing.discard(task)
+
+    async def _play(self, job: MatchJob) -> Played | Unplayable:
         if self.unfit or self.launcher is None:
             return Unplayable("unfit", self.worker, "", "; ".join(self.unfit))
         starting = self.upcoming.pop(job.scheduled.match_id, None)
@@ -241,7 +287,7 @@ class ArenaPlugin(WorkerPlugin):
                 fault_policy=FaultPolicy(league.max_faults),
             )
         finally:
-            self._stop(lineup)
+            self._stop(lineup, interrupted())
             self._expire_later(job)
         return Played(outcome, started, self.worker)
 
@@ -251,12 +297,12 @@ class ArenaPlugin(WorkerPlugin):
         if job.following is not None:
             asyncio.get_running_loop().call_later(UNCLAIMED, self._expire, job.following.match_id)
 
-    def _stop(self, lineup: _Lineup) -> None:
+    def _stop(self, lineup: _Lineup, interrupted: bool = False) -> None:
         """Stops a lineup's bots in the background (a polite stop waits for a bot to exit by itself)."""
         launcher = self.launcher
         if launcher is None or not lineup.processes:
             return
-        task = asyncio.create_task(_stop_all(launcher, lineup.processes))
+        task = asyncio.create_task(_stop_all(launcher, lineup.processes, interrupted))
         self.stopping.add(task)
         task.add_done_callback(self.stopping.discard)
 
@@ -340,8 +386,37 @@ class ArenaPlugin(WorkerPlugin):
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-async def _stop_all(launcher: Launcher, processes: list[BotProcess]) -> None:
-    await asyncio.gather(*(launcher.stop(process) for process in processes), return_exceptions=True)
+async def _stop_all(launcher: Launcher, processes: list[BotProcess], interrupted: bool = False) -> None:
+    await asyncio.gather(
+        *(launcher.stop(process, interrupted) for process in processes), return_exceptions=True
+    )
+
+
+def _leave_interrupts_to_the_client() -> None:
+    """Makes this worker process deaf to Ctrl-C, which its client handles for it: a handler that does
+    nothing (a bot started later gets SIGINT's default again, as exec resets a handled signal), then
+    SIGINT unblocked again (the client blocked it while the cluster started this process)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _ignore)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _ignore(number: int, frame: object) -> None:
+    """SIGINT's handler on a LocalCluster's worker: the client stops the run (see the module's doc)."""
+
+
+@contextlib.contextmanager
+def _interrupts_blocked() -> Iterator[None]:
+    """SIGINT blocked on this thread, and on the threads started meanwhile, whose child processes inherit
+    it: the LocalCluster's workers start deaf to Ctrl-C. A Ctrl-C meanwhile waits, and is seen after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _plugin(name: str) -> ArenaPlugin:
@@ -354,6 +429,12 @@ def _plugin(name: str) -> ArenaPlugin:
 async def play_on_worker(job: MatchJob) -> Played | Unplayable:
     """The task: play one scheduled match on the worker that runs it."""
     return await _plugin(job.plugin).play(job)
+
+
+async def _interrupt_worker(dask_worker: Any, name: str) -> None:
+    plugin = dask_worker.plugins.get(name)
+    if isinstance(plugin, ArenaPlugin):
+        await plugin.interrupt()
 
 
 def _worker_unfit(dask_worker: Any, name: str) -> list[str]:
@@ -437,9 +518,22 @@ class DaskExecutor:
             return
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")  # workers inherit it
         with dask.config.set(LOCAL_SETTINGS):  # the nannies pass it on to their workers as they start
-            async with LocalCluster(
-                n_workers=self.workers, threads_per_worker=1, processes=True, asynchronous=True
-            ) as cluster:
+            with _interrupts_blocked():
+                cluster = LocalCluster(
+                    n_workers=self.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    asynchronous=True,
+                    dashboard_address=":8787" if _has_bokeh() else ":0",  # no port to fight over
+                )
+                try:
+                    await cluster
+                except BaseException:
+                    closing = cluster.close()  # an awaitable, the cluster being asynchronous
+                    if closing is not None:
+                        await closing
+                    raise
+            async with cluster:
                 dashboard = _dashboard(cluster)
                 self.say(f"Dask LocalCluster: {self.workers} worker processes, dashboard {dashboard}")
                 async with Client(cluster, asynchronous=True) as client:
@@ -455,7 +549,13 @@ class DaskExecutor:
             return progress
         tournament.log_dir.mkdir(parents=True, exist_ok=True)
         run = secrets.token_hex(6)
-        plugin = ArenaPlugin(run, _public(tournament.league), tournament.log_dir, tournament.confinement())
+        plugin = ArenaPlugin(
+            run,
+            _public(tournament.league),
+            tournament.log_dir,
+            tournament.confinement(),
+            own_cluster=self.address is None,
+        )
         begun = time.perf_counter()
         checked = False
         async with self.client() as client:
@@ -479,6 +579,11 @@ class DaskExecutor:
                 while missing:  # one pass for a fixed schedule; one per batch until settled
                     await self._drive(client, plugin.name, missing, progress, on_progress)
                     missing = tournament.extend(progress)
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                # Interrupted: every worker ends its bots' streams with CANCELLED and stops them.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(client.run(_interrupt_worker, name=plugin.name), INTERRUPT_TIMEOUT)
+                raise
             finally:
                 if checked:  # a run stopped before its first match changes nothing stored
                     tournament.store.set_disqualified(tournament.disqualified)
@@ -546,10 +651,14 @@ class DaskExecutor:
         def take() -> ScheduledMatch | None:
             return queue.popleft() if queue else None
 
-        for _ in range(min(max(threads, 1), len(queue))):
+        chains = min(max(threads, 1), len(queue))
+        for chain in range(chains):
             first = take()
             assert first is not None
-            await submit(_Slot(first, take()))
+            # A match to follow only while every chain still to start gets a first one: two matches on
+            # two workers are two chains, not one chain of two.
+            following = take() if len(queue) > chains - chain - 1 else None
+            await submit(_Slot(first, following))
         async for future in pending:
             slot = slots.pop(future)
             try:
@@ -632,8 +741,12 @@ async def _threads(client: Client) -> int:
     return sum(nthreads.values())
 
 
+def _has_bokeh() -> bool:
+    return importlib.util.find_spec("bokeh") is not None
+
+
 def _dashboard(cluster: LocalCluster) -> str:
-    if importlib.util.find_spec("bokeh") is None:
+    if not _has_bokeh():
         return "off (pip install bokeh to get one)"
     return str(cluster.dashboard_link)
 

@@ -19,7 +19,8 @@ from pyramid_sdk.bot import MatchInfo
 from pyramid_sdk.engine import Match
 from referee.league.config import Entrant, League
 from referee.match.bots import BotSpecError
-from referee.match.launcher import BotProcess, Launcher
+from referee.match.launcher import BotProcess, Launcher, interrupted
+from referee.match.output import meaningful_lines
 from referee.match.runner import RemoteSeat
 
 PREFLIGHT_SEED: Final = 1
@@ -46,13 +47,14 @@ class PreflightError(Exception):
 
 
 def tail(path: Path | None, lines: int = TAIL_LINES) -> tuple[str, ...]:
-    """The last non-empty ``lines`` lines of a log file (its last 16 KiB), or nothing."""
+    """The last ``lines`` lines of a log file (its last 16 KiB) that say something: no blank line, stack
+    frame or runtime trailer (``referee.match.output``); or nothing."""
     if path is None or not path.exists():
         return ()
     with path.open("rb") as log:
         log.seek(max(0, path.stat().st_size - 16384))
         text = log.read().decode("utf-8", "replace")
-    return tuple(line.rstrip() for line in text.splitlines() if line.strip())[-lines:]
+    return tuple(meaningful_lines(text))[-lines:]
 
 
 async def preflight(league: League, launcher: Launcher, skip: set[str], concurrency: int) -> list[Broken]:
@@ -83,8 +85,8 @@ async def check_entrant(entrant: Entrant, league: League, launcher: Launcher) ->
         return Broken(name, str(exc), tail(log))
     try:
         problem = await _first_decision(name, process, league)
-    finally:
-        await launcher.stop(process)
+    finally:  # the preflight's short stream ends with OK after one request (CANCELLED if interrupted)
+        await launcher.stop(process, interrupted())
     return None if problem is None else Broken(name, f"bot {name!r} {problem}", tail(log))
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from referee.league.config import League
-from referee.league.store import Store, StoreError
+from referee.league.storage import StoreError
+from referee.league.store import Store
 from referee.league.tournament import joined, league_settings, with_cohorts
 
 
@@ -23,8 +24,12 @@ def open_results(league: League, league_file: str) -> tuple[Store, League]:
     """The league's results database, read-only, and the league with its seed settled (a secret seed
     comes from the database). ``league_file`` is the league as the user named it, for the message.
 
-    Raises :class:`NothingPlayedError` when the database does not exist or holds no match, and
-    :class:`StoreError` when it holds another league's results (other settings) or is no results file.
+    Results stored under this league's settings are read whichever league file stored them (a copy that
+    ``--fresh`` kept, read through a copy of the old league file). Raises :class:`NothingPlayedError`
+    when the database does not exist or holds no match, :class:`~referee.league.store.OtherLeagueError`
+    when it holds another league file's results under other settings,
+    :class:`~referee.league.storage.StorageError` when it is damaged (SQLite's check on opening), and
+    :class:`StoreError` when it holds results of other settings or is no results file.
     """
     database = league.database
     nothing = NothingPlayedError(
@@ -36,12 +41,12 @@ def open_results(league: League, league_file: str) -> tuple[Store, League]:
     try:
         if store.match_count() == 0:
             raise nothing
-        if league.seed is None:
-            secret = store.meta("secret_seed")
-            if secret is None:  # results made while the file gave a seed; now it gives none
-                raise store.other_settings()
+        secret = store.meta("secret_seed")
+        if league.seed is None and secret is not None:
             league = replace(league, seed=int(secret), seed_secret=True)
-        if store.meta("settings") != league_settings(league):
+        settings = league_settings(league) if league.seed is not None else ""  # "": a seed gone since
+        if store.meta("settings") != settings:
+            store.claim(league.path, league.name, settings)  # another league's: say whose
             raise store.other_settings()
         league = with_cohorts(league, joined(store, league))
     except BaseException:

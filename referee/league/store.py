@@ -8,20 +8,30 @@ queries (leaderboards, reports, your own SQL).
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import functools
 import json
+import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Concatenate, Final, ParamSpec, TypeVar
 
 from pyramid_sdk.record import MatchRecord, RecordError
+from referee.league.location import relative_league_file
+from referee.league.lock import RunLock
 from referee.league.schedule import ScheduledMatch
+from referee.league.storage import StorageError, StorageFault, StoreError, check_integrity, storage_error
 from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import MatchOutcome, MatchStatus
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 SCHEMA_VERSION: Final = 2
 """2 added ``seats.credited`` (docs/RULES.md, "Forfeits"). A version 1 file is read as it is and brought
@@ -107,8 +117,22 @@ reason; an entrant's row goes when a later run starts its bot. No match is store
 RESULT_TABLES: Final = ("faults", "tricks", "deals", "seats", "ratings", "matches")
 
 
-class StoreError(RuntimeError):
-    """A results file that this league cannot use; the message says why and what to do."""
+class OtherLeagueError(StoreError):
+    """The database holds the results of another league file: no command of this one changes it."""
+
+
+def _guarded(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
+    """Turns an ``sqlite3`` error of ``method`` (a full disk, a damaged page met while reading) into a
+    :class:`StorageError` naming the file (:meth:`Store.transaction` has rolled back what it began)."""
+
+    @functools.wraps(method)
+    def guarded(store: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(store, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise storage_error(store.path, exc) from None
+
+    return guarded
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,37 +149,83 @@ class StoredMatch:
     think_seconds: tuple[float, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The league whose results a database holds, as its ``meta`` table says."""
+
+    name: str | None
+    league_file: Path | None
+    """The league file that last ran it (recorded relative to the database's folder), or ``None`` for a
+    database made before it was recorded."""
+
+
 class Store:
-    def __init__(self, path: Path, write: bool = True) -> None:
+    """One league's results database. ``write=False`` opens it for reading only: nothing is created,
+    converted or written. ``exclusive`` holds the league's :class:`RunLock` until :meth:`close`, so that
+    no other run plays the league meanwhile.
+
+    Every opening runs SQLite's ``quick_check`` first: a damaged file raises :class:`StorageError`
+    before any of it is read. So does any ``sqlite3`` error later on (a full disk while storing a
+    match): a failed write leaves the file as it was before it."""
+
+    def __init__(self, path: Path, write: bool = True, exclusive: bool = False) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock: RunLock | None = None
+        self._db: sqlite3.Connection | None = None
         try:
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            version = self._meta("schema_version")
-        except sqlite3.DatabaseError as exc:
+            if write:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            if exclusive:
+                self.lock = RunLock.take(path)
+            self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
+            self._open(write)
+        except OSError as exc:  # the folder or the lock file cannot be made
+            self.close()
+            fault = StorageFault.FULL if exc.errno == errno.ENOSPC else StorageFault.READ_ONLY
+            raise StorageError(path, fault, f"{exc.strerror or exc} ({exc.filename or path})") from None
+        except sqlite3.Error as exc:
+            self.close()
+            raise storage_error(path, exc) from None
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise StoreError(f"{self.path}: the results database was closed")
+        return self._db
+
+    def _open(self, write: bool) -> None:
+        check_integrity(self.db, self.path)
+        tables = {str(row[0]) for row in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables and "meta" not in tables:
             raise StoreError(
-                f"{path}: not a results database ({exc}); point database: at another file"
-            ) from None
+                f"{self.path}: an SQLite database of something else, with no results in it (its tables: "
+                f"{', '.join(sorted(tables)[:5])}); point database: at another file"
+            )
+        self.db.execute("PRAGMA foreign_keys=ON")
+        version = self._meta("schema_version")
         if version is not None and int(version) not in READABLE_VERSIONS:
             raise StoreError(
-                f"{path}: results schema version {version}, this referee reads versions "
+                f"{self.path}: results schema version {version}, this referee reads versions "
                 f"{READABLE_VERSIONS[0]} to {READABLE_VERSIONS[-1]}; point database: at another file"
             )
-        if version is None and write:
+        if not write:
+            return
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        if version is None:
             self.db.executescript(SCHEMA)
             with self.transaction():
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
-        elif write:  # added after schema version 1 was out: files made before lack them
+        else:  # added after schema version 1 was out: files made before lack them
             self.db.execute(DISQUALIFIED)
-        if write:
-            columns = {row[1] for row in self.db.execute("PRAGMA table_info(entrants)")}
-            if "fingerprint" not in columns:
-                self.db.execute("ALTER TABLE entrants ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
-            if version is not None and int(version) < 2:
-                self._credit_seats()
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(entrants)")}
+        if "fingerprint" not in columns:
+            self.db.execute("ALTER TABLE entrants ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
+        if version is not None and int(version) < 2:
+            self._credit_seats()
 
     def _credit_seats(self) -> None:
         """Version 1 to 2, in one transaction: ``seats.credited``, each stored seat's credited total (its
@@ -172,17 +242,27 @@ class Store:
             self._set_meta("schema_version", str(SCHEMA_VERSION))
 
     def close(self) -> None:
-        self.db.close()
+        """Closes the database and lets go of the run lock; a second call does nothing."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+        if self.lock is not None:
+            self.lock.release()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``; anything that fails in between, the ``COMMIT`` itself
+        included (a full disk), rolls the whole transaction back."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
+            self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite may have rolled back already (a full disk can)
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
 
     def _meta(self, key: str) -> str | None:
         exists = self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
@@ -191,38 +271,100 @@ class Store:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    @_guarded
     def meta(self, key: str) -> str | None:
         """A value of the ``meta`` table (``settings``, ``secret_seed``, …), or ``None``; never writes."""
         return self._meta(key)
 
+    @_guarded
     def match_count(self) -> int:
         """How many matches are stored (complete or void); 0 for a file with no results table yet."""
-        if self.meta("schema_version") is None:
+        if self._meta("schema_version") is None:
             return 0
         return int(self.db.execute("SELECT count(*) FROM matches").fetchone()[0])
 
     def _set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
-    def bind(self, league_name: str, settings: str, fresh: bool) -> None:
-        """Ties this file to a league's result-changing settings (seed, players, rules, time control,
-        faults). A file made under other settings is refused, or emptied with ``fresh``."""
+    @_guarded
+    def owner(self) -> Owner:
+        recorded = self._meta("league_file")
+        return Owner(
+            self._meta("league"), None if recorded is None else (self.path.parent / recorded).resolve()
+        )
+
+    @_guarded
+    def claim(self, league_file: Path, name: str, settings: str) -> None:
+        """Raises :class:`OtherLeagueError` if this database holds another league's results: those of
+        another league file that still exists, or (its recorded league file gone, or none recorded in a
+        database made before it was) of a league of another name and other settings. A league whose
+        file was renamed or moved keeps its database. Never writes."""
+        if self._meta("settings") is None:
+            return  # nothing bound yet: any league may have it
+        owner = self.owner()
+        league_file = league_file.resolve()
+        if owner.league_file is not None and owner.league_file.exists():
+            if owner.league_file == league_file:
+                return
+        elif owner.name == name or self._meta("settings") == settings:
+            return
+        made_by = f"league file {owner.league_file}" if owner.league_file is not None else "another file"
+        gone = " (now gone)" if owner.league_file is not None and not owner.league_file.exists() else ""
+        default = league_file.with_suffix(".sqlite")
+        leave_out = f" (leave it out to use {default.name})" if self.path != default else ""
+        raise OtherLeagueError(
+            f"{self.path} holds the results of another league, {owner.name!r} of {made_by}{gone}, and no "
+            f"command of {league_file.name} changes it (--fresh neither); set database: in {league_file} "
+            f"to a file of its own{leave_out}"
+        )
+
+    @_guarded
+    def bind(self, league_name: str, settings: str, league_file: Path) -> None:
+        """Ties this file to a league file and its result-changing settings (seed, players, rules, time
+        control, faults). A file made under other settings is refused: :meth:`forget` first."""
         with self.transaction():
             stored = self._meta("settings")
-            if stored is not None and stored != settings and not fresh:
+            if stored is not None and stored != settings:
                 raise self.other_settings()
-            if fresh:
-                for table in (*RESULT_TABLES, "entrants", "disqualified"):
-                    self.db.execute(f"DELETE FROM {table}")
             self._set_meta("settings", settings)
             self._set_meta("league", league_name)
+            self._set_meta("league_file", relative_league_file(self.path, league_file.resolve()))
 
     def other_settings(self) -> StoreError:
         return StoreError(
             f"{self.path} holds results of other league settings (seed, players, rules, time control "
-            "or faults changed); run with --fresh to start over, or point database: at a new file"
+            "or faults changed); run with --fresh to start over (a copy of them is kept beside it), or "
+            "point database: at a new file"
         )
 
+    @_guarded
+    def forget(self, backup: Path) -> int:
+        """Empties the database of its results (``--fresh``), keeping a whole copy of it at ``backup``
+        first when it holds any match; returns how many matches it held. The copy is written under a
+        temporary name and renamed once complete, so a failed copy (a full disk) leaves no half file and
+        nothing forgotten."""
+        count = self.match_count()
+        if count:
+            partial = backup.with_name(backup.name + ".partial")
+            try:
+                self.db.execute("VACUUM INTO ?", (str(partial),))
+                os.replace(partial, backup)
+            except OSError as exc:
+                partial.unlink(missing_ok=True)
+                fault = StorageFault.FULL if exc.errno == errno.ENOSPC else StorageFault.IO
+                raise StorageError(
+                    self.path, fault, f"cannot keep a copy at {backup}: {exc.strerror}"
+                ) from None
+            except BaseException:
+                partial.unlink(missing_ok=True)
+                raise
+        with self.transaction():
+            for table in (*RESULT_TABLES, "entrants", "disqualified"):
+                self.db.execute(f"DELETE FROM {table}")
+            self.db.execute("DELETE FROM meta WHERE key IN ('settings', 'cohorts')")
+        return count
+
+    @_guarded
     def secret_seed(self, renew: bool = False) -> int:
         """The league's secret seed, drawn on first use (or when ``renew``) and kept in ``meta``."""
         with self.transaction():
@@ -232,16 +374,19 @@ class Store:
                 self._set_meta("secret_seed", stored)
         return int(stored)
 
+    @_guarded
     def cohorts(self) -> tuple[tuple[str, ...], ...]:
         """The groups in which the league's entrants joined it, in that order (``meta`` key
         ``cohorts``); never writes. A sampled schedule keeps each group's tables when another joins."""
         stored = self.meta("cohorts")
         return tuple(tuple(cohort) for cohort in json.loads(stored)) if stored else ()
 
+    @_guarded
     def set_cohorts(self, cohorts: tuple[tuple[str, ...], ...]) -> None:
         with self.transaction():
             self._set_meta("cohorts", json.dumps([list(cohort) for cohort in cohorts]))
 
+    @_guarded
     def set_entrants(self, entrants: list[tuple[str, str, str]]) -> None:
         with self.transaction():
             self.db.executemany(
@@ -250,6 +395,7 @@ class Store:
                 entrants,
             )
 
+    @_guarded
     def new_versions(self, fingerprints: dict[str, str]) -> dict[str, list[str]]:
         """The entrants whose stored matches were played by another version of their bot (a stored
         fingerprint that differs), each with the ids of those matches in schedule order."""
@@ -267,6 +413,7 @@ class Store:
                 ]
         return changed
 
+    @_guarded
     def set_versions(self, fingerprints: dict[str, str], invalid: list[str]) -> None:
         """Deletes the stored matches of the entrants in ``invalid`` (a later run plays them again) and
         records every entrant's fingerprint, in one transaction."""
@@ -281,6 +428,7 @@ class Store:
                 [(value, name) for name, value in fingerprints.items()],
             )
 
+    @_guarded
     def set_disqualified(self, disqualified: dict[str, str]) -> None:
         """Records these entrants as disqualified (others' rows stay until their bot starts)."""
         now = time.time()
@@ -290,9 +438,11 @@ class Store:
                 [(name, reason, now) for name, reason in disqualified.items()],
             )
 
+    @_guarded
     def clear_disqualified(self, name: str) -> None:
         self.db.execute("DELETE FROM disqualified WHERE name = ?", (name,))
 
+    @_guarded
     def disqualified(self) -> dict[str, str]:
         """The entrants disqualified by the last run that tried them, with the reason; never writes."""
         exists = self.db.execute(
@@ -303,15 +453,18 @@ class Store:
         rows = self.db.execute("SELECT name, reason FROM disqualified ORDER BY name")
         return {str(name): str(reason) for name, reason in rows}
 
+    @_guarded
     def match_seconds(self) -> list[float]:
         """How long each stored complete match took to play, in seconds; never writes."""
         if self.meta("schema_version") is None:
             return []
         return [row[0] for row in self.db.execute("SELECT elapsed FROM matches WHERE status = 'complete'")]
 
+    @_guarded
     def complete_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT match_id FROM matches WHERE status = 'complete'")}
 
+    @_guarded
     def save(self, scheduled: ScheduledMatch, outcome: MatchOutcome, started_at: float) -> None:
         """Stores one finished (or void) match in one transaction, replacing an earlier void attempt."""
         record = outcome.record
@@ -382,6 +535,7 @@ class Store:
                 [(scheduled.match_id, f.seat, f.deal, str(f.kind), f.detail) for f in outcome.faults],
             )
 
+    @_guarded
     def matches(self, ids: Collection[str] | None = None) -> dict[str, StoredMatch]:
         """Every stored match by id; with ``ids``, only those of them that are stored (decoding a
         record costs milliseconds: ``until: settled`` reads only each new batch's)."""
@@ -394,7 +548,13 @@ class Store:
         for match_id, seat, deal, kind, detail in self.db.execute(
             f"SELECT match_id, seat, deal, kind, detail FROM faults{where} ORDER BY rowid", args
         ):
-            faults.setdefault(match_id, []).append(Fault(seat, deal, FaultKind(kind), detail))
+            try:
+                fault = Fault(seat, deal, FaultKind(kind), detail)
+            except ValueError:
+                raise StorageError(
+                    self.path, StorageFault.DAMAGED, f"a fault of match {match_id} does not decode"
+                ) from None
+            faults.setdefault(match_id, []).append(fault)
         seats: dict[str, list[tuple[int, float]]] = {}
         for match_id, decisions, think in self.db.execute(
             f"SELECT match_id, decisions, think_seconds FROM seats{where} ORDER BY match_id, seat", args
@@ -405,20 +565,28 @@ class Store:
             f"SELECT match_id, round, table_number, rotation, seed, status, record FROM matches{where}", args
         ):
             per_seat = seats.get(match_id, [])
+            try:
+                decoded = _record(record, faults.get(match_id, ()))
+                match_status = MatchStatus(status)
+            except (RecordError, ValueError, TypeError):  # the bytes are not said: they may hold hands
+                raise StorageError(
+                    self.path, StorageFault.DAMAGED, f"the stored record of match {match_id} does not decode"
+                ) from None
             stored[match_id] = StoredMatch(
                 match_id,
                 round_number,
                 table,
                 rotation,
                 seed,
-                MatchStatus(status),
-                _record(record, faults.get(match_id, ())),
+                match_status,
+                decoded,
                 tuple(faults.get(match_id, ())),
                 tuple(d for d, _ in per_seat),
                 tuple(t for _, t in per_seat),
             )
         return stored
 
+    @_guarded
     def write_ratings(self, history: list[tuple[int, str, str, float, float]]) -> None:
         with self.transaction() as db:
             db.execute("DELETE FROM ratings")

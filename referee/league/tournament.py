@@ -15,6 +15,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -23,12 +24,13 @@ from typing import Final
 
 from referee.league.adaptive import Plan, Settlement, plan
 from referee.league.config import Entrant, League
+from referee.league.location import backup_path, companions
 from referee.league.preflight import Broken, PreflightError, preflight, tail
 from referee.league.schedule import ScheduledMatch, build_schedule
 from referee.league.store import Store, StoredMatch, settings_fingerprint
 from referee.match.bots import BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
-from referee.match.launcher import BotProcess, Confinement, Launcher
+from referee.match.launcher import BotProcess, Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.setup import open_launcher
@@ -86,21 +88,43 @@ def league_settings(league: League) -> str:
     )
 
 
-def open_store(league: League, fresh: bool = False) -> tuple[Store, League]:
-    """The league's results database, and the league with its seed settled: a league file without
-    ``seed:`` gets a secret random one, drawn once and kept in the database (``--fresh`` draws anew)."""
-    store = Store(league.database)
-    if league.seed is None:
-        league = replace(league, seed=store.secret_seed(renew=fresh), seed_secret=True)
-    store.bind(league.name, league_settings(league), fresh)
-    store.set_entrants(
-        [
-            (e.name, "module" if e.in_process else "command", e.spec.module or " ".join(e.spec.command))
-            for e in league.entrants
-        ]
-    )
-    cohorts = joined(store, league)
-    store.set_cohorts(cohorts)
+def open_store(
+    league: League, fresh: bool = False, say: Callable[[str], None] = lambda line: None
+) -> tuple[Store, League]:
+    """The league's results database, held by this process alone until it is closed, and the league with
+    its seed settled: a league file without ``seed:`` gets a secret random one, drawn once and kept in
+    the database (``fresh`` draws anew).
+
+    Another live run of the league raises :class:`~referee.league.lock.LeagueBusyError`; a damaged or
+    unwritable file :class:`~referee.league.storage.StorageError`; the database of another league file
+    :class:`~referee.league.store.OtherLeagueError`, with ``fresh`` too: ``fresh`` forgets only this
+    league's own results, and keeps a copy of them beside the database first (``say`` tells where)."""
+    store = Store(league.database, exclusive=True)
+    try:
+        secret = store.meta("secret_seed")
+        known = league if league.seed is not None or secret is None else replace(league, seed=int(secret))
+        store.claim(league.path, league.name, league_settings(known) if known.seed is not None else "")
+        if fresh:
+            backup = backup_path(league.database, time.strftime("%Y%m%d-%H%M%S"))
+            if forgotten := store.forget(backup):
+                say(
+                    f"--fresh: the {forgotten} match(es) stored in {league.database} are forgotten; "
+                    f"a copy of them is kept in {backup}"
+                )
+        if league.seed is None:
+            league = replace(league, seed=store.secret_seed(renew=fresh), seed_secret=True)
+        store.bind(league.name, league_settings(league), league.path)
+        store.set_entrants(
+            [
+                (e.name, "module" if e.in_process else "command", e.spec.module or " ".join(e.spec.command))
+                for e in league.entrants
+            ]
+        )
+        cohorts = joined(store, league)
+        store.set_cohorts(cohorts)
+    except BaseException:
+        store.close()
+        raise
     return store, with_cohorts(league, cohorts)
 
 
@@ -161,14 +185,19 @@ async def run_builds(league: League, log_dir: Path) -> dict[str, str]:
 async def run_build(entrant: Entrant, log_dir: Path) -> str | None:
     """Runs the entrant's ``build:``, if it has one, and checks that its bot can then be found; returns
     why it cannot play, or ``None``. The build runs in its own process group, killed whole on a timeout
-    or when the run is interrupted; its output goes to ``log_dir/NAME.build.log``."""
+    or when the run is interrupted; its output goes to ``log_dir/NAME.build.log``. As for the bots, the
+    referee's interpreter comes first on its ``PATH``: ``python`` and ``pip`` in a build are the ones the
+    entrant's ``python`` will run on (``python -m sample_bots.node_heuristic --install``, say), whichever
+    ``PATH`` the organiser started the referee with."""
     if entrant.build is None:
         return None
     log = log_dir / f"{entrant.name}.build.log"
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", os.defpath)])
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_shell(
             entrant.build,
             cwd=entrant.spec.cwd,
+            env={**os.environ, "PATH": path},
             stdin=asyncio.subprocess.DEVNULL,
             stdout=out,
             stderr=asyncio.subprocess.STDOUT,
@@ -454,8 +483,8 @@ class Tournament:
                     time_control=self.league.time_control,
                     fault_policy=FaultPolicy(self.league.max_faults),
                 )
-            finally:
-                task = asyncio.create_task(_stop(launcher, lineup.processes))
+            finally:  # an interrupted match's bots see their streams end with CANCELLED
+                task = asyncio.create_task(_stop(launcher, lineup.processes, interrupted()))
                 stopping.add(task)
                 task.add_done_callback(stopping.discard)
             self.store.save(scheduled, outcome, started)
@@ -491,21 +520,15 @@ def log_dir_of(league: League) -> Path:
 
 def confinement_of(league: League, log_dir: Path, hidden: tuple[Path, ...] = ()) -> Confinement:
     """The sandbox of every bot of ``league``: the league's settings, and what it must not see (the
-    league, its results and logs, and ``hidden``)."""
-    database = league.database
-    masked = (
-        league.path,
-        league.path.parent,
-        database,
-        *(database.with_name(database.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
-        log_dir,
-        *hidden,
-    )
+    league, its results and their companions, its logs, and ``hidden``)."""
+    masked = (league.path, league.path.parent, *companions(league.database), log_dir, *hidden)
     folders = tuple(
         {e.spec.cwd.resolve() for e in league.entrants if e.spec.cwd is not None and not e.in_process}
     )
     return Confinement(league.sandbox, league.limits, masked, folders)
 
 
-async def _stop(launcher: Launcher, processes: list[BotProcess]) -> None:
-    await asyncio.gather(*(launcher.stop(process) for process in processes), return_exceptions=True)
+async def _stop(launcher: Launcher, processes: list[BotProcess], interrupted: bool = False) -> None:
+    await asyncio.gather(
+        *(launcher.stop(process, interrupted) for process in processes), return_exceptions=True
+    )

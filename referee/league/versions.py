@@ -4,7 +4,8 @@ The fingerprint hashes what the league says of the entrant — ``command`` or ``
 ``build`` and the optional ``version:`` key — and the contents of the code it names: the script of an
 interpreter's command line (``python bots/alpha.py``: ``bots/alpha.py``; ``node bot``: ``bot.js``), the
 program itself when it is a file in ``cwd`` (``./run.sh``), or the source file of a ``python -m`` module
-or of a ``module:`` entrant. At most :data:`HASH_LIMIT` bytes of each file are read. Nothing else is
+or of a ``module:`` entrant (in ``cwd``, else among the referee's installed packages: a sample bot named
+by module from any league). At most :data:`HASH_LIMIT` bytes of each file are read. Nothing else is
 hashed: other files of the folder (a helper module, a model's weights) change nothing; bump ``version:``
 when they change.
 """
@@ -13,11 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Final
 
 from referee.league.config import Entrant
-from referee.match.bots import script_of
+from referee.match.bots import module_spec, script_of
 
 HASH_LIMIT: Final = 16 * 1024 * 1024
 """Bytes of each hashed file that count (its size counts whole)."""
@@ -48,7 +50,14 @@ def code_files(entrant: Entrant) -> list[Path]:
 
 def _module_files(cwd: Path, module: str) -> list[Path]:
     base = cwd.joinpath(*module.split("."))
-    return [base.with_suffix(".py"), base / "__init__.py"]
+    local = [base.with_suffix(".py"), base / "__init__.py"]
+    if any(path.is_file() for path in local):
+        return local
+    try:  # an installed module, such as a sample bot named from a league anywhere
+        spec = module_spec(module, [str(cwd), *(entry for entry in sys.path if entry)])
+    except (ImportError, ValueError, OSError):
+        return local
+    return [Path(spec.origin)] if spec is not None and spec.has_location and spec.origin else local
 
 
 def fingerprint(entrant: Entrant) -> str:

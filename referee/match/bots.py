@@ -48,7 +48,7 @@ class BotSpec:
             argv = tuple(shlex.split(text))
         except ValueError as exc:
             raise BotSpecError(f"bot command {text!r}: {exc}") from None
-        return cls(name or _default_name(argv), command=argv, cwd=cwd)
+        return cls(name or default_name(argv), command=argv, cwd=cwd)
 
     def check(self) -> None:
         """Raises :class:`BotSpecError` if the module's class cannot be loaded, or the command's program
@@ -156,7 +156,13 @@ _SEARCHES_PATH: Final = ("-S",)
 """Perl's and Ruby's option to look the script up on ``PATH``: then it is not looked for."""
 
 
-def _family(program: str) -> str | None:
+def interpreter_family(program: str) -> str | None:
+    """The interpreter a program is, by its name (``python``, ``node``, ``ruby``, ``shell``, ...), or
+    ``None`` for any other program (a compiled bot, say).
+
+    >>> interpreter_family("/usr/bin/python3.11"), interpreter_family("nodejs"), interpreter_family("./bot")
+    ('python', 'node', None)
+    """
     match = _INTERPRETER.match(Path(program).name)
     if match is None:
         return None
@@ -177,7 +183,7 @@ def script_of(argv: Sequence[str]) -> tuple[str, str] | None:
     >>> script_of(["python", "-c", "print()"]), script_of(["./run.sh"]), script_of(["bash", "-c", "x"])
     (None, None, None)
     """
-    family = _family(argv[0]) if argv else None
+    family = interpreter_family(argv[0]) if argv else None
     if family is None:
         return None
     args = list(argv[1:])
@@ -202,29 +208,51 @@ def script_of(argv: Sequence[str]) -> tuple[str, str] | None:
 def module_found(name: str, roots: Sequence[str]) -> bool:
     """Whether ``python -m name`` would find its module from ``roots`` (the ``sys.path`` it gets),
     looked up on disk without importing anything (a bot's packages are not the referee's to run)."""
+    try:
+        return module_spec(name, roots) is not None
+    except (ImportError, ValueError, OSError):
+        return True  # cannot tell: let the bot's own start say
+
+
+def module_spec(name: str, roots: Sequence[str]) -> importlib.machinery.ModuleSpec | None:
+    """Where ``python -m name`` would find its module from ``roots``: in them, or (for the top-level
+    package) among the interpreter's installed packages; ``None`` where it would not. Nothing is
+    imported; ``ImportError``, ``ValueError`` or ``OSError`` when the finders cannot tell."""
     locations = list(roots)
     parts = name.split(".")
+    spec = None
     for number, part in enumerate(parts):
         if not part.isidentifier():
-            return False
-        try:
-            spec = importlib.machinery.PathFinder.find_spec(part, locations)
-        except (ImportError, ValueError, OSError):
-            return True  # cannot tell: let the bot's own start say
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(part, locations)
+        if spec is None and number == 0:
+            spec = _installed(part)
         if spec is None:
-            return False
+            return None
         if number < len(parts) - 1:
             if spec.submodule_search_locations is None:
-                return False
+                return None
             locations = list(spec.submodule_search_locations)
-    return True
+    return spec
+
+
+def _installed(name: str) -> importlib.machinery.ModuleSpec | None:
+    """A top-level module that the interpreter's other finders know, such as those of an editable
+    install (``pip install -e``: ``sample_bots`` stays in the checkout, found by a finder of its own)."""
+    for finder in sys.meta_path:
+        if finder is importlib.machinery.PathFinder or not hasattr(finder, "find_spec"):
+            continue
+        spec = finder.find_spec(name, None)
+        if spec is not None:
+            return spec
+    return None
 
 
 def _script_found(program: str, script: str, where: Path) -> bool:
     path = Path(script) if Path(script).is_absolute() else where / script
     if path.exists():
         return True
-    family = _family(program)
+    family = interpreter_family(program)
     if family == "node":  # node bot runs bot.js, or bot/index.js
         return any(path.with_name(path.name + suffix).exists() for suffix in (".js", ".mjs", ".cjs", ".json"))
     if family == "shell" and "/" not in script:  # bash looks a script up on PATH too
@@ -245,7 +273,7 @@ _SCRIPT_SUFFIXES: Final = frozenset(
 )
 
 
-def _default_name(argv: tuple[str, ...]) -> str:
+def default_name(argv: tuple[str, ...]) -> str:
     """A bot's name from its command: the script it runs (``python bots/alpha.py --level 3`` is
     ``alpha``), the module (``python -m bots.alpha``), or else the program (``./alpha``)."""
     args = argv[1:]

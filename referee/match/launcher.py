@@ -21,15 +21,17 @@ import signal
 import stat
 import sys
 import tempfile
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+import grpc
+
 from pyramid_sdk.client import ENV_ADDRESS, ENV_TOKEN, ENV_TOKEN_FD
-from referee.match.bots import BotSpec, BotSpecError
+from referee.match.bots import BotSpec, BotSpecError, interpreter_family
+from referee.match.output import Tail, quote
 from referee.match.sandbox import (
     HOME_INSIDE,
     SOCKET_INSIDE,
@@ -41,7 +43,7 @@ from referee.match.sandbox import (
     python_paths,
     resolve_mode,
 )
-from referee.match.sessions import Session, SessionRegistry
+from referee.match.sessions import INTERRUPTED, Session, SessionRegistry
 
 CONNECT_TIMEOUT: Final = 20.0
 STOP_GRACE: Final = 2.0
@@ -49,10 +51,6 @@ EXIT_GRACE: Final = 1.0
 """Seconds a bot whose stream was closed cleanly gets to finish its match-end work and exit by itself."""
 LOG_LIMIT: Final = 1024 * 1024
 """Bytes of output kept per bot log file (one older file of the same size is kept beside it)."""
-TAIL_LINES: Final = 4
-TAIL_BYTES: Final = 2048
-"""The last chunks of a bot's output kept in memory, logged or not, to say why it failed to connect."""
-MAX_WORDS: Final = 200
 _SETPRIV: Final = shutil.which("setpriv") if sys.platform == "linux" else None
 _DEATH_SIGNAL: Final = (_SETPRIV, "--pdeathsig", "KILL", "--") if _SETPRIV else ()
 """Even a referee killed with SIGKILL takes its bots along: the kernel sends them SIGKILL when it dies.
@@ -84,7 +82,7 @@ class BotProcess:
         self.scratch: Path | None = None
         """The unsandboxed process's own ``HOME`` and ``TMPDIR``, removed when it stops."""
         self._logger: asyncio.Task[None] | None = None
-        self._tail: deque[bytes] = deque(maxlen=TAIL_LINES)
+        self._tail = Tail()
 
     async def start(
         self,
@@ -135,7 +133,10 @@ class BotProcess:
         if exited in done:
             if self._logger is not None:
                 await asyncio.wait({self._logger}, timeout=0.5)
-            problem = f"{describe_exit(exited.result())} before connecting{self._limit_hit(exited.result())}"
+            code = exited.result()
+            problem = f"{describe_exit(code)} before connecting{self._limit_hit(code)}"
+            if code == 0:
+                problem += never_connected_hint(self.spec.command)
         else:
             problem = f"did not connect within {timeout:g}s"
         raise BotSpecError(f"bot {self.spec.name!r} {problem}{self.last_words()}")
@@ -157,28 +158,27 @@ class BotProcess:
         return f"; it {describe_exit(code)}{self._limit_hit(code)}{self.last_words()}"
 
     def _limit_hit(self, returncode: int) -> str:
-        limit = self.limits.explain(returncode, self._last_line())
+        limit = self.limits.explain(returncode, quote(self._tail.text()))
         return f", having hit {limit}" if limit else ""
 
-    def _last_line(self) -> str:
-        lines = [line for chunk in self._tail for line in chunk.decode("utf-8", "replace").splitlines()]
-        return next((line.strip() for line in reversed(lines) if line.strip()), "")
-
     def last_words(self) -> str:
-        """The last line the bot printed, quoted for an error message (where a crash says why), or ``""``."""
-        last = self._last_line()
-        if not last:
-            return ""
-        return f"; its last output: {last[:MAX_WORDS] + ('…' if len(last) > MAX_WORDS else '')!r}"
+        """The last few lines the bot printed that say why it failed (see :mod:`referee.match.output`),
+        quoted for an error message, or ``""``."""
+        words = quote(self._tail.text())
+        return f"; its last output: {words!r}" if words else ""
 
-    async def stop(self, grace: float = STOP_GRACE) -> None:
-        """Stops the process group. A bot in good standing sees its stream end and gets ``EXIT_GRACE``
-        seconds to exit by itself (the SDKs return from ``run`` then), so the work of its ``match_end``
-        hook is not cut short; then SIGTERM, and SIGKILL after ``grace`` seconds."""
+    async def stop(self, grace: float = STOP_GRACE, interrupted: bool = False) -> None:
+        """Stops the process group. A bot in good standing sees its stream end (status OK, or CANCELLED
+        if the referee was ``interrupted``) and gets ``EXIT_GRACE`` seconds to exit by itself (the SDKs
+        return from ``run`` then), so the work of its ``match_end`` hook is not cut short; then SIGTERM,
+        and SIGKILL after ``grace`` seconds."""
         session = self.session
         polite = session is not None and not session.is_closed and not session.busy
         if session is not None:
-            session.close("the referee stopped this bot")
+            if interrupted:
+                session.close(INTERRUPTED, grpc.StatusCode.CANCELLED)
+            else:
+                session.close("the referee stopped this bot")
         process, self.process = self.process, None  # stopped once: a reaped pid may be reused later
         if process is not None:
             if polite and process.returncode is None:
@@ -201,6 +201,33 @@ class BotProcess:
             self.scratch = None
 
 
+def never_connected_hint(command: Sequence[str]) -> str:
+    """Why a bot would end with code 0 before it connected, in the words of its language: it never
+    started playing (a bot plays until the referee ends its stream).
+
+    >>> never_connected_hint(["python3", "bot.py"])
+    ': it ended without playing; did it call run(MyBot()) (from pyramid_sdk.client import run)?'
+    """
+    family = interpreter_family(command[0]) if command else None
+    if family == "python":
+        call = "run(MyBot()) (from pyramid_sdk.client import run)"
+    elif family == "node":
+        call = 'main(new MyBot()) (const { main } = require("pyramid-arena-sdk"))'
+    else:
+        return (
+            ": it ended without playing; a bot connects to PYRAMID_ADDRESS and plays until the referee "
+            "ends its stream (docs/PROTOCOL.md)"
+        )
+    return f": it ended without playing; did it call {call}?"
+
+
+def interrupted() -> bool:
+    """Whether the running task is being cancelled: the referee was interrupted (Ctrl-C, SIGTERM), so
+    the bots it stops now get CANCELLED rather than OK."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 def describe_exit(returncode: int) -> str:
     """How a process ended, in words: ``exited with code 1``, ``was killed by SIGSEGV``. A sandboxed
     bot's code comes through bubblewrap, which reports a death by signal N as code 128 + N.
@@ -216,14 +243,14 @@ def describe_exit(returncode: int) -> str:
 
 
 async def _keep_log(
-    stream: asyncio.StreamReader, path: Path | None, tail: deque[bytes], limit: int = LOG_LIMIT
+    stream: asyncio.StreamReader, path: Path | None, tail: Tail, limit: int = LOG_LIMIT
 ) -> None:
-    """Copies a bot's output to its log, if it has one, and keeps the last few chunks in ``tail``. A log
+    """Copies a bot's output to its log, if it has one, and keeps its last bytes in ``tail``. A log
     that reaches ``limit`` bytes becomes ``NAME.log.1`` (the older one is dropped) and a new one starts:
     a chatty bot costs at most twice the limit of disk, and the latest output, where crashes are, is
     always kept. The pipe is always drained, so a bot never blocks on a full pipe."""
     while chunk := await stream.read(65536):
-        tail.append(chunk[-TAIL_BYTES:])
+        tail.add(chunk)
         if path is None:
             continue
         with contextlib.suppress(OSError):
@@ -349,15 +376,15 @@ class Launcher:
             raise
         return process
 
-    async def stop(self, process: BotProcess) -> None:
+    async def stop(self, process: BotProcess, interrupted: bool = False) -> None:
         try:
-            await process.stop()
+            await process.stop(interrupted=interrupted)
         finally:
             self.processes.discard(process)
 
-    async def stop_all(self) -> None:
+    async def stop_all(self, interrupted: bool = False) -> None:
         await asyncio.gather(
-            *(self.stop(process) for process in list(self.processes)), return_exceptions=True
+            *(self.stop(process, interrupted) for process in list(self.processes)), return_exceptions=True
         )
 
     async def __aenter__(self) -> Launcher:
@@ -366,7 +393,10 @@ class Launcher:
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await asyncio.shield(self.stop_all())
+        """Stops every process left; a block left by a cancellation (Ctrl-C, SIGTERM) ends their streams
+        with CANCELLED."""
+        cancelled = kind is not None and issubclass(kind, (asyncio.CancelledError, KeyboardInterrupt))
+        await asyncio.shield(self.stop_all(interrupted=cancelled or interrupted()))
 
 
 def _world_readable(path: Path) -> bool:

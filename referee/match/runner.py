@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
 from pyramid_sdk.actions import (
     Action,
@@ -42,6 +42,9 @@ from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.sessions import Closed, Session, Timeout
 
 LOGGER = logging.getLogger(__name__)
+
+MAX_ERROR: Final = 200
+"""Characters of a bot's own account of its error (``ActionReply.error``) that its fault detail keeps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,12 +175,12 @@ class RemoteSeat:
         self._notices.append(text)
 
     async def _send_notices(self) -> None:
-        notices, self._notices = self._notices, []
+        notices, self._notices = [*self.session.take_notes(), *self._notices], []
         for text in notices:
             await self._send(pb.ConnectResponse(notice=pb.Notice(text=text)))
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
-        if self._notices:
+        if self._notices or self.session.has_notes:
             await self._send_notices()
         request_id = self.session.next_request_id()
         message = action_request(
@@ -196,6 +199,9 @@ class RemoteSeat:
             try:
                 action = action_from_wire(outcome.action, outcome.talk)
             except WireError as exc:
+                if outcome.error and not outcome.HasField("action"):  # the bot says why it has none
+                    error = one_line(outcome.error, MAX_ERROR)
+                    return Decision(fault=FaultKind.MALFORMED, detail=f"the bot raised {error}")
                 return Decision(fault=FaultKind.MALFORMED, detail=str(exc))
             if outcome.talk and type(action) is Declare:  # talk travels with a card, never a declaration
                 return Decision(
@@ -380,6 +386,10 @@ class _Runner:
         elapsed = time.monotonic() - started
         self.latencies[seat].append(elapsed)
         self.banks[seat] = max(0.0, self.banks[seat] - max(0.0, elapsed - per_action))
+        self._charge_violations(seat)  # what it sent while asked, besides its answer: before the answer
+        if match.forfeited[seat]:  # those cost it the match: its faults stop, the referee plays for it
+            match.apply(match.default_action(), seat)
+            return
         if decision.fault is not None:
             self._fault(seat, decision.fault, decision.detail)
         if decision.action is not None:
@@ -399,14 +409,17 @@ class _Runner:
         match.apply(match.default_action(), seat)
 
     def _collect_violations(self) -> None:
-        forfeited = self.match.forfeited
-        for seat, player in enumerate(self.seats):
-            if forfeited[seat]:
-                continue
-            for detail in player.violations():
-                self._fault(seat, FaultKind.MALFORMED, detail)
-                if self.match.forfeited[seat]:
-                    break  # a flood of stray messages costs the seat the match, not the record its size
+        for seat in range(self.match.players):
+            self._charge_violations(seat)
+
+    def _charge_violations(self, seat: int) -> None:
+        """A malformed fault for each stray message of ``seat`` since the last call, up to its forfeit."""
+        if self.match.forfeited[seat]:
+            return
+        for detail in self.seats[seat].violations():
+            self._fault(seat, FaultKind.MALFORMED, detail)
+            if self.match.forfeited[seat]:
+                break  # a flood of stray messages costs the seat the match, not the record its size
 
     def _fault(self, seat: int, kind: FaultKind, detail: str) -> None:
         fault = Fault(seat, self.match.deal_number, kind, detail)

@@ -48,6 +48,8 @@ BOT_UID_BASE: Final = 2_000_000
 BOT_UID_SPAN: Final = 1_000_000
 SDK_PACKAGES: Final = ("pyramid_sdk", "sample_bots")
 """Packages of this distribution a Python bot may import; their folders are bound read-only."""
+NODE_SDK: Final = Path("sdk/node")
+"""Where a checkout keeps the Node.js SDK, relative to the folder that holds ``sample_bots``."""
 
 
 class SandboxError(RuntimeError):
@@ -159,7 +161,9 @@ def bubblewrap_problem() -> str:
         return "setpriv (util-linux) is missing, so bots cannot get their own uid"
     probe = [bwrap, *_namespaces(), *_system_view(), "--", "/usr/bin/env", "true"]
     try:
-        result = subprocess.run(probe, capture_output=True, timeout=20, check=False)
+        # In a session of its own: a Ctrl-C meanwhile is the referee's to handle, and must not kill the
+        # probe and pass for "bubblewrap does not work".
+        result = subprocess.run(probe, capture_output=True, timeout=20, check=False, start_new_session=True)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap does not run here: {exc}"
     if result.returncode != 0:
@@ -210,12 +214,17 @@ def _system_view() -> list[str]:
 def python_paths() -> tuple[Path, ...]:
     """What a Python bot needs to see to run on the referee's interpreter with the SDK: the interpreter's
     installation, the virtual environment, and the SDK's own folders (an editable install keeps them in
-    the checkout, which is not otherwise shown)."""
+    the checkout, which is not otherwise shown). A checkout's Node.js SDK (``sdk/node`` beside the
+    sample bots) is shown too: the Node.js sample bot, ``python -m sample_bots.node_heuristic``, runs on
+    it from any league's folder."""
     paths = {Path(sys.base_prefix), Path(sys.prefix)}
     for name in SDK_PACKAGES:
         spec = util.find_spec(name)
         if spec is not None and spec.submodule_search_locations:
-            paths.update(Path(location) for location in spec.submodule_search_locations)
+            locations = [Path(location) for location in spec.submodule_search_locations]
+            paths.update(locations)
+            if name == "sample_bots":
+                paths.update(p.parent / NODE_SDK for p in locations if (p.parent / NODE_SDK).is_dir())
     return tuple(sorted(path.resolve() for path in paths if path.exists()))
 
 

@@ -13,9 +13,9 @@ from typing import Final
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
-from pyramid_sdk.wire import PROTOCOL_VERSION
 from referee.match.sessions import Context, SessionRegistry, decode_request
 
 MAX_TRANSPORT_BYTES: Final = 1024 * 1024
@@ -74,6 +74,8 @@ class RefereeServicer(pb_grpc.RefereeServiceServicer):
         welcome = pb.Welcome(protocol_version=PROTOCOL_VERSION, session_id=session.session_id)
         await session.send(pb.ConnectResponse(welcome=welcome).SerializeToString())
         await session.serve()
+        if session.status is not grpc.StatusCode.OK:  # the referee was interrupted: CANCELLED
+            await context.abort(session.status, session.close_reason)
 
 
 SERVICE: Final = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name

@@ -1,8 +1,10 @@
 """Bot sessions: one authenticated, long-lived gRPC stream per bot connection.
 
 A :class:`Session` owns the stream once the handshake is done. Its reader task turns everything the bot
-sends into either the reply the referee is waiting for or a recorded protocol violation, so a bot that
-floods, lies about request ids or goes silent can never block the match that uses it.
+sends into the reply the referee is waiting for, a late reply it drops, or a recorded protocol violation,
+so a bot that floods, lies about request ids or goes silent can never block the match that uses it. Only
+a reply that names the pending request answers it: one wrong message costs at most one fault, never the
+request the bot is still answering.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
 from pyramid_sdk.v1 import pyramid_pb2 as pb
+from pyramid_sdk.v1 import views_pb2 as views
 
 LOGGER = logging.getLogger(__name__)
 """At DEBUG, every message to and from each bot, one line each (``--log-level debug``)."""
@@ -39,6 +42,16 @@ MAX_VIOLATIONS: Final = 200
 
 WRITE_TIMEOUT: Final = 10.0
 """Seconds a message may wait for the bot to read earlier ones before the session is given up."""
+
+MAX_NAME: Final = 40
+"""Characters of a bot's self-given name and version the referee keeps (``Hello.bot_name``)."""
+
+MAX_NOTES: Final = 20
+"""Notices about dropped replies and refused hellos one session sends its bot, at most: the bot learns
+the pattern from the first few."""
+
+INTERRUPTED: Final = "the referee was interrupted"
+"""The status message of the streams the referee cancels when it is stopped (Ctrl-C, SIGTERM)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,13 +77,29 @@ Outcome = pb.ActionReply | Timeout | Closed | Stray
 TIMED_OUT: Final = Timeout()
 
 
-class Session:
-    """A connected, authenticated bot. The match runner talks to it through :meth:`send` and :meth:`ask`."""
+def clean_name(text: str) -> str:
+    """A name or version a bot gave itself, as the referee keeps it: the first :data:`MAX_NAME`
+    characters of its text, without surrounding white space, each unprintable character shown as ``?``
+    (any bot may put anything in its hello, and the name reaches terminals and logs).
 
-    def __init__(self, session_id: str, hello: pb.Hello, context: Context) -> None:
+    >>> clean_name("  alpha\\nbot "), len(clean_name("x" * 100))
+    ('alpha?bot', 40)
+    """
+    return "".join(char if char.isprintable() else "?" for char in text.strip()[:MAX_NAME])
+
+
+class Session:
+    """A connected, authenticated bot. The match runner talks to it through :meth:`send` and :meth:`ask`.
+
+    ``refusals`` (the registry's list) receives a line when the bot says hello again on this stream."""
+
+    def __init__(
+        self, session_id: str, hello: pb.Hello, context: Context, refusals: list[str] | None = None
+    ) -> None:
         self.session_id = session_id
-        self.bot_name = hello.bot_name
-        self.bot_version = hello.bot_version
+        self.bot_name = clean_name(hello.bot_name)
+        self.bot_version = clean_name(hello.bot_version)
+        self._refusals = refusals if refusals is not None else []
         self._context = context
         self._write_lock = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
@@ -81,10 +110,15 @@ class Session:
         self._pending: tuple[int, asyncio.Future[Outcome]] | None = None
         self._expired: set[int] = set()
         self._violations: list[str] = []
+        self._notes: list[str] = []
+        self._noted = 0
         self._request_ids = 0
+        self._drops = 0
         self._violation_count = 0
         self._closed = asyncio.Event()
         self.close_reason = ""
+        self.status = grpc.StatusCode.OK
+        """The status the stream ends with: OK, or CANCELLED when the referee was interrupted."""
         if LOGGER.isEnabledFor(logging.DEBUG):
             self._log_in(pb.ConnectRequest(hello=hello))
 
@@ -111,11 +145,13 @@ class Session:
     def is_closed(self) -> bool:
         return self._closed.is_set()
 
-    def close(self, reason: str) -> None:
-        """Ends the session; the stream handler returns and the bot sees its stream end."""
+    def close(self, reason: str, status: grpc.StatusCode = grpc.StatusCode.OK) -> None:
+        """Ends the session; the stream handler returns and the bot sees its stream end with ``status``
+        (OK when the referee is done with it, CANCELLED when the referee was interrupted)."""
         if not self._closed.is_set():
             LOGGER.debug("%s %s: session closed: %s", self.session_id, self.bot_name, reason)
             self.close_reason = reason
+            self.status = status
             self._closed.set()
             if self._timer is not None:
                 self._timer.cancel()
@@ -132,6 +168,23 @@ class Session:
             return self._violations
         violations, self._violations = self._violations, []
         return violations
+
+    def take_notes(self) -> list[str]:
+        """Lines for the bot that are no fault of a match (a dropped reply, a refused hello), since the
+        last call; the seat sends them as notices before its next request."""
+        if not self._notes:
+            return self._notes
+        notes, self._notes = self._notes, []
+        return notes
+
+    @property
+    def has_notes(self) -> bool:
+        return bool(self._notes)
+
+    def _note(self, text: str) -> None:
+        self._noted += 1
+        if self._noted <= MAX_NOTES:
+            self._notes.append(text)
 
     @property
     def busy(self) -> bool:
@@ -269,45 +322,82 @@ class Session:
                 await asyncio.sleep(0)
 
     def _dispatch(self, data: bytes) -> bool:
-        """Routes one message; ``True`` if it was the reply the referee was waiting for. Bytes that do not
-        decode are a stray message like any other, so they cost a malformed fault, not the seat."""
+        """Routes one message; ``True`` if it was the reply the referee was waiting for.
+
+        Only a reply naming the pending request answers it. A message that is too big or does not
+        decode answers it too, as a malformed fault, if the request id it carries can still be read (a
+        talk that is not UTF-8, say); otherwise, like any other message that is not that reply, it is
+        one stray message: a malformed fault at the seat's next decision, while the pending request
+        stays pending with its clock running. A reply to a request already decided is dropped."""
         size = len(data)
         if size > MAX_MESSAGE_BYTES:
-            return self._stray(f"a message of {size} bytes; the limit is {MAX_MESSAGE_BYTES}")
+            return self._undecodable(data, f"a message of {size} bytes; the limit is {MAX_MESSAGE_BYTES}")
         message = decode_request(data)
         if isinstance(message, str):
             LOGGER.debug("%s %s -> %d undecodable bytes", self.session_id, self.bot_name, size)
-            return self._stray(message)
+            return self._undecodable(data, message)
         if LOGGER.isEnabledFor(logging.DEBUG):
             self._log_in(message)
         kind = message.WhichOneof("kind")
         if kind == "action":
-            reply = message.action
-            pending = self._pending
-            if pending is not None and pending[0] == reply.request_id and not pending[1].done():
-                pending[1].set_result(reply)
-                return True
-            if reply.request_id in self._expired:
-                self._expired.discard(reply.request_id)
-                return False  # the late answer to a request that timed out: that fault is recorded
-            detail = f"reply to request {reply.request_id}, which is not the one pending"
-        elif kind == "hello":
-            detail = "a second hello"
-        else:
-            detail = f"unexpected {kind or 'empty'} message"
-        return self._stray(detail)
+            return self._reply(message.action.request_id, message.action)
+        if kind == "hello":
+            self._refuse_hello(message.hello)
+            return self._stray("a second hello on this stream, refused: a bot says hello once")
+        return self._stray(f"unexpected {kind or 'empty'} message")
 
-    def _stray(self, detail: str) -> bool:
-        """Charges a message that is not the awaited reply: it answers the pending request (which becomes
-        a malformed fault), or waits in the violations for the next decision. Always ``False``."""
+    def _undecodable(self, data: bytes, problem: str) -> bool:
+        request_id = reply_id(data)
+        if request_id is None:
+            return self._stray(problem)
+        return self._reply(request_id, Stray(problem))
+
+    def _reply(self, request_id: int, reply: pb.ActionReply | Stray) -> bool:
+        """Routes a reply to request ``request_id``: the answer to the pending request, a late answer to
+        a request already decided (dropped: the decision stands), or a stray message."""
+        pending = self._pending
+        if pending is not None and pending[0] == request_id and not pending[1].done():
+            pending[1].set_result(reply)
+            return True
+        if 0 < request_id <= self._request_ids:  # asked before, and decided: the decision stands
+            LOGGER.debug("%s %s: dropped a reply to request %d", self.session_id, self.bot_name, request_id)
+            if request_id in self._expired:
+                self._expired.discard(request_id)  # its timeout was the bot's fault, and it was told
+            else:
+                self._note(f"dropped a reply to request {request_id}: that request was already decided")
+            self._drops += 1
+            if self._drops > self._request_ids:  # more late replies than requests: a flood
+                self._count()
+            return False
+        return self._stray(f"reply to request {request_id}, which the referee never sent")
+
+    def _refuse_hello(self, hello: pb.Hello) -> None:
+        """A second hello on a stream is refused (the token it carries is never looked at): the organiser
+        sees it among the refusals, the bot in a notice."""
+        line = (
+            f"a second hello on the stream of session {self.session_id} (bot name {self.bot_name!r}, "
+            f"second hello's bot name {clean_name(hello.bot_name)!r}): a bot says hello once per stream"
+        )
+        LOGGER.warning("refused: %s", line)
+        self._refusals.append(line)
+        self._note(
+            f"hello refused: this stream said hello already (session {self.session_id}); "
+            "a bot says hello once per stream, and it costs a malformed fault"
+        )
+
+    def _count(self) -> bool:
+        """Counts a message that was not the awaited reply; ``False`` (and the session closed) past
+        :data:`MAX_VIOLATIONS`."""
         self._violation_count += 1
         if self._violation_count > MAX_VIOLATIONS:
             self.close(f"more than {MAX_VIOLATIONS} stray messages")
             return False
-        pending = self._pending
-        if pending is not None and not pending[1].done():
-            pending[1].set_result(Stray(detail))
-        else:
+        return True
+
+    def _stray(self, detail: str) -> bool:
+        """Charges a message that is not the awaited reply: it waits in the violations, a malformed fault
+        at the seat's next decision (the pending request, if any, stays pending). Always ``False``."""
+        if self._count():
             self._violations.append(detail)
         return False
 
@@ -323,6 +413,21 @@ def decode_request(data: bytes) -> pb.ConnectRequest | str:
     except DecodeError as exc:
         reason = str(exc).rsplit(": ", 1)[-1] or "not protobuf"
         return f"{len(data)} bytes that do not decode as a ConnectRequest: {reason}"
+
+
+def reply_id(data: bytes) -> int | None:
+    """The id of the request a message answers, read from bytes that do not decode as a whole (a talk
+    that is not UTF-8) or are over the size limit; ``None`` if it names none.
+
+    >>> bad = pb.ConnectRequest(action=pb.ActionReply(request_id=7, talk="@@")).SerializeToString()
+    >>> reply_id(bad.replace(b"@@", b"\\xff\\xfe")), reply_id(b"\\xff\\xff")
+    (7, None)
+    """
+    try:
+        view = views.ConnectRequestView.FromString(data)
+    except DecodeError:
+        return None
+    return view.action.request_id if view.HasField("action") else None
 
 
 def _status_name(exc: BaseException) -> str:
@@ -353,7 +458,8 @@ class SessionRegistry:
         """Digests of the tokens used or void: enough to recognise a replay, kept small for long runs."""
         self._ids: Iterator[int] = itertools.count(1)
         self.refusals: list[str] = []
-        """One line per refused hello that presented a spent token (never the token itself)."""
+        """One line per refused hello that presented a spent token, or came a second time on one stream
+        (never the token itself)."""
 
     def expect(self, token: str) -> asyncio.Future[Session]:
         future: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
@@ -373,15 +479,18 @@ class SessionRegistry:
         """The session for a connection that presented ``token``, or ``None`` if it is not expected."""
         for known, future in self._waiting.items():
             if hmac.compare_digest(token.encode(), known.encode()) and not future.done():
-                session = Session(f"s{next(self._ids)}", hello, context)
+                session = Session(f"s{next(self._ids)}", hello, context, self.refusals)
                 del self._waiting[known]
                 self._spent.add(_digest(known))
                 self._active[known] = session
                 future.set_result(session)
                 return session
         if _digest(token) in self._spent:
-            self.refusals.append(
-                f"a hello from {context.peer() or 'an unknown peer'} (bot name {hello.bot_name[:40]!r}) "
-                "presented the token of a seat that was already taken or whose process had ended"
+            name = clean_name(hello.bot_name)
+            line = (
+                f"a hello from {context.peer() or 'an unknown peer'} (bot name {name!r}) presented the "
+                "token of a seat that was already taken or whose process had ended"
             )
+            LOGGER.warning("refused: %s", line)
+            self.refusals.append(line)
         return None

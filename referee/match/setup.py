@@ -18,7 +18,7 @@ from referee.match.bots import BotSpec, BotSpecError
 from referee.match.launcher import CONNECT_TIMEOUT, BotProcess, Confinement, Launcher
 from referee.match.runner import AbsentSeat, LocalSeat, RemoteSeat, Seat
 from referee.match.server import HELLO_TIMEOUT, create_server
-from referee.match.sessions import SessionRegistry
+from referee.match.sessions import SessionRegistry, clean_name
 
 Tap = Callable[[pb.ConnectResponse], None]
 
@@ -63,16 +63,6 @@ async def open_table(
     """
     async with open_launcher(log_dir, confinement, hello_timeout) as launcher:
         yield await take_seats(launcher, specs, taps, absent_ok, connect_timeout)
-
-
-def clean_name(name: str) -> str:
-    """A seat name fit to print: one line of printable characters, at most 40 (a bot's own name comes
-    from its hello, which any bot may fill with anything).
-
-    >>> clean_name("  my\\nbot "), len(clean_name("x" * 99))
-    ('my?bot', 40)
-    """
-    return "".join(char if char.isprintable() else "?" for char in name.strip())[:40]
 
 
 def own_name(seat: Seat) -> str:

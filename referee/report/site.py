@@ -367,7 +367,13 @@ def match_view(
             "ranked": sorted((rank, seat) for seat, rank in enumerate(record.ranks)),
             "data": "",
         }
-    seat_colours = [(colours or {}).get(name, OTHER_COLOUR) for name in record.seats]
+    return {"scheduled": scheduled, "match": match, **_played_view(record, match.faults, colours or {})}
+
+
+def _played_view(record: MatchRecord, faults: Sequence[Fault], colours: Mapping[str, str]) -> dict[str, Any]:
+    """What a page shows of a played match: its deals trick by trick, the pyramids, the faults and the
+    viewer's data."""
+    seat_colours = [colours.get(name, OTHER_COLOUR) for name in record.seats]
     players = len(record.seats)
     deals = []
     for deal in record.deals:
@@ -402,15 +408,35 @@ def match_view(
             }
         )
     return {
-        "scheduled": scheduled,
-        "match": match,
         "record": record,
         "deals": deals,
         "pyramids": pyramids,
-        "faults": list(match.faults),
+        "faults": list(faults),
         "hidden_note": "",
         "data": viewer_data(record, seat_colours),
     }
+
+
+def write_match_page(
+    path: Path, record: MatchRecord, faults: Sequence[Fault], status: MatchStatus, seed: int
+) -> None:
+    """One match on a page of its own (``referee match --html``): the report's match page, with the
+    viewer, its script and the style inside the page, so that the one file opens from disk, anywhere,
+    with nothing beside it and no network. Seats take the report's colours in seat order."""
+    colours = entrant_colours(record.seats)
+    view = _played_view(record, faults, colours)
+    assets = resources.files("referee.report") / "templates"
+    page = _ENVIRONMENT.get_template("one_match.html").render(
+        **view,
+        status=status,
+        seed=seed,
+        colours=colours,
+        other_colour=OTHER_COLOUR,
+        live=False,
+        style=(assets / "style.css").read_text("utf-8"),
+        viewer=(assets / "viewer.js").read_text("utf-8").replace("</", "<\\/"),
+    )
+    write_atomic(path, page)
 
 
 def write_report(

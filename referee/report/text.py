@@ -6,13 +6,15 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Final, Protocol
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from pyramid_sdk.cards import format_cards
+from pyramid_sdk.record import MatchRecord
 from referee.league.config import League
 from referee.league.ratings import Leaderboard
 from referee.league.schedule import ScheduledMatch
@@ -133,42 +135,79 @@ def export_lines(
         match = stored.get(scheduled.match_id)
         if match is None:
             continue
-        record = match.record
-        visible = shown(match)
-        yield json.dumps(
-            {
-                "match_id": match.match_id,
-                "league": league.name,
-                "round": match.round,
-                "table": match.table,
-                "table_id": scheduled.table_id,
-                "rotation": match.rotation,
-                "seed": match.seed if visible else None,
-                "players": record.rules.players,
-                "rules": {"trick_winner": str(record.rules.trick_winner), "talk": str(record.rules.talk)},
-                "seats": list(record.seats),
-                "status": str(match.status),
-                "deals_hidden": not visible,
-                "deals": [
-                    {key: value for key, value in deal.to_dict().items() if key != "talk"}
-                    for deal in (record.deals if visible else ())
-                ],
-                "totals": list(record.totals),
-                "credited": list(record.credited_totals),
-                "ranks": list(record.ranks),
-                "forfeits": list(record.forfeits),
-                "forfeit_deals": list(record.forfeit_deals),
-                "faults": [_fault_dict(fault, visible) for fault in match.faults],
-            },
-            ensure_ascii=False,
+        place = {
+            "league": league.name,
+            "round": match.round,
+            "table": match.table,
+            "table_id": scheduled.table_id,
+            "rotation": match.rotation,
+        }
+        yield match_line(
+            match.match_id, place, match.seed, match.status, match.record, match.faults, shown(match)
         )
+
+
+ONE_MATCH: Final = {"league": None, "round": None, "table": None, "table_id": None, "rotation": None}
+"""The league fields of a match played on its own (``referee match --record``): it has none."""
+
+
+def match_line(
+    match_id: str,
+    place: Mapping[str, object],
+    seed: int,
+    status: MatchStatus,
+    record: MatchRecord,
+    faults: Sequence[Fault],
+    visible: bool = True,
+) -> str:
+    """One match as a line of JSON (docs/FORMATS.md), ``place`` its league fields (league, round, table,
+    table_id, rotation: :data:`ONE_MATCH` outside a league). Without ``visible`` (its table is not
+    complete), no seed and no deals, and card codes masked in fault details."""
+    return json.dumps(
+        {
+            "match_id": match_id,
+            **place,
+            "seed": seed if visible else None,
+            "players": record.rules.players,
+            "rules": {"trick_winner": str(record.rules.trick_winner), "talk": str(record.rules.talk)},
+            "seats": list(record.seats),
+            "status": str(status),
+            "deals_hidden": not visible,
+            "deals": [
+                {key: value for key, value in deal.to_dict().items() if key != "talk"}
+                for deal in (record.deals if visible else ())
+            ],
+            "totals": list(record.totals),
+            "credited": list(record.credited_totals),
+            "ranks": list(record.ranks),
+            "forfeits": list(record.forfeits),
+            "forfeit_deals": list(record.forfeit_deals),
+            "faults": [_fault_dict(fault, visible) for fault in faults],
+        },
+        ensure_ascii=False,
+    )
 
 
 def _fault_dict(fault: Fault, visible: bool) -> dict[str, object]:
     return fault.to_dict() if visible else {**fault.to_dict(), "detail": mask_cards(fault.detail)}
 
 
-def replay_text(match: StoredMatch, deals_shown: bool = True) -> str:
+class Replayable(Protocol):
+    """A match as ``referee replay`` shows it: stored in a league, or read from a records file."""
+
+    @property
+    def match_id(self) -> str: ...
+    @property
+    def status(self) -> MatchStatus: ...
+    @property
+    def seed(self) -> int | None: ...
+    @property
+    def record(self) -> MatchRecord: ...
+    @property
+    def faults(self) -> tuple[Fault, ...]: ...
+
+
+def replay_text(match: Replayable, deals_shown: bool = True) -> str:
     """The match deal by deal for a person, ending with every pyramid as drawn on paper; without
     ``deals_shown`` (its table is not complete), only its results."""
     record = match.record

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyramid_sdk import DealRecord, MatchRecord, Pyramid, format_cards, render_pyramid
+from pyramid_sdk import DealRecord, MatchRecord, Pyramid, format_cards, render_pyramid, trick_winner_index
 
 
 def deal_line(deal: DealRecord, seats: tuple[str, ...]) -> str:
@@ -87,26 +87,77 @@ def deal_text(record: MatchRecord, number: int) -> str:
     trick 6  bob K♣  ann Q♠  -> ann
     ann declared 3, took 2: 8 points
     """
+    lines = _deal_head(record, number)
+    deal = record.deals[number - 1]
+    seats = record.seats
+    for position, trick in enumerate(deal.tricks, start=1):
+        plays = "  ".join(f"{seats[seat]} {card.human}" for seat, card in trick.plays(len(seats)))
+        winner = seats[trick.winner] if trick.winner is not None else "?"
+        lines.append(f"trick {position}  {plays}  -> {winner}")
+        lines += [f"  {seats[m.seat]} said: {m.text}" for m in deal.talk if m.trick == position]
+    return "\n".join([*lines, _deal_score(record, deal)])
+
+
+def deal_by_card(record: MatchRecord, number: int) -> str:
+    """Deal ``number`` (from 1) one card a line, as it was played: the hands as dealt, then each trick
+    card by card, marking the card that leads and each one that takes the trick over from the cards
+    before it (under the match's trick-winner rule), then who took the trick and the declarer's count.
+
+    >>> from pyramid_sdk import Match, Phase, Rules
+    >>> match = Match(Rules(players=2), seed=3, seats=["ann", "bob"])
+    >>> while match.phase is not Phase.DEAL_OVER:
+    ...     match.apply(match.default_action())
+    >>> print("\\n".join(deal_by_card(match.record(), 1).splitlines()[:9]))
+    deal 1 of 32  dealer bob  declarer ann: 3 ♠
+    ann  9♠ 10♠ Q♠ 10♥ J♥ 10♦
+    bob  J♠ J♦ K♦ 10♣ Q♣ K♣
+    trick 1
+      ann  9♠   leads
+      bob  10♣
+      ann takes it: ann has 1 of 3
+    trick 2
+      ann  10♠  leads
+    """
+    lines = _deal_head(record, number)
+    deal = record.deals[number - 1]
+    seats = record.seats
+    width = max(len(name) for name in seats)
+    declarer = seats[deal.declarer]
+    taken = 0
+    for position, trick in enumerate(deal.tricks, start=1):
+        lines.append(f"trick {position}")
+        for index, (seat, card) in enumerate(trick.plays(len(seats))):
+            ahead = trick_winner_index(
+                trick.cards[: index + 1], deal.declaration.trump, record.rules.trick_winner
+            )
+            mark = "leads" if index == 0 else "takes the lead" if ahead == index else ""
+            lines.append(f"  {seats[seat]:<{width}}  {card.human:<3}  {mark}".rstrip())
+        taken += trick.winner == deal.declarer
+        winner = seats[trick.winner] if trick.winner is not None else "?"
+        lines.append(f"  {winner} takes it: {declarer} has {taken} of {deal.declaration.tricks}")
+        lines += [f"  {seats[m.seat]} said: {m.text}" for m in deal.talk if m.trick == position]
+    return "\n".join([*lines, _deal_score(record, deal)])
+
+
+def _deal_head(record: MatchRecord, number: int) -> list[str]:
+    """The first lines of a deal for people: its number, dealer, declarer and declaration, the hands."""
     deals = record.deals
     if not 1 <= number <= len(deals):
         raise ValueError(f"deal {number}: this record has deals 1 to {len(deals)}")
     deal = deals[number - 1]
     seats = record.seats
-    players = len(seats)
     width = max(len(name) for name in seats)
     lines = [
         f"deal {deal.number} of {record.rules.deals}  dealer {seats[deal.dealer]}  "
         f"declarer {seats[deal.declarer]}: {deal.declaration.human}"
     ]
-    lines += [
+    return lines + [
         f"{seats[seat]:<{width}}  {format_cards(hand, human=True)}" for seat, hand in enumerate(deal.hands)
     ]
-    for position, trick in enumerate(deal.tricks, start=1):
-        plays = "  ".join(f"{seats[seat]} {card.human}" for seat, card in trick.plays(players))
-        winner = seats[trick.winner] if trick.winner is not None else "?"
-        lines.append(f"trick {position}  {plays}  -> {winner}")
-        lines += [f"  {seats[m.seat]} said: {m.text}" for m in deal.talk if m.trick == position]
-    lines.append(
-        f"{seats[deal.declarer]} declared {deal.declaration.tricks}, took {deal.taken}: {deal.points} points"
+
+
+def _deal_score(record: MatchRecord, deal: DealRecord) -> str:
+    return (
+        f"{record.seats[deal.declarer]} declared {deal.declaration.tricks}, took {deal.taken}: "
+        f"{deal.points} points"
     )
-    return "\n".join(lines)

@@ -156,14 +156,17 @@ export class Bot {
 export interface RunOptions {
   /** Default: `PYRAMID_ADDRESS`. */
   address?: string;
-  /** Default: read from the pipe `PYRAMID_TOKEN_FD` names, else `PYRAMID_TOKEN`. */
+  /** Default: read from the pipe `PYRAMID_TOKEN_FD` names, else `PYRAMID_TOKEN` (the pipe wins when both are set). */
   token?: string;
 }
 
-/** Plays every match the referee asks for; resolves when the referee ends the stream, rejects on a refusal. */
+/**
+ * Plays every match the referee asks for; resolves when the referee ends the stream (with OK, or with
+ * CANCELLED when the referee was interrupted: a line on stderr says so), rejects on a refusal.
+ */
 export function run(bot: Bot, options?: RunOptions): Promise<void>;
 
-/** `run(bot)` for a bot's main module: exits 0 at the end, or 1 with a one-line message on a refusal. */
+/** `run(bot)` for a bot's main module: exits 0 at the end (CANCELLED too), or 1 with a one-line message on a refusal. */
 export function main(bot: Bot): void;
 
 /** Rank strength of a card code, 0 (nine) to 5 (ace): `rank("QS") === 3`. */
@@ -184,3 +187,5 @@ export function protocol(): any; // eslint-disable-line @typescript-eslint/no-ex
 export function observationFromWire(message: unknown, rules: Rules, legalActions?: unknown[]): Observation;
 export function clockFromWire(request: { per_action_ms?: number; bank_ms?: number }, receivedAt: number): Clock;
 export function replyFor(requestId: string | number, choice: Declaration | Card | PlayWithTalk): unknown;
+/** What a bot's method threw, on one line of at most 200 characters, as the SDK sends it (`ActionReply.error`). */
+export function errorLine(error: unknown): string;

@@ -160,6 +160,26 @@ class Bot {
   matchEnd(result) {} // eslint-disable-line no-unused-vars
 }
 
+/** Characters of a thrown error sent with an action-less reply (ActionReply.error). */
+const MAX_ERROR = 200;
+
+/**
+ * What a bot's method threw, as the SDK reports it to the referee (ActionReply.error): its name and
+ * message on one line of at most MAX_ERROR characters; the referee's fault then reads
+ * "the bot raised Error: ...". Anything thrown counts, not only Errors.
+ */
+function errorLine(error) {
+  const described =
+    error instanceof Error ? (error.message ? `${error.name}: ${error.message}` : error.name) : `thrown: ${String(error)}`;
+  const text = described
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join(" | ");
+  const chars = [...text]; // code points, as the referee counts them
+  return chars.length <= MAX_ERROR ? text : `${chars.slice(0, MAX_ERROR - 1).join("")}…`;
+}
+
 /** The ActionReply for what a bot's method returned. */
 function replyFor(requestId, choice) {
   const reply = { request_id: requestId };
@@ -179,6 +199,7 @@ function replyFor(requestId, choice) {
 /**
  * The token the referee's launcher wrote on the pipe whose descriptor PYRAMID_TOKEN_FD names, read to
  * its end and closed so nothing else can read it later; else PYRAMID_TOKEN (a bot started by hand).
+ * When both are set, the pipe wins.
  */
 function readToken() {
   const fd = process.env.PYRAMID_TOKEN_FD;
@@ -195,7 +216,8 @@ function readToken() {
 }
 
 /**
- * Plays every match the referee asks for; resolves when the referee ends the stream.
+ * Plays every match the referee asks for; resolves when the referee ends the stream, with OK (done with
+ * this bot) or CANCELLED (the referee was interrupted: a line on stderr says so).
  * The address defaults to PYRAMID_ADDRESS, the token to what the launcher passed on PYRAMID_TOKEN_FD.
  * A refusal (wrong token, protocol version) rejects with the referee's status and message.
  */
@@ -254,8 +276,10 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
           const choice = await (obs.phase === "declare" ? bot.declare(obs) : bot.play(obs));
           reply = replyFor(request.request_id, choice);
         } catch (error) {
-          // A bug in the bot: an action-less reply is a fault at once, where silence would cost the time limit.
+          // A bug in the bot: an action-less reply is a fault at once, where silence would cost the time
+          // limit, and it says what happened.
           console.error(error);
+          reply = { request_id: request.request_id, error: errorLine(error) };
         }
         call.write({ action: reply });
         break;
@@ -294,8 +318,11 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
     });
     call.on("error", (error) => {
       client.close();
-      if (error.code === grpc.status.CANCELLED) resolve();
-      else reject(new Error(`${bot.name}: ${grpc.status[error.code] || error.code}: ${error.details || error.message}`));
+      if (error.code === grpc.status.CANCELLED) {
+        // The referee was interrupted: not this bot's failure, so run resolves (main exits with code 0).
+        console.error(`${bot.name}: the referee cancelled the stream: ${error.details || error.message}`);
+        resolve();
+      } else reject(new Error(`${bot.name}: ${grpc.status[error.code] || error.code}: ${error.details || error.message}`));
     });
     call.write({
       hello: { protocol_version: PROTOCOL_VERSION, token, bot_name: bot.name, bot_version: bot.version },
@@ -325,6 +352,7 @@ module.exports = {
   observationFromWire,
   clockFromWire,
   replyFor,
+  errorLine,
   protocol,
   PROTOCOL_VERSION,
   PROTO_ROOT,

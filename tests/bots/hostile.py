@@ -21,10 +21,10 @@ import grpc
 from pyramid_sdk.bot import MatchInfo
 from pyramid_sdk.client import ENV_ADDRESS, read_token, run
 from pyramid_sdk.engine import deal_hands
+from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.observation import Observation
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
-from pyramid_sdk.wire import PROTOCOL_VERSION
 from sample_bots.random_bot import RandomBot
 
 

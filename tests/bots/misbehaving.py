@@ -24,10 +24,10 @@ from pyramid_sdk.actions import Declare, Play
 from pyramid_sdk.bot import Bot, MatchInfo
 from pyramid_sdk.cards import DECK, Card
 from pyramid_sdk.client import ENV_ADDRESS, read_token, run
+from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.observation import Observation
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
-from pyramid_sdk.wire import PROTOCOL_VERSION
 
 
 class Seeded(Bot):
@@ -127,6 +127,7 @@ class Flooder(Seeded):
 Answer = Callable[[pb.ConnectResponse], list[pb.ConnectRequest | bytes]]
 CONNECT = "/pyramid.v1.RefereeService/Connect"
 GARBAGE = b"\xff\xff\xff not a protobuf message"
+TOKEN = ""
 
 
 def raw_stream(first: list[pb.ConnectRequest | bytes], answer: Answer) -> None:
@@ -168,14 +169,12 @@ def first_legal(request: pb.ActionRequest) -> pb.Action:
 
 
 def wrong_ids(response: pb.ConnectResponse) -> list[pb.ConnectRequest]:
+    """A reply to a request never sent (its id + 1000) before each right one."""
     if response.WhichOneof("kind") != "action_request":
         return []
     request = response.action_request
-    return [
-        pb.ConnectRequest(
-            action=pb.ActionReply(request_id=request.request_id + 1000, action=first_legal(request))
-        )
-    ]
+    wrong = pb.ActionReply(request_id=request.request_id + 1000, action=first_legal(request))
+    return [pb.ConnectRequest(action=wrong), reply(request)]
 
 
 def oversized(response: pb.ConnectResponse) -> list[pb.ConnectRequest]:
@@ -218,8 +217,35 @@ def reply(request: pb.ActionRequest, action: pb.Action | None = None, talk: str 
 
 
 def garbage(number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | bytes]:
-    """Bytes that are no message instead of its 2nd and 4th replies; the right answer otherwise."""
-    return [GARBAGE] if number in (2, 4) else [reply(request)]
+    """Bytes that are no message before its 2nd and 4th replies (a hiccup); the right answer always."""
+    return [GARBAGE, reply(request)] if number in (2, 4) else [reply(request)]
+
+
+def stale(number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | bytes]:
+    """Before each reply but the first, the previous request's reply sent again (a stale id); each
+    reply is its request's last legal action, never the referee's default."""
+    right = reply(request, request.legal_actions[-1])
+    if number == 1:
+        return [right]
+    again = pb.ActionReply(request_id=request.request_id - 1, action=first_legal(request))
+    return [pb.ConnectRequest(action=again), right]
+
+
+def error_field(number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | bytes]:
+    """Action-less replies: the 1st as an old client sends it (no error), the 2nd with an error of many
+    lines, an unprintable character and far too long; the right answer otherwise."""
+    if number == 1:
+        return [pb.ConnectRequest(action=pb.ActionReply(request_id=request.request_id))]
+    if number == 2:
+        error = "Boom\n\x07" + "é" * 400
+        return [pb.ConnectRequest(action=pb.ActionReply(request_id=request.request_id, error=error))]
+    return [reply(request)]
+
+
+def second_hello(number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | bytes]:
+    """A second hello (with its own token again) before its 3rd reply; the right answers always."""
+    right = reply(request, request.legal_actions[-1])
+    return [hello(TOKEN), right] if number == 3 else [right]
 
 
 def bad_utf8_talk(number: int, request: pb.ActionRequest) -> list[pb.ConnectRequest | bytes]:
@@ -271,6 +297,14 @@ def main() -> None:
         raw_stream([hello()], flood)
     elif behaviour == "garbage":
         raw_stream([hello()], Counted(garbage))
+    elif behaviour == "error-field":
+        raw_stream([hello()], Counted(error_field))
+    elif behaviour == "stale":
+        raw_stream([hello()], Counted(stale))
+    elif behaviour == "second-hello":
+        global TOKEN  # noqa: PLW0603  (read once: the pipe can be read only once)
+        TOKEN = read_token()
+        raw_stream([hello(TOKEN)], Counted(second_hello))
     elif behaviour == "bad-utf8-talk":
         raw_stream([hello()], Counted(bad_utf8_talk))
     elif behaviour == "declare-talk":

@@ -3,7 +3,7 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const grpc = require("@grpc/grpc-js");
-const { Bot, run, rank, suit, protocol, replyFor, observationFromWire } = require("..");
+const { Bot, run, rank, suit, protocol, replyFor, errorLine, observationFromWire } = require("..");
 
 const OBSERVATION = {
   seat: 1,
@@ -164,22 +164,55 @@ test("a bot that throws answers at once with no action, and keeps playing", asyn
     ref.stop();
   }
   assert.equal(ref.received[1].action.action, null);
+  assert.equal(ref.received[1].action.error, "Error: bug in play"); // the fault reads "the bot raised Error: bug in play"
   assert.equal(ref.received[2].action.action.card, "9S");
+  assert.equal(ref.received[2].action.error, "");
   assert.match(errors.join("\n"), /bug in play/);
 });
 
-test("a refusal rejects with the status and the referee's message", async () => {
+test("what a bot threw travels as one line of at most 200 characters", () => {
+  assert.equal(errorLine(new TypeError("x is not a function")), "TypeError: x is not a function");
+  assert.equal(errorLine(new RangeError("")), "RangeError");
+  assert.equal(errorLine(new Error("first\n  second\r\n")), "Error: first | second");
+  assert.equal(errorLine("a string"), "thrown: a string");
+  assert.equal(errorLine(undefined), "thrown: undefined");
+  const long = errorLine(new Error("😀".repeat(500)));
+  assert.equal([...long].length, 200); // code points, as the referee counts them
+  assert.ok(long.endsWith("…"));
+});
+
+/** A referee that ends every stream with `code` and `details` as soon as the bot says hello. */
+async function endingReferee(code, details) {
   const server = new grpc.Server();
   server.addService(protocol().RefereeService.service, {
     Connect(call) {
-      call.on("data", () => call.emit("error", { code: grpc.status.UNAUTHENTICATED, details: "unknown token" }));
+      call.on("data", () => call.emit("error", { code, details }));
     },
   });
   const port = await new Promise((resolve) =>
     server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (_, p) => resolve(p)),
   );
-  await assert.rejects(run(new Bot(), { address: `127.0.0.1:${port}`, token: "x" }), /UNAUTHENTICATED: unknown token/);
-  server.forceShutdown();
+  return { address: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
+}
+
+test("a stream the referee cancels resolves run, with a line on stderr", async () => {
+  const ref = await endingReferee(grpc.status.CANCELLED, "the referee was interrupted");
+  const lines = [];
+  const original = console.error;
+  console.error = (line) => lines.push(String(line));
+  try {
+    await run(new Bot(), { address: ref.address, token: "x" }); // resolves: main would exit 0
+  } finally {
+    console.error = original;
+    ref.stop();
+  }
+  assert.deepEqual(lines, ["node-bot: the referee cancelled the stream: the referee was interrupted"]);
+});
+
+test("a refusal rejects with the status and the referee's message", async () => {
+  const ref = await endingReferee(grpc.status.UNAUTHENTICATED, "unknown token");
+  await assert.rejects(run(new Bot(), { address: ref.address, token: "x" }), /UNAUTHENTICATED: unknown token/);
+  ref.stop();
   await assert.rejects(run(new Bot(), { address: "" }), /no referee address/);
 });
 

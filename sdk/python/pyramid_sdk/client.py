@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
-import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pyramid_sdk import transport
 
@@ -22,14 +22,11 @@ transport.configure()  # before gRPC loads: it reads its settings once (see pyra
 # isort: split
 import grpc
 
-from pyramid_sdk.actions import PLAYS
-from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
-from pyramid_sdk.encoding import action_reply
-from pyramid_sdk.observation import Clock
+from pyramid_sdk.handshake import CONNECT, hello_request
 from pyramid_sdk.stream import AsyncioStream, StreamEnded, ThreadStream, single_thread
-from pyramid_sdk.v1 import pyramid_pb2 as pb
-from pyramid_sdk.v1 import views_pb2 as views
-from pyramid_sdk.wire import PROTOCOL_VERSION, ObservationDecoder, rules_from_wire
+
+if TYPE_CHECKING:
+    from pyramid_sdk.bot import Bot
 
 ENV_ADDRESS = "PYRAMID_ADDRESS"
 ENV_TOKEN_FD = "PYRAMID_TOKEN_FD"
@@ -37,21 +34,18 @@ ENV_TOKEN_FD = "PYRAMID_TOKEN_FD"
 ENV_TOKEN = "PYRAMID_TOKEN"
 """A token given by hand, for a bot started outside the launcher (the launcher never sets it)."""
 
-CONNECT = f"/{pb.DESCRIPTOR.services_by_name['RefereeService'].full_name}/Connect"
-"""The stream's method. The SDK sends bytes it wrote itself and reads each response's bytes as a
-``ConnectResponseView`` (proto/pyramid/v1/views.proto), with the observations left undecoded until the
-bot reads them."""
-
 
 class ConnectionRefused(RuntimeError):
     """The referee refused this bot (wrong token, protocol version) or could not be reached."""
 
 
 def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
-    """Plays every match the referee asks for, then returns when the referee closes the stream.
+    """Plays every match the referee asks for, then returns when the referee ends the stream: with OK
+    (done with this bot), or with CANCELLED (the referee was interrupted; a line on stderr says so).
 
     ``address`` defaults to ``PYRAMID_ADDRESS``, and ``token`` to what the launcher wrote on the pipe
-    ``PYRAMID_TOKEN_FD`` names (or, for a bot started by hand, ``PYRAMID_TOKEN``). A refusal exits the
+    ``PYRAMID_TOKEN_FD`` names (or, for a bot started by hand, ``PYRAMID_TOKEN``; when both are set, the
+    pipe wins). A refusal exits the
     process with a one-line message.
     """
     address = address or os.environ.get(ENV_ADDRESS)
@@ -85,27 +79,23 @@ def read_token() -> str:
 
 
 class _Connection:
+    """One stream to the referee: the hello, then every message handed to the bot's dispatcher.
+
+    Only gRPC and this module load before the hello; protobuf, the generated classes and the game's wire
+    format load with the first message (:mod:`pyramid_sdk.dispatch`), so that the four fresh bot
+    processes of every match start about as fast as gRPC alone (``benchmarks/README.md``, "Start-up").
+    """
+
     def __init__(self, bot: Bot, address: str, token: str) -> None:
         self.bot = bot
         self.address = address
         self.token = token
-        self.decoders: dict[str, ObservationDecoder] = {}
-        # A deal's final observation is decoded only for a bot that overrides the hook: it is a whole
-        # observation, and most bots do not look at it.
-        self.wants_deal_end = getattr(type(bot), "deal_end", None) is not Bot.deal_end or (
-            "deal_end" in getattr(bot, "__dict__", {})
-        )
+        self._dispatch: Callable[[bytes], bytes | None] | None = None
 
     def serve(self, on_one_thread: bool) -> None:
         """Plays until the referee ends the stream, on :class:`~pyramid_sdk.stream.ThreadStream` or, if not
         ``on_one_thread``, on :class:`~pyramid_sdk.stream.AsyncioStream`."""
-        hello = pb.Hello(
-            protocol_version=PROTOCOL_VERSION,
-            token=self.token,
-            bot_name=self.bot.name,
-            bot_version=self.bot.version,
-        )
-        first = pb.ConnectRequest(hello=hello).SerializeToString()
+        first = hello_request(self.token, self.bot.name, self.bot.version)
         try:
             if on_one_thread:
                 # The bot's methods run on this thread, between two messages: one decision is one round
@@ -119,6 +109,8 @@ class _Connection:
         except StreamEnded as exc:
             if exc.code is not grpc.StatusCode.CANCELLED:
                 raise ConnectionRefused(str(exc)) from None
+            # The referee was interrupted: not this bot's failure, so run() returns (exit code 0).
+            print(f"{self.bot.name}: the referee cancelled the stream: {exc.details}", file=sys.stderr)
 
     async def _serve_asyncio(self, first: bytes) -> None:
         async with AsyncioStream(self.address, CONNECT, first) as stream:
@@ -127,62 +119,8 @@ class _Connection:
                 reply = self._handle(message)
 
     def _handle(self, data: bytes) -> bytes | None:
-        """Handles one message from the referee; the reply to send, if it asked for one."""
-        message = views.ConnectResponseView.FromString(data)
-        kind = message.WhichOneof("kind")
-        if kind == "action_request":
-            return self._answer(message.action_request)
-        if kind == "match_start":
-            start = pb.MatchStart.FromString(message.match_start)
-            rules = rules_from_wire(start.rules)
-            self.decoders[start.match_id] = ObservationDecoder(rules)
-            time_control = TimeControl(
-                start.time_control.per_action_ms / 1000, start.time_control.bank_ms / 1000
-            )
-            info = MatchInfo(
-                start.match_id, start.seat, tuple(start.seat_names), rules, time_control, start.seed
-            )
-            self._hook(self.bot.match_start, info)
-        elif kind == "match_end":
-            end = pb.MatchEnd.FromString(message.match_end)
-            if end.HasField("last_deal"):
-                self._deal_end(end.match_id, end.last_deal)
-            self.decoders.pop(end.match_id, None)
-            faults = tuple(f"{pb.FaultKind.Name(f.kind)}: {f.detail}" for f in end.faults)
-            result = MatchResult(end.match_id, tuple(end.totals), tuple(end.ranks), faults)
-            self._hook(self.bot.match_end, result)
-        elif kind == "notice":
-            text = pb.Notice.FromString(message.notice).text
-            print(f"{self.bot.name}: referee says: {text}", file=sys.stderr)
-        return None
+        if self._dispatch is None:
+            from pyramid_sdk.dispatch import Dispatcher  # noqa: PLC0415  (after the hello: see the class)
 
-    def _deal_end(self, match_id: str, last_deal: pb.Observation | bytes) -> None:
-        decoder = self.decoders.get(match_id)
-        if self.wants_deal_end and decoder is not None:
-            self._hook(self.bot.deal_end, decoder.decode(last_deal))
-
-    def _answer(self, request: views.ActionRequestView) -> bytes:
-        # The clock starts before the deal-end hook: the referee's clock is already running.
-        clock = Clock(request.per_action_ms / 1000, request.bank_ms / 1000, time.monotonic())
-        if request.last_deal:
-            self._deal_end(request.match_id, request.last_deal)
-        try:
-            obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions, clock)
-            action = self.bot.act(obs)
-            try:
-                reply = action_reply(request.request_id, action)
-            except (TypeError, ValueError):
-                traceback.print_exc()  # talk that is not text, or not encodable: the card is still played
-                reply = action_reply(request.request_id, PLAYS[action.card.index])  # type: ignore[union-attr]
-        except Exception:
-            # A bug in the bot or a request it cannot read: an action-less reply reports it at once as a
-            # fault, where silence would cost the whole time limit.
-            traceback.print_exc()
-            reply = action_reply(request.request_id, None)
-        return reply
-
-    def _hook(self, hook: object, argument: object) -> None:
-        try:
-            hook(argument)  # type: ignore[operator]
-        except Exception:
-            traceback.print_exc()
+            self._dispatch = Dispatcher(self.bot).handle
+        return self._dispatch(data)

@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 
 from pyramid_sdk.actions import ACTIONS, DECLARATIONS, Action, Declare
 from pyramid_sdk.cards import DECK, Card
+from pyramid_sdk.handshake import varint as any_varint
 from pyramid_sdk.observation import Observation, TalkMessage, Trick
 from pyramid_sdk.pyramid import Pyramid
 from pyramid_sdk.v1 import pyramid_pb2 as pb
@@ -34,19 +35,13 @@ _ONE_BYTE: Final = tuple(bytes((value,)) for value in range(0x80))
 
 
 def varint(value: int) -> bytes:
-    """``value`` as a base-128 varint; a negative one as its 64-bit two's complement, as protobuf does."""
+    """``value`` as a base-128 varint (:func:`pyramid_sdk.handshake.varint`), the small values of every
+    decision without a loop."""
     if 0 <= value < 0x80:
         return _ONE_BYTE[value]
     if 0 < value < 0x4000:  # lengths of observations, request ids, milliseconds
         return bytes((value & 0x7F | 0x80, value >> 7))
-    if value < 0:
-        value += 1 << 64
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return any_varint(value)
 
 
 def _int(key: int, value: int) -> bytes:
@@ -98,7 +93,9 @@ _REQUEST_ID, _REQUEST_MATCH_ID, _REQUEST_OBSERVATION, _REQUEST_LEGAL_ACTION = _t
 _REQUEST_BANK, _REQUEST_PER_ACTION, _REQUEST_LAST_DEAL = _tags(
     pb.ActionRequest, "bank_ms", "per_action_ms", "last_deal"
 )
-_REPLY_ID, _REPLY_ACTION, _REPLY_TALK = _tags(pb.ActionReply, "request_id", "action", "talk")
+_REPLY_ID, _REPLY_ACTION, _REPLY_TALK, _REPLY_ERROR = _tags(
+    pb.ActionReply, "request_id", "action", "talk", "error"
+)
 _REQUEST_ID_TAG, _REQUEST_OBSERVATION_TAG = bytes((_REQUEST_ID,)), bytes((_REQUEST_OBSERVATION,))
 _REQUEST_LAST_DEAL_TAG = bytes((_REQUEST_LAST_DEAL,))
 _RESPONSE_ACTION_REQUEST_TAG = bytes((tag(pb.ConnectResponse, "action_request"),))
@@ -341,11 +338,14 @@ def action_request(
     return b"".join([_RESPONSE_ACTION_REQUEST_TAG, varint(sum(map(len, parts))), *parts])
 
 
-def action_reply(request_id: int, action: Action | None) -> bytes:
+def action_reply(request_id: int, action: Action | None, error: str = "") -> bytes:
     """A whole ``ConnectRequest`` carrying the reply to request ``request_id``: ``action`` with its talk,
-    or no action at all (``None``), which the referee records at once as a fault. ``TypeError`` if the
+    or no action at all (``None``), which the referee records at once as a fault, with ``error`` saying
+    why (``"ValueError: oops"``: the fault reads "the bot raised ValueError: oops"). ``TypeError`` if the
     talk is not text, ``ValueError`` (``UnicodeEncodeError``) if it is not valid Unicode."""
     parts = [_REPLY_ID_TAG, varint(request_id)]
+    if error and action is None:
+        parts.append(_message(_REPLY_ERROR, error.encode("utf-8", "replace")))
     if action is not None:
         parts.append(_reply_action_field(action))
         talk = getattr(action, "talk", None)

@@ -25,8 +25,10 @@ Importing this module changes nothing: the two places that load gRPC for our cod
 from __future__ import annotations
 
 import os
+import re
 import sys
-from importlib import metadata
+from importlib import util
+from pathlib import Path
 from typing import Final
 
 EXPERIMENTS_VARIABLE: Final = "GRPC_EXPERIMENTS"
@@ -37,11 +39,18 @@ CHECKED_VERSIONS: Final = ((1, 80), (1, 85))
 
 
 def _grpcio_version() -> tuple[int, int] | None:
+    """The installed grpcio's ``(major, minor)``, read from the version file grpcio ships in its package,
+    without importing gRPC (too early) or ``importlib.metadata`` (which costs a bot process a tenth of
+    its start-up: it scans every installed distribution and loads the ``email`` package)."""
     try:
-        major, minor = metadata.version("grpcio").split(".")[:2]
-        return int(major), int(minor)
-    except (metadata.PackageNotFoundError, ValueError):
+        spec = util.find_spec("grpc")
+        if spec is None or spec.origin is None:
+            return None
+        text = (Path(spec.origin).parent / "_grpcio_metadata.py").read_text(encoding="utf-8")
+    except (ImportError, ValueError, OSError):
         return None
+    found = re.search(r"__version__\s*=\s*[\"']+(\d+)\.(\d+)", text)
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 def grpcio_checked() -> bool:

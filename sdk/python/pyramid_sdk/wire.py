@@ -20,8 +20,6 @@ from pyramid_sdk.pyramid import Pyramid, PyramidEntry
 from pyramid_sdk.rules import Rules, RulesError, Talk, TrickWinner
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 
-PROTOCOL_VERSION: Final = 1
-
 
 class WireError(ValueError):
     """A protocol message that does not carry what it must."""

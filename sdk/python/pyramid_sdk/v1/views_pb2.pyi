@@ -37,3 +37,17 @@ class ActionRequestView(_message.Message):
     per_action_ms: int
     last_deal: bytes
     def __init__(self, request_id: _Optional[int] = ..., match_id: _Optional[str] = ..., observation: _Optional[bytes] = ..., legal_actions: _Optional[_Iterable[bytes]] = ..., bank_ms: _Optional[int] = ..., per_action_ms: _Optional[int] = ..., last_deal: _Optional[bytes] = ...) -> None: ...
+
+class ConnectRequestView(_message.Message):
+    __slots__ = ("hello", "action")
+    HELLO_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    hello: bytes
+    action: ActionReplyView
+    def __init__(self, hello: _Optional[bytes] = ..., action: _Optional[_Union[ActionReplyView, _Mapping]] = ...) -> None: ...
+
+class ActionReplyView(_message.Message):
+    __slots__ = ("request_id",)
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    def __init__(self, request_id: _Optional[int] = ...) -> None: ...

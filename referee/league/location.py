@@ -1,0 +1,85 @@
+"""Where a league's results database is, and the files kept beside it.
+
+A league file without ``database:`` keeps its results in ``<league file's stem>.sqlite`` beside it
+(``spring.yaml``: ``spring.sqlite``), so two league files in one folder never share one by default. The
+default used to be ``results.sqlite`` for every league file; such a file is still this league's database
+when it was made by this league file (or, if it predates the record of its league file, by a league of
+this name) and there is no ``<stem>.sqlite`` yet. Nothing is moved or renamed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+from typing import Final
+
+from referee.league.lock import lock_path
+
+LEGACY_DATABASE: Final = "results.sqlite"
+"""The default ``database:`` before it was named after the league file."""
+SQLITE_FILES: Final = ("-wal", "-shm", "-journal")
+"""SQLite's own files beside a database in WAL (or rollback) mode."""
+BACKUP_MARK: Final = ".before-fresh-"
+"""In the name of the copy ``--fresh`` keeps: ``<stem>.before-fresh-<date>-<time>.sqlite``."""
+
+
+def default_database(league_file: Path, name: str) -> Path:
+    """The results database of a league file that names none (see the module's docstring)."""
+    own = league_file.with_suffix(".sqlite")
+    if own == league_file:  # a league file that is itself named *.sqlite
+        own = league_file.with_name(league_file.name + ".sqlite")
+    legacy = league_file.with_name(LEGACY_DATABASE)
+    if own.exists() or not legacy.is_file():
+        return own
+    return legacy if made_by(legacy, league_file, name) else own
+
+
+def made_by(database: Path, league_file: Path, name: str) -> bool:
+    """Whether ``database`` holds the results of this league file, as far as its ``meta`` says: its
+    recorded league file, if that still exists, else (a file from before that was recorded, or whose
+    league file was renamed) the league's name. Reads only; an unreadable file counts as this league's,
+    so that opening it says what is wrong with it rather than a new database being started beside it."""
+    try:
+        with contextlib.closing(sqlite3.connect(database)) as db:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+                return False  # no results were ever stored in it
+            rows = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('league', 'league_file')"))
+    except sqlite3.Error:
+        return True
+    recorded = rows.get("league_file")
+    if recorded is not None:
+        owner = (database.parent / recorded).resolve()
+        if owner.exists():
+            return bool(owner == league_file.resolve())
+    return bool(rows.get("league", name) == name)
+
+
+def relative_league_file(database: Path, league_file: Path) -> str:
+    """The league file as the database records it: relative to the database's folder, so that moving
+    the two together keeps the record right."""
+    return Path(os.path.relpath(league_file, database.parent)).as_posix()
+
+
+def companions(database: Path) -> tuple[Path, ...]:
+    """The files kept beside ``database`` that hold its results or its state, whether they exist now or
+    not (the copies of earlier ``--fresh`` runs only if they do): no bot may read any of them."""
+    backups = sorted(database.parent.glob(f"{database.stem}{BACKUP_MARK}*{database.suffix}"))
+    return (
+        database,
+        *(database.with_name(database.name + suffix) for suffix in SQLITE_FILES),
+        lock_path(database),
+        *backups,
+    )
+
+
+def backup_path(database: Path, stamp: str) -> Path:
+    """A free name for the copy that ``--fresh`` keeps: ``league.before-fresh-20260301-141500.sqlite``
+    (``-2``, ``-3``… after the time if two runs start over within a second)."""
+    base = f"{database.stem}{BACKUP_MARK}{stamp}"
+    path, number = database.with_name(base + database.suffix), 1
+    while path.exists():
+        number += 1
+        path = database.with_name(f"{base}-{number}{database.suffix}")
+    return path

@@ -1,0 +1,110 @@
+"""One ``referee run`` at a time per results database: an exclusive ``flock`` on ``<database>.lock``.
+
+Two runs of one league would each play every missing match (the results stay right, since a match is
+stored whole and the second copy replaces the first, but the work doubles and the machine is shared by
+twice the bots, whose clocks suffer). So a run holds this lock from before it opens the database until
+it ends, whichever executor plays (the Dask client is the only writer, and it is this process).
+
+The kernel drops an ``flock`` when its holder dies, however it dies: a lock file left by a killed run
+blocks nobody. The holder writes its pid into the file, so that the run it blocks can name it. A run that
+ends removes the file, while it still holds the lock; a run that finds it has locked a file that is no
+longer at the path (removed by the holder between its ``open`` and its ``flock``) tries again.
+
+The lock lives beside the database, on the same file system, so every run of the league meets it; on a
+network file system ``flock`` holds between machines only where that file system supports it (NFS does
+on Linux).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from pathlib import Path
+from typing import Final
+
+from referee.league.storage import StoreError
+
+PID_WAIT: Final = 1.0
+"""Seconds a blocked run waits for the holder to write its pid (it writes it right after locking)."""
+
+
+class LeagueBusyError(StoreError):
+    """Another live process holds the league's results database (``pid``, if it could be read)."""
+
+    def __init__(self, database: Path, pid: int | None) -> None:
+        self.database = database
+        self.pid = pid
+        holder = f"another `referee run` (pid {pid})" if pid else "another `referee run`"
+        stop = f"stop it (kill {pid})" if pid else "stop it"
+        super().__init__(
+            f"{database}: {holder} is playing this league and holds its results; let it finish, or {stop} "
+            "and run again: it resumes"
+        )
+
+
+def lock_path(database: Path) -> Path:
+    return database.with_name(database.name + ".lock")
+
+
+class RunLock:
+    """The exclusive lock of one results database, held from :meth:`take` until :meth:`release`."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd: int | None = fd
+
+    @classmethod
+    def take(cls, database: Path) -> RunLock:
+        """Locks ``database`` for this process, or raises :class:`LeagueBusyError` naming the live holder;
+        an :class:`OSError` if the lock file cannot be made (a read-only folder, say)."""
+        path = lock_path(database)
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pid = _holder(fd)
+                os.close(fd)
+                raise LeagueBusyError(database, pid) from None
+            except BaseException:
+                os.close(fd)
+                raise
+            try:
+                current = os.stat(path).st_ino
+            except FileNotFoundError:
+                current = None
+            if current == os.fstat(fd).st_ino:
+                break
+            os.close(fd)  # locked a file its holder had just removed: take the one at the path now
+        with contextlib.suppress(OSError):  # a full disk may refuse even these bytes; the lock holds
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        return cls(path, fd)
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Removes the lock file and unlocks; a second call does nothing."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            if os.stat(self.path).st_ino == os.fstat(self._fd).st_ino:
+                self.path.unlink()
+        os.close(self._fd)  # closing the last descriptor of the file drops the flock
+        self._fd = None
+
+
+def _holder(fd: int) -> int | None:
+    """The pid the holder wrote into the lock file, waiting briefly for it to be written."""
+    deadline = time.monotonic() + PID_WAIT
+    while True:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        if text.isdigit():
+            return int(text)
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)

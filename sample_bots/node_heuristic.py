@@ -1,0 +1,62 @@
+"""The Node.js sample bot (``node/heuristic.js``), by module name, so that a league in any folder can enter
+it without a path into the checkout, as it enters the Python sample bots::
+
+    - name: node-heuristic
+      command: python -m sample_bots.node_heuristic
+      build: python -m sample_bots.node_heuristic --install
+
+It replaces its own process with ``node node/heuristic.js`` (the same process: the token's pipe, the
+environment and the sandbox carry over), so it costs a league one Python start-up of the standard library
+alone. ``--install`` installs the Node.js SDK's packages (``npm ci`` in the checkout's ``sdk/node``, whose
+folder the sandbox shows every bot): the build step a league runs once before its matches.
+
+The script and the SDK it runs on are files of the checkout the referee was installed from
+(``pip install -e``), beside this package; without them it says so in one line.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Final, NoReturn
+
+SCRIPT: Final = Path(__file__).resolve().parent / "node" / "heuristic.js"
+NODE_SDK: Final = Path(__file__).resolve().parent.parent / "sdk" / "node"
+"""The Node.js SDK of the checkout this package belongs to (``referee init`` installs it from here too)."""
+
+
+def _stop(problem: str) -> NoReturn:
+    raise SystemExit(f"node-heuristic: {problem}")
+
+
+def _program(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        _stop(f"{name} is not on PATH: install Node.js 18 or later (with npm) to run the Node.js sample bot")
+    return path
+
+
+def main(arguments: list[str]) -> NoReturn:
+    if not SCRIPT.is_file() or not (NODE_SDK / "package.json").is_file():
+        _stop(
+            f"no Node.js SDK at {NODE_SDK}: the Node.js sample bot runs from a checkout of Pyramid Arena "
+            "installed with pip install -e"
+        )
+    if arguments == ["--install"]:
+        npm = _program("npm")
+        os.execv(npm, [npm, "ci", "--prefix", str(NODE_SDK), "--no-audit", "--no-fund"])
+    if arguments:
+        _stop(f"unknown arguments {' '.join(arguments)!r}: give none, or --install")
+    if not (NODE_SDK / "node_modules").is_dir():
+        _stop(
+            f"the Node.js SDK's packages are not installed: run python -m sample_bots.node_heuristic "
+            f"--install (npm ci --prefix {NODE_SDK}), the league's build step"
+        )
+    node = _program("node")
+    os.execv(node, [node, str(SCRIPT)])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,170 @@
+"""Leagues outside the repository, through the real CLI, with the real sandbox, from a working folder
+outside the repository: `referee init DIR` writes a league and two bots that play at once, and a copy of
+the example league runs wherever it is put."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.league.config import load_league
+from referee.league.versions import code_files
+from referee.match.sandbox import bubblewrap_problem
+from referee.starter import node_problem, write_starter
+
+ROOT = Path(__file__).resolve().parent.parent
+REFEREE = str(Path(sys.executable).parent / "referee")
+
+needs_sandbox = pytest.mark.skipif(
+    bool(bubblewrap_problem()) and not os.environ.get("CI"),
+    reason="the bubblewrap sandbox does not work here",
+)
+
+
+def referee(*args: object, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "npm_config_prefer_offline": "true"}  # builds use npm's cache when they can
+    return subprocess.run(
+        [REFEREE, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=cwd,
+        env=environment,
+    )
+
+
+def one_table_once(league: Path) -> None:
+    """Cuts a league to one match (one table in one seating), to keep the test short: everything else
+    of the file stays as written."""
+    text = league.read_text(encoding="utf-8")
+    for many, one in (("rounds: 2", "rounds: 1"), ("seating: balanced", "seating: single")):
+        text = text.replace(many, one)
+    league.write_text(text + "sandbox: required\n", encoding="utf-8")
+
+
+def played(folder: Path, league: Path) -> list[dict]:
+    export = referee("export", league, cwd=folder)
+    assert export.returncode == 0, export.stderr
+    return [json.loads(line) for line in export.stdout.splitlines()]
+
+
+@needs_sandbox
+def test_init_writes_a_league_whose_bots_play_anywhere(tmp_path):
+    work = tmp_path / "elsewhere"  # the working folder: outside the repository, and not the league's
+    work.mkdir()
+    result = referee("init", "my-league", "--name", "First League", cwd=work)
+    assert result.returncode == 0, result.stderr
+    folder = work / "my-league"
+    for name in ("league.yaml", "README.md", "python-bot/bot.py", "node-bot/bot.js", "node-bot/package.json"):
+        assert (folder / name).is_file(), name
+    text = (folder / "league.yaml").read_text(encoding="utf-8")
+    assert str(ROOT) not in text  # no path into the checkout
+    assert "../" not in text
+    problem = node_problem()
+    assert ("node:" in result.stdout) == bool(problem)
+    assert f"cd {folder} && referee run league.yaml" in result.stdout
+
+    for path in (tmp_path, work, folder):  # a sandboxed bot runs as a uid of its own
+        path.chmod(0o755)
+    one_table_once(folder / "league.yaml")
+    run = referee("run", folder / "league.yaml", cwd=work)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (match,) = played(work, folder / "league.yaml")
+    mine = {"my-python-bot", "random", "heuristic", "montecarlo" if problem else "my-node-bot"}
+    assert set(match["seats"]) == mine
+    assert match["status"] == "complete"
+    assert match["faults"] == []  # both skeletons play legal cards in time, every decision
+    assert match["forfeits"] == []
+    assert not (folder / "results-logs" / "referee.log").read_text(encoding="utf-8").count("Traceback")
+
+
+def test_init_never_writes_into_a_folder_that_is_not_empty(tmp_path):
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "league.yaml").write_text("mine\n", encoding="utf-8")
+    (tmp_path / "a-file").write_text("mine\n", encoding="utf-8")
+    for target in ("taken", "a-file"):
+        result = referee("init", target, cwd=tmp_path)
+        assert result.returncode == 2
+        assert result.stderr.count("\n") == 1
+        assert result.stderr.startswith(f"Error: {tmp_path / target}: not ")
+        assert "Traceback" not in result.stderr
+    assert (tmp_path / "taken" / "league.yaml").read_text(encoding="utf-8") == "mine\n"
+    assert sorted(p.name for p in (tmp_path / "taken").iterdir()) == ["league.yaml"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert referee("init", empty, cwd=tmp_path).returncode == 0  # an empty folder is fine
+
+
+def test_without_a_node_sdk_the_node_bot_is_written_and_left_out_of_a_valid_league(tmp_path):
+    starter = write_starter(tmp_path / "league", "No Node", "referee", sdk=tmp_path / "no-sdk")
+    assert "no Node.js SDK" in starter.node_problem
+    league = load_league(starter.league)
+    assert [entrant.name for entrant in league.entrants] == [
+        "my-python-bot",
+        "random",
+        "heuristic",
+        "montecarlo",
+    ]
+    assert (starter.folder / "node-bot" / "bot.js").is_file()
+    assert "dependencies" not in json.loads((starter.folder / "node-bot" / "package.json").read_text())
+    readme = (starter.folder / "README.md").read_text(encoding="utf-8")
+    assert "## Adding the Node.js bot" in readme
+    assert starter.node_problem in readme
+
+
+@needs_sandbox
+def test_a_copy_of_the_example_league_runs_anywhere(tmp_path):
+    """The README's example, copied out of the repository and run from yet another folder: its bots are
+    named by module (the Node.js one through sample_bots.node_heuristic), and its build step works
+    from there too."""
+    if shutil.which("npm") is None and not os.environ.get("CI"):
+        pytest.skip("Node.js and npm are not installed")
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "tournaments" / "example", copy, ignore=shutil.ignore_patterns("results*"))
+    work = tmp_path / "work"
+    work.mkdir()
+    for path in (tmp_path, copy, work):
+        path.chmod(0o755)
+    one_table_once(copy / "league.yaml")
+    run = referee("run", copy / "league.yaml", cwd=work)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (match,) = played(work, copy / "league.yaml")
+    assert set(match["seats"]) == {"random", "heuristic", "node-heuristic", "montecarlo"}
+    assert match["faults"] == []
+
+
+def test_no_shipped_league_points_into_the_repository():
+    for league in sorted((ROOT / "tournaments").glob("*/league.yaml")):
+        text = league.read_text(encoding="utf-8")
+        assert "cwd:" not in text, league  # every entrant runs from the league's own folder
+        assert "../" not in text, league
+        assert load_league(league).entrants  # and its bots are found from there
+
+
+def test_a_sample_bot_named_by_module_is_still_part_of_its_entrants_version():
+    """A changed sample bot replays its matches (LEAGUE.md, "Bot versions") when the league names it by
+    module from its own folder, as it did when it named the file in the checkout."""
+    league = load_league(ROOT / "tournaments" / "example" / "league.yaml", check_commands=False)
+    hashed = {entrant.name: code_files(entrant) for entrant in league.entrants}
+    assert hashed["random"] == [ROOT / "sample_bots" / "random_bot.py"]
+    assert hashed["heuristic"] == [ROOT / "sample_bots" / "heuristic.py"]  # a module: entrant
+    assert hashed["montecarlo"] == [ROOT / "sample_bots" / "montecarlo.py"]
+
+
+def test_the_node_sample_bots_module_says_what_is_wrong_in_one_line(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "sample_bots.node_heuristic", "--bogus"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr == "node-heuristic: unknown arguments '--bogus': give none, or --install\n"
