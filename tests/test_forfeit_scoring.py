@@ -93,7 +93,7 @@ def differences(lines: list[dict], first: str, second: str) -> tuple[float, ...]
     return tuple(statistics.fmean(values) for values in tables.values())
 
 
-def test_the_quitter_forfeits_every_match_and_the_run_says_so_with_exit_code_5(league):
+def test_the_quitter_forfeits_every_match_and_the_run_says_so_with_exit_code_7(league):
     _, run, lines = league
     assert run.returncode == 7, run.stdout + run.stderr
     said = [line for line in run.stderr.splitlines() if line.startswith("forfeited:")]
