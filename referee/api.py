@@ -80,8 +80,10 @@ class Played:
 
     @property
     def totals(self) -> tuple[int, ...]:
-        """Per seat, the sum of its 16 deal scores."""
-        return self.record.totals
+        """Per seat, its credited total: the sum of its 16 deal scores, except that a seat that forfeited
+        gets the worst score of each declaration from then on (docs/RULES.md, "Forfeits"); what the
+        referee's autopilot made of them stays in ``record.totals``."""
+        return self.record.credited_totals
 
     @property
     def ranks(self) -> tuple[int, ...]:

@@ -108,7 +108,8 @@ async def check_bot(
             own = [f for f in outcome.faults if f.seat == 0]
             report.faults += own
             report.latencies += outcome.latencies[0]
-            result = f"rank {outcome.record.ranks[0]} of {players}, {outcome.record.totals[0]} points"
+            record = outcome.record
+            result = f"rank {record.ranks[0]} of {players}, {record.credited_totals[0]} points"
             if outcome.status is MatchStatus.VOID:
                 report.error = f"{players}-player match void: {outcome.void_reason}"
                 break

@@ -40,18 +40,22 @@ from referee.compare import (
     make_plan,
     progress_text,
 )
+from referee.league import timing
 from referee.league.config import League, LeagueError, add_entrant, load_league
 from referee.league.lock import LeagueBusyError
 from referee.league.preflight import Broken, PreflightError
 from referee.league.ratings import Leaderboard, rate
 from referee.league.results import open_results
+from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StorageError, StorageFault, StoreError
 from referee.league.store import Store, StoredMatch
 from referee.league.tournament import (
     Progress,
     Tournament,
+    confinement_of,
     joined,
     league_settings,
+    log_dir_of,
     open_store,
     plan_of,
     schedule_of,
@@ -63,12 +67,12 @@ from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
 from referee.match.launcher import Confinement
 from referee.match.outcome import MatchOutcome, MatchStatus
-from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match.runner import Seat, play_match
 from referee.match.sandbox import SandboxError, SandboxMode
 from referee.match.sessions import clean_name
-from referee.match.setup import open_table
+from referee.match.setup import open_launcher, open_table, own_name
 from referee.report.crosstable import crosstable
-from referee.report.disclosure import HIDDEN_NOTE, disclosure
+from referee.report.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.report.records import NoSuchRecord, RecordsError, find_record
 from referee.report.site import write_atomic, write_match_page, write_report
 from referee.report.text import (
@@ -311,7 +315,7 @@ def match_command(
             )
     if not 2 <= len(bots) <= 4:
         raise click.UsageError(f"a match needs 2 to 4 bots, got {len(bots)}")
-    if len(names) > len(bots) or not all(_clean_name(name) for name in names):
+    if len(names) > len(bots) or not all(clean_name(name) for name in names):
         raise click.BadParameter(
             f"one printable name per bot at most: {len(names)} name(s) for {len(bots)} bots",
             param_hint="--name",
@@ -389,23 +393,13 @@ def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
     return named
 
 
-def _clean_name(name: str) -> str:
-    """A seat name fit to print: one line of printable characters, at most 40, as the referee keeps a
-    bot's own name (its hello's, which any bot may fill with anything)."""
-    return clean_name(name)
-
-
 def _name_seats(seats: list[Seat], given: tuple[str, ...]) -> None:
     """Each seat's name: ``--name``, else the name the bot gives itself (its hello's ``bot_name``, its
     class's ``name``), else the one from its command line; repeated names get #2, #3 ..."""
     chosen = []
     for index, seat in enumerate(seats):
-        own = ""
-        if isinstance(seat, RemoteSeat):
-            own = seat.session.bot_name
-        elif isinstance(seat, LocalSeat):
-            own = str(seat.bot.name)
-        chosen.append(_clean_name(given[index] if index < len(given) else own) or seat.name)
+        name = clean_name(given[index]) if index < len(given) else own_name(seat)
+        chosen.append(name or seat.name)
     taken: set[str] = set()
     for seat, name in zip(seats, chosen, strict=True):
         unique, number = name, 1
@@ -661,7 +655,8 @@ def _write_report(league: League, stored: dict[str, StoredMatch], folder: Path, 
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Print the schedule's size and an estimated duration; play nothing and write nothing.",
+    help="Print the schedule's size and an estimated duration (with nothing stored, timed on a few deals "
+    "of sample matches with the bots); store nothing and write nothing.",
 )
 def run_command(
     league_file: str,
@@ -696,7 +691,7 @@ def run_command(
         _replay_new_versions(store, league)
     except StoreError as exc:
         raise _failure(exc, "nothing was played") from None
-    log_dir = league.database.parent / f"{league.database.stem}-logs"
+    log_dir = log_dir_of(league)
     hidden: tuple[Path, ...] = ()
     for folder in (report_dir, log_dir):
         try:  # the report's before any bot starts, so that its sandbox masks it
@@ -805,6 +800,9 @@ def run_command(
                 f"stored safely; `referee report {league_file}` writes it once there is room"
             ) from None
     store.close()
+    forfeiters = _forfeited_everything(league, stored)
+    for line in forfeiters:
+        click.echo(line, err=True)
     if tournament.disqualified or tournament.skipped:
         click.echo(
             f"{tournament.skipped} match(es) not played: an entrant of theirs was disqualified or did not "
@@ -812,16 +810,15 @@ def run_command(
             err=True,
         )
         sys.exit(EXIT_DISQUALIFIED)
-
-
-ROUGH_MATCH_SECONDS: Final = 3.0
-"""What ``--dry-run`` assumes a match takes when no stored match says better: about what a match of the
-sample bots takes here, at 2 to 4 players, started as processes in their sandbox."""
+    if forfeiters:
+        sys.exit(EXIT_FORFEITED)
 
 
 def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[str]:
     """What ``referee run --dry-run`` prints: the schedule's size, what is stored of it, and how long the
-    rest would take. It only reads: no database is created, no seed drawn or stored, no bot started."""
+    rest would take. It only reads: no database is created, no seed drawn or stored. With no stored
+    match to time, it times the bots of the matches to play as the preflight tries them
+    (:func:`_timed_estimate`)."""
     database = league.database
     stored: dict[str, StoredMatch] = {}
     seconds: list[float] = []
@@ -882,20 +879,26 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
     played = sum(1 for match in schedule if match.match_id in complete)
     missing = len(schedule) - played
     tables = len({match.table_id for match in schedule})
-    if seconds:
+    timed: list[str] = []
+    at = f"at {at_once} match{'es' if at_once > 1 else ''} at once"
+    if seconds:  # timed at the concurrency they were played at: at_once of them share the machine
         each = sum(seconds) / len(seconds)
         basis = f"{each:.1f}s a match, the mean of {len(seconds)} stored match(es)"
+        parallel = float(at_once)
     else:
-        each = ROUGH_MATCH_SECONDS
-        basis = f"no stored match to time: a rough {each:g}s a match"
+        pending = [m for m in schedule if m.match_id not in complete]
+        each, basis, timed = _timed_estimate(league, pending or list(schedule), at_once)
+        parallel, cores = _parallel(at_once)
+        if parallel < at_once:
+            at += f" (on {cores}: as {parallel:.0f})"
     estimate = (
         f"{eta_text(missing * each)} of match time, shared by the Dask cluster's workers"
         if on_dask
-        else f"{eta_text(missing * each / at_once)} at {at_once} match{'es' if at_once > 1 else ''} at once"
+        else f"{eta_text(missing * each / parallel)} {at}"
     )
     if league.settling is not None:  # later batches depend on results not played yet: bound them
         cap = league.settling.max_matches
-        estimate += f"; at most {eta_text(max(cap - played, 0) * each / (1 if on_dask else at_once))} " + (
+        estimate += f"; at most {eta_text(max(cap - played, 0) * each / (1 if on_dask else parallel))} " + (
             f"if it plays on to max_matches ({cap})"
         )
     return [
@@ -903,8 +906,52 @@ def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[s
         f"schedule{' so far (the batches chosen from the results stored)' if league.settling else ''}: "
         f"{tables} tables, {len(schedule)} matches ({league.players} players, seating {league.seating})",
         f"{state}; {played} played, {missing} to play",
+        *timed,
         f"estimate: {estimate} ({basis})",
     ]
+
+
+def _timed_estimate(
+    league: League, pending: list[ScheduledMatch], at_once: int
+) -> tuple[float, str, list[str]]:
+    """The mean seconds of work a match of ``pending`` should take, why, and the lines that say what
+    was timed: samples of the schedule's lineups, ``at_once`` at a time (``referee.league.timing``).
+    A bot that could not be timed is named, since the run's preflight would stop there too."""
+    lineups = timing.samples(pending, at_once)
+
+    async def measure() -> timing.Timings:
+        async with open_launcher(None, confinement_of(league, log_dir_of(league))) as launcher:
+            return await timing.time_bots(league, lineups, at_once, launcher)
+
+    try:
+        timed = asyncio.run(measure())
+    except SandboxError as exc:
+        timed = timing.Timings({}, {name: str(exc) for lineup in lineups for name in lineup})
+    lines = []
+    if timed.speeds:
+        lines.append(
+            f"timed on {len(lineups)} sample(s) of {timing.TIMING_DEALS} deals (start, decision): "
+            + ", ".join(
+                f"{name} {speed.start:.2f}s {1000 * speed.decision:.2f}ms"
+                for name, speed in sorted(timed.speeds.items())
+            )
+        )
+    for name, reason in sorted(timed.failures.items()):
+        lines.append(
+            f"not timed: {name}: {reason} (the run's preflight would stop there, exit {EXIT_PREFLIGHT}; "
+            f"counted as {timing.ROUGH_START:g}s a start, {1000 * timing.ROUGH_DECISION:g}ms a decision)"
+        )
+    each = timed.match_seconds(league.rules, [match.entrants for match in pending])
+    decisions = timing.decisions_per_seat(league.rules)
+    return each, f"{each:.1f}s a match: each seat's start and {decisions} decisions, as timed", lines
+
+
+def _parallel(at_once: int) -> tuple[float, str]:
+    """How many matches at once the machine can play at full speed, and its CPUs in words: a match keeps
+    about one CPU busy (one of its bots thinks at a time), so no more than the CPUs. (A machine busy with
+    other work has less to give, but the samples were timed on it as it is now, as many at once.)"""
+    cpus = _cpu_count()
+    return float(min(at_once, cpus)), f"{cpus} CPU{'s' if cpus > 1 else ''}"
 
 
 def _say_settlement(league: League, stored: dict[str, StoredMatch], err: bool = False) -> None:
@@ -932,6 +979,43 @@ EXIT_DISQUALIFIED: Final = 3
 """`referee run`'s exit status when an entrant was disqualified or a match left unplayed (docs/LEAGUE.md)."""
 EXIT_PREFLIGHT: Final = 4
 """`referee run`'s exit status when entrants failed the preflight and the run stopped, storing nothing."""
+EXIT_FORFEITED: Final = 7
+"""`referee run`'s exit status when an entrant forfeited every match of it that is stored: its bot is
+broken, not beaten, and a run that ends "successfully" would hide it (3 wins when both apply)."""
+
+
+def _forfeited_everything(league: League, stored: dict[str, StoredMatch]) -> list[str]:
+    """A line for each entrant of ``league`` that forfeited every complete match of it in ``stored``
+    (at least one), with the fault that cost it the last of them (its cards masked while the deals of
+    its table are secret)."""
+    played: dict[str, int] = {}
+    forfeited: dict[str, int] = {}
+    last: dict[str, str] = {}
+    schedule = schedule_of(league, stored)
+    shown = disclosure(schedule, stored).deals_shown
+    for scheduled in schedule:
+        match = stored.get(scheduled.match_id)
+        if match is None or match.status is not MatchStatus.COMPLETE:
+            continue
+        for seat, name in enumerate(scheduled.entrants):
+            played[name] = played.get(name, 0) + 1
+            if seat in match.record.forfeits:
+                forfeited[name] = forfeited.get(name, 0) + 1
+                own = [fault for fault in match.faults if fault.seat == seat]
+                if own:
+                    fault = own[-1]
+                    detail = fault.detail if shown(match) else mask_cards(fault.detail)
+                    last[name] = f"deal {fault.deal}, {fault.kind}: {detail}"
+    lines = []
+    for entrant in league.entrants:
+        count = played.get(entrant.name, 0)
+        if count and forfeited.get(entrant.name, 0) == count:
+            cause = f"; the last one in {last[entrant.name]}" if entrant.name in last else ""
+            lines.append(
+                f"forfeited: {entrant.name} forfeited every match it played ({count} of {count}){cause} "
+                f"(exit {EXIT_FORFEITED})"
+            )
+    return lines
 
 
 def _say_broken(broken: list[Broken], tail_only: bool = False) -> None:
@@ -1285,9 +1369,16 @@ SPRT_OPTIONS: Final = ("h0", "h1", "alpha", "beta")
     type=click.IntRange(min=1),
     default=400,
     show_default=True,
-    help="Matches at most (two per pair), rounded down to whole rounds of 2 x players.",
+    help="Matches at most (two per pair; exactly this many with --fixed), rounded down to whole rounds "
+    "of 2 x players.",
 )
-@click.option("--sprt", is_flag=True, help="Stop as soon as a sequential test decides between --h0 and --h1.")
+@click.option(
+    "--sprt/--fixed",
+    default=True,
+    show_default=True,
+    help="Stop as soon as a sequential test decides between --h0 and --h1 (the default), or play every "
+    "one of --matches and judge by the 95% interval.",
+)
 @click.option("--h0", type=float, default=0.0, show_default=True, help="H0: A - B points per match.")
 @click.option("--h1", type=float, default=2.0, show_default=True, help="H1: A - B points per match.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="P(accept H1 | H0).")
@@ -1324,10 +1415,12 @@ def compare_command(
 ) -> None:
     """Is bot A better than bot B? Both play the same deals from the same seat against the same opponents.
 
-    A and B are bots as `referee match` takes them: a command line (quoted) or a module:Class. Reports
-    the mean points difference per match (A - B) with its 95% confidence interval and the likelihood that
-    A is better. Exit code: 0 A is better, 1 A is not better, 2 undecided, 4 no verdict (a bad option or
-    bot; one line says which). docs/COMPARE.md has the method.
+    A and B are bots as `referee match` takes them: a command line (quoted) or a module:Class, each
+    named as it names itself. Reports the mean points difference per match (A - B) with its 95%
+    confidence interval and the likelihood that A is better, and stops as soon as a sequential test
+    decides (--fixed plays every one of --matches instead). Exit code: 0 A is better, 1 A is not
+    better, 2 undecided, 4 no verdict (a bad option or bot; one line says which). docs/COMPARE.md has
+    the method.
     """
     context = click.get_current_context()
     given = [
@@ -1336,7 +1429,7 @@ def compare_command(
         if context.get_parameter_source(name) is not ParameterSource.DEFAULT
     ]
     if given and not sprt:
-        raise click.UsageError(f"{', '.join(given)} apply only with --sprt")
+        raise click.UsageError(f"{', '.join(given)} apply only to the sequential test, not with --fixed")
     parsed = _parse_rules(players, rules)
     if seed is None:
         seed = secrets.randbits(SEED_BITS)  # printed at the end, when every bot has stopped

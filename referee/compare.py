@@ -4,7 +4,9 @@ A and B never meet. Each plays the same deals from the same seat against the sam
 deal seed and every seat, one match with A in that seat and one with B, everything else identical (the
 opponents and their seats, the match seed, so every hand and every opponent's own seed). Whatever the
 cards do to one of them they do to the other, so the difference of their totals in such a *pair* is
-their skill, with the luck of the deal taken out (the duplicate format of bridge and of ACPC).
+their skill, with the luck of the deal taken out (the duplicate format of bridge and of ACPC). Totals
+are credited ones, as in a league: a candidate that forfeits keeps only what it made itself
+(:attr:`pyramid_sdk.record.MatchRecord.credited_totals`).
 
 A *round* is one deal seed with the candidate's seat rotated over every seat: ``players`` pairs,
 ``2 × players`` matches. The sample unit is the pair: its difference, A's points minus B's. Pairs of one
@@ -29,7 +31,6 @@ from typing import Any, Final
 
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
-from pyramid_sdk.rules import QUOTAS, TRICKS_PER_DEAL, score
 from pyramid_sdk.seeds import derive_seed
 from referee.league.tournament import VOID_RETRIES, VOIDS_IN_A_ROW
 from referee.match.bots import BotSpec, BotSpecError
@@ -37,15 +38,10 @@ from referee.match.faults import FaultPolicy, RefereeInternalError
 from referee.match.launcher import BotProcess, Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import Seat, play_match
-from referee.match.setup import open_launcher, take_seats
+from referee.match.setup import open_launcher, own_name, take_seats
 
 Z95: Final = statistics.NormalDist().inv_cdf(0.975)
 """The two-sided 95% quantile of the normal distribution, 1.96."""
-LOWEST_TOTAL: Final = sum(
-    quota * min(score(declared, taken) for taken in range(TRICKS_PER_DEAL + 1))
-    for declared, quota in enumerate(QUOTAS)
-)
-"""The lowest total a match allows (24): what a candidate that forfeits scores in its pair."""
 SPRT_MIN_PAIRS: Final = 16
 """Pairs before the sequential test may stop: its variance is estimated from the data, and a handful of
 pairs can make it look far smaller than it is."""
@@ -200,17 +196,21 @@ class Side:
     """One candidate's match of a pair, as the comparison counts it."""
 
     points: int
-    """Its total; :data:`LOWEST_TOTAL` if it forfeited the match."""
+    """Its credited total: for a forfeited match, what it made itself before the forfeit, and the
+    worst score of each declaration after it (24 for a bot that forfeits at once)."""
     faults: int = 0
     forfeit: bool = False
 
     @classmethod
     def of(cls, outcome: MatchOutcome, seat: int) -> Side:
-        """The candidate in ``seat`` of ``outcome``. A forfeit scores :data:`LOWEST_TOTAL`, so a bot that
-        crashes never gains by the referee's autopilot finishing its match."""
-        forfeit = seat in outcome.record.forfeits
-        points = LOWEST_TOTAL if forfeit else outcome.record.totals[seat]
-        return cls(points, sum(fault.seat == seat for fault in outcome.faults), forfeit)
+        """The candidate in ``seat`` of ``outcome``. A bot that crashes never gains by the referee's
+        autopilot finishing its match: the rule of every league (docs/RULES.md, "Forfeits")."""
+        record = outcome.record
+        return cls(
+            record.credited_totals[seat],
+            sum(fault.seat == seat for fault in outcome.faults),
+            seat in record.forfeits,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,16 +449,16 @@ class Comparison:
         if estimate.known:
             low, high = estimate.ci95
             lines.append(
-                f"A - B = {estimate.mean:+.2f} points per match, 95% CI [{low:+.2f}, {high:+.2f}], "
-                f"LOS {100 * estimate.los:.1f}%"
+                f"A - B = {signed(estimate.mean)} points per match, 95% CI [{signed(low)}, "
+                f"{signed(high)}], LOS {100 * estimate.los:.1f}%"
             )
         else:
             lines.append("too few pairs for an interval")
-        if plan.sprt is not None and self.llr is not None:
-            test = plan.sprt
+        test = plan.sprt
+        if test is not None:
             lines.append(
-                f"SPRT H0 {test.h0:g} vs H1 {test.h1:g} points per match (alpha {test.alpha:g}, beta "
-                f"{test.beta:g}): LLR {self.llr:.2f} in [{test.lower:.2f}, {test.upper:.2f}]"
+                f"SPRT: H0 {number(test.h0, 'g')} vs H1 {number(test.h1, 'g')} points per match "
+                f"(alpha {test.alpha:g}, beta {test.beta:g})"
             )
         for which, spec in (("a", plan.a), ("b", plan.b)):
             tally = self.tally[which]
@@ -467,8 +467,51 @@ class Comparison:
                     f"{which.upper()} ({spec.name}): {tally['faults']} fault(s), "
                     f"{tally['forfeits']} forfeited match(es)"
                 )
-        lines.append(f"verdict: {self.verdict.words} (exit {int(self.verdict)})")
+        lines.append(f"verdict: {self.verdict.words}: {self.reason} (exit {int(self.verdict)})")
         return lines
+
+    @property
+    def reason(self) -> str:
+        """Why the verdict: the sequential test's LLR against its bounds, or where the interval lies."""
+        estimate, test = self.estimate, self.plan.sprt
+        if test is not None:
+            llr = test.llr(estimate)
+            bounds = f"LLR {number(llr)}, bounds [{number(test.lower)}, {number(test.upper)}]"
+            if self.verdict is Verdict.UNDECIDED:
+                if len(self.pairs) < SPRT_MIN_PAIRS:
+                    return f"{bounds}; fewer than the {SPRT_MIN_PAIRS} pairs the test needs"
+                return f"{bounds}; neither crossed within {2 * self.plan.pairs} matches"
+            return bounds
+        if not estimate.known:
+            return "fewer than 2 pairs, no interval"
+        return {
+            Verdict.BETTER: "the 95% CI lies above 0",
+            Verdict.NOT_BETTER: "the 95% CI reaches no higher than 0",
+            Verdict.UNDECIDED: "the 95% CI straddles 0",
+        }[self.verdict]
+
+
+def number(value: float, spec: str = ".2f") -> str:
+    """``value`` for people, negative with the true minus sign (U+2212), as the HTML report writes
+    it; infinite as ∞. ``--json`` gives plain numbers.
+
+    >>> number(-9.534), number(2.944), number(-math.inf), number(-0.001), number(-1.5, "g")
+    ('−9.53', '2.94', '−∞', '0.00', '−1.5')
+    """
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    text = format(value, spec)
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text.replace("-", "−")
+
+
+def signed(value: float) -> str:
+    """``value`` with its sign always written: ``+3.50``, ``−3.50``.
+
+    >>> signed(3.5), signed(-3.5), signed(0.0)
+    ('+3.50', '−3.50', '+0.00')
+    """
+    text = number(value)
+    return text if text.startswith("−") else "+" + text
 
 
 def progress_text(snapshot: Snapshot) -> str:
@@ -476,15 +519,17 @@ def progress_text(snapshot: Snapshot) -> str:
 
     >>> progress_text(Snapshot(12, 200, Estimate(12, 3.5, 4.0), llr=1.234, void=1))
     '24/400 matches  A-B +3.50 ± 2.26  LOS 99.9%  LLR 1.23  void 1'
+    >>> progress_text(Snapshot(18, 200, Estimate(18, -4.0, 4.0), llr=-9.534))
+    '36/400 matches  A-B −4.00 ± 1.85  LOS 0.0%  LLR −9.53'
     >>> progress_text(Snapshot(1, 200, Estimate(1, 3.0, 0.0), llr=None))
     '2/400 matches  A-B +3.00'
     """
     estimate = snapshot.estimate
-    text = f"{2 * snapshot.done}/{2 * snapshot.total} matches  A-B {estimate.mean:+.2f}"
+    text = f"{2 * snapshot.done}/{2 * snapshot.total} matches  A-B {signed(estimate.mean)}"
     if estimate.known:
         text += f" ± {Z95 * estimate.se:.2f}  LOS {100 * estimate.los:.1f}%"
     if snapshot.llr is not None:
-        text += f"  LLR {snapshot.llr:.2f}"
+        text += f"  LLR {number(snapshot.llr)}"
     if snapshot.void:
         text += f"  void {snapshot.void}"
     return text
@@ -525,7 +570,44 @@ async def compare(
     when pairs keep being void (``VOIDS_IN_A_ROW`` in a row).
     """
     async with open_launcher(log_dir, confinement) as launcher:
+        plan = await own_names(plan, launcher)
         return await _Comparer(plan, launcher, on_progress).run()
+
+
+async def own_names(plan: Plan, launcher: Launcher) -> Plan:
+    """``plan`` with every bot named as it names itself (a process's hello, an in-process bot's
+    ``name``), as ``referee match`` names its seats: each distinct bot is started once and stopped
+    before the first match, so that every match of the comparison seats the same names. When A and B
+    give the same name (two versions of one bot often do), they keep the names of their command lines
+    (``my_bot``, ``my_bot_v1``). A name taken already gets ``#2``, ``#3`` …, A's and B's first.
+
+    Raises :class:`BotSpecError` when a bot cannot be loaded or started (tried twice)."""
+    specs = [plan.a, plan.b, *plan.opponents]
+    distinct = list({replace(spec, name=""): spec for spec in specs}.values())
+    processes: list[BotProcess] = []
+    try:
+        try:
+            seats = await take_seats(launcher, distinct, processes=processes)
+        except BotSpecError:  # a busy machine can make a start miss its window
+            await asyncio.gather(*(launcher.stop(p) for p in processes), return_exceptions=True)
+            processes.clear()
+            seats = await take_seats(launcher, distinct, processes=processes)
+    finally:
+        await asyncio.gather(*(launcher.stop(p) for p in processes), return_exceptions=True)
+    own = {replace(spec, name=""): own_name(seat) for spec, seat in zip(distinct, seats, strict=True)}
+    wanted = [own[replace(spec, name="")] or spec.name for spec in specs]
+    if wanted[0] == wanted[1]:
+        wanted[:2] = plan.a.name, plan.b.name
+    names, taken = [], set()
+    for name in wanted:
+        unique, count = name, 1
+        while unique in taken:
+            count += 1
+            unique = f"{name}#{count}"
+        taken.add(unique)
+        names.append(unique)
+    a, b, *others = (replace(spec, name=name) for spec, name in zip(specs, names, strict=True))
+    return replace(plan, a=a, b=b, opponents=tuple(others))
 
 
 class _Comparer:

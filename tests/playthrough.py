@@ -63,7 +63,7 @@ def golden_lines(record: MatchRecord) -> list[str]:
     """A record as JSON lines: a header, one line per deal, the result. Diffs of it read deal by deal."""
     data = record.to_dict()
     deals = data.pop("deals")
-    result = {key: data.pop(key) for key in ("totals", "ranks", "forfeits", "complete")}
+    result = {key: data.pop(key) for key in ("totals", "ranks", "forfeits", "forfeit_deals", "complete")}
     return [json.dumps(item, ensure_ascii=False) for item in (data, *deals, result)]
 
 

@@ -61,7 +61,7 @@ def test_a_wrongly_typed_action_of_an_in_process_bot_is_its_fault_not_a_void_mat
         faults = [line for line in result.stdout.splitlines() if line.startswith("fault:")]
         assert len(faults) == 3, result.stdout  # then the seat forfeits and the referee plays it
         assert all(" malformed: seat 1: " + problem in line for line in faults), faults
-        assert "(forfeited)" in result.stdout
+        assert "with the referee's autopilot)" in result.stdout  # the standings: forfeited in deal N
 
 
 def test_the_seats_are_named_by_the_bots_themselves_or_by_name_options():

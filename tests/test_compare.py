@@ -6,6 +6,7 @@ import math
 import os
 import pty
 import random
+import re
 import select
 import signal
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from arena import bot_processes
-from referee.compare import LOWEST_TOTAL, SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
+from referee.compare import SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -40,17 +41,20 @@ def compared(*args: str) -> tuple[int, dict]:
 
 
 def test_heuristic_against_random_is_better_with_an_interval_above_zero():
-    result = compare(HEURISTIC, RANDOM, "--matches", "64", "--seed", "11")
+    result = compare(HEURISTIC, RANDOM, "--fixed", "--matches", "64", "--seed", "11")
     assert result.returncode == 0, result.stderr
-    assert "verdict: A is better (exit 0)" in result.stdout
+    assert "verdict: A is better: the 95% CI lies above 0 (exit 0)" in result.stdout
     assert "seed 11 (--seed 11 replays this comparison)" in result.stdout
     assert "matches  A-B +" in result.stderr  # progress, on stderr: stdout is the result's
-    code, data = compared(HEURISTIC, RANDOM, "--matches", "64", "--seed", "11")
+    code, data = compared(HEURISTIC, RANDOM, "--fixed", "--matches", "64", "--seed", "11")
     assert code == 0
     assert data["players"] == 4
     assert data["pairs"] == 32
     assert data["matches"] == 64
-    assert data["against"] == ["HeuristicBot#2", "HeuristicBot#3", "HeuristicBot#4"]
+    assert data["sprt"] is None
+    # Each bot is named as it names itself (HeuristicBot.name), as referee match names its seats.
+    assert (data["a"], data["b"]) == ("heuristic", "random")
+    assert data["against"] == ["heuristic#2", "heuristic#3", "heuristic#4"]
     low, high = data["ci95"]
     assert 0 < low < data["mean"] < high
     assert data["los"] > 0.99
@@ -61,12 +65,12 @@ def test_heuristic_against_random_is_better_with_an_interval_above_zero():
 
 
 def test_random_against_heuristic_is_not_better_on_the_very_same_deals():
-    code, data = compared(RANDOM, HEURISTIC, "--matches", "64", "--seed", "11")
+    code, data = compared(RANDOM, HEURISTIC, "--fixed", "--matches", "64", "--seed", "11")
     assert code == 1
     assert data["ci95"][1] < 0
     assert data["los"] < 0.01
     # Same deals, seats and opponents as the test above with A and B swapped: every pair is its mirror.
-    _, forward = compared(HEURISTIC, RANDOM, "--matches", "64", "--seed", "11")
+    _, forward = compared(HEURISTIC, RANDOM, "--fixed", "--matches", "64", "--seed", "11")
     assert [(p["round"], p["seat"], -p["difference"]) for p in data["differences"]] == [
         (p["round"], p["seat"], p["difference"]) for p in forward["differences"]
     ]
@@ -76,8 +80,17 @@ def test_a_bot_against_itself_differs_by_exactly_zero_in_every_pair():
     # The same seeded bot as a command (its own process, over gRPC, in its sandbox) and in-process: same
     # deals, same seat, same opponents and the same bot seed, so the very same play.
     code, data = compared(
-        "python sample_bots/random_bot.py", RANDOM, "--players", "2", "--matches", "8", "--seed", "5"
+        "python sample_bots/random_bot.py",
+        RANDOM,
+        "--players",
+        "2",
+        "--fixed",
+        "--matches",
+        "8",
+        "--seed",
+        "5",
     )
+    # Both call themselves "random": A and B keep the names of their command lines, to tell them apart.
     assert (data["a"], data["b"]) == ("random_bot", "RandomBot")
     assert data["pairs"] == 4
     assert [pair["difference"] for pair in data["differences"]] == [0, 0, 0, 0]
@@ -91,7 +104,7 @@ def test_a_bot_against_itself_differs_by_exactly_zero_in_every_pair():
 def test_progress_is_one_updating_line_on_a_terminal():
     controller, terminal = pty.openpty()
     process = subprocess.Popen(
-        [REFEREE, "compare", HEURISTIC, RANDOM, "--matches", "64", "--seed", "11"],
+        [REFEREE, "compare", HEURISTIC, RANDOM, "--fixed", "--matches", "64", "--seed", "11"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=terminal,
@@ -118,7 +131,7 @@ def test_progress_is_one_updating_line_on_a_terminal():
     assert "\x1b[2K" in text  # the line is erased and written again in place
     assert "64/64 matches  A-B +" in text
     assert text.count("\n") <= 2, text  # one line, not one per round
-    assert out.startswith("A = HeuristicBot, B = RandomBot")  # the result alone on stdout
+    assert out.startswith("A = heuristic, B = random")  # the result alone on stdout
 
 
 def test_ctrl_c_stops_without_a_verdict_and_leaves_no_bot_behind():
@@ -141,11 +154,27 @@ def test_ctrl_c_stops_without_a_verdict_and_leaves_no_bot_behind():
 
 
 def test_a_small_difference_on_few_matches_is_undecided():
-    code, data = compared(HEURISTIC, RANDOM, "--players", "2", "--matches", "16", "--seed", "1")
+    code, data = compared(HEURISTIC, RANDOM, "--players", "2", "--fixed", "--matches", "16", "--seed", "1")
     low, high = data["ci95"]
     assert low < 0 < high
     assert code == 2
     assert data["verdict"] == "undecided"
+
+
+def test_the_sequential_test_is_the_default_and_its_verdict_shows_the_llr_and_bounds():
+    result = compare(RANDOM, HEURISTIC, "--seed", "3")
+    assert result.returncode == 1, result.stderr
+    verdict = result.stdout.splitlines()[-2]
+    pattern = r"verdict: A is not better: LLR −\d+\.\d\d, bounds \[−2\.94, 2\.94\] \(exit 1\)"
+    assert re.fullmatch(pattern, verdict), verdict
+    assert "SPRT: H0 0 vs H1 2 points per match (alpha 0.05, beta 0.05)" in result.stdout
+    pairs = int(re.search(r"^(\d+) pairs", result.stdout, re.MULTILINE).group(1))
+    assert SPRT_MIN_PAIRS <= pairs < 200  # it stopped long before the 400 matches it may play
+    code, data = compared(RANDOM, HEURISTIC, "--seed", "3")
+    assert code == 1
+    assert data["pairs"] == pairs
+    assert data["sprt"]["llr"] <= data["sprt"]["lower"]
+    assert verdict.startswith(f"verdict: A is not better: LLR −{-data['sprt']['llr']:.2f},")
 
 
 def test_sprt_stops_early_on_a_clear_difference():
@@ -167,35 +196,46 @@ def test_matches_caps_the_run_in_whole_rounds():
     assert data["pairs"] == 12 < SPRT_MIN_PAIRS
     assert data["ci95"][0] > 0
     assert code == 2
-    _, three = compared(HEURISTIC, RANDOM, "--players", "3", "--matches", "30", "--seed", "3")
+    _, three = compared(HEURISTIC, RANDOM, "--players", "3", "--fixed", "--matches", "30", "--seed", "3")
     assert three["matches"] == 30
     assert Counter(pair["seat"] for pair in three["differences"]) == dict.fromkeys(range(3), 5)
 
 
 def test_opponents_and_concurrency_change_nothing_but_the_speed():
-    args = ("python sample_bots/random_bot.py", HEURISTIC, "--players", "3", "--matches", "12", "--seed", "8")
-    opponents = ("--against", RANDOM, "--against", "python sample_bots/random_bot.py")
+    args = ("python sample_bots/random_bot.py", HEURISTIC, "--players", "3", "--fixed", "--matches", "12")
+    opponents = ("--against", RANDOM, "--against", "python sample_bots/random_bot.py", "--seed", "8")
     _, one = compared(*args, *opponents)
     _, three = compared(*args, *opponents, "--concurrency", "3")
-    assert one["against"] == ["RandomBot", "random_bot#2"]
+    assert (one["a"], one["b"]) == ("random", "heuristic")  # the process's hello names it
+    assert one["against"] == ["random#2", "random#3"]
     assert one == three
     assert len({pair["difference"] for pair in one["differences"]}) > 1
 
 
-def test_a_candidate_that_crashes_forfeits_and_scores_the_lowest_total():
+def test_a_candidate_that_crashes_keeps_only_what_it_made_itself():
+    # The quitter plays exactly as the good bot (same seeded choices) until its 10th move, then exits:
+    # the referee's autopilot finishes its matches, and none of that is the quitter's (RULES.md,
+    # "Forfeits"). Its credited points are the good bot's up to the crash and the worst score after,
+    # so never more than the good bot's on the same deals, and never less than the lowest total, 24.
     bot = "python tests/bots/misbehaving.py"
-    code, data = compared(f"{bot} crash", f"{bot} good", "--players", "2", "--matches", "8", "--seed", "1")
+    code, data = compared(
+        f"{bot} exit-10th", f"{bot} good", "--players", "2", "--fixed", "--matches", "8", "--seed", "1"
+    )
     assert code == 1
-    assert LOWEST_TOTAL == 24  # GAME.md: a total is at least 24
-    assert all(pair["a"] == LOWEST_TOTAL and pair["a_forfeit"] for pair in data["differences"])
-    assert not any(pair["b_forfeit"] for pair in data["differences"])
+    pairs = data["differences"]
+    assert all(24 <= pair["a"] <= pair["b"] for pair in pairs)
+    assert any(pair["a"] > 24 for pair in pairs)  # not 24 for any forfeit: it keeps its own points
+    assert all(pair["a_forfeit"] and not pair["b_forfeit"] for pair in pairs)
     assert data["faults"]["a"]["forfeits"] == 4
     assert data["faults"]["b"] == {"faults": 0, "forfeits": 0}
 
 
 def test_no_verdict_is_one_line_and_exit_code_4():
     usage = [  # wrong flags or arguments: click's usage banner first
-        ((RANDOM, RANDOM, "--h1", "3"), "--h1 apply only with --sprt"),
+        (
+            (RANDOM, RANDOM, "--fixed", "--h1", "3"),
+            "--h1 apply only to the sequential test, not with --fixed",
+        ),
         ((RANDOM,), "Missing argument 'B'"),
         ((RANDOM, RANDOM, "--rule", "talk=loud"), "talk: must be one of"),
         ((RANDOM, RANDOM, "--players", "5"), "5 is not in the range 2<=x<=4"),

@@ -302,6 +302,77 @@ def test_ranks_share_ties_and_forfeits_rank_last():
     assert 1 in match.ranks()
 
 
+def forfeiting(match, plan):
+    """Plays ``match`` out by default actions, forfeiting each seat of ``plan`` (seat -> deal) when that
+    deal is reached, before its declaration."""
+    while match.phase is not Phase.MATCH_OVER:
+        if match.phase is Phase.DEAL_OVER:
+            match.next_deal()
+            continue
+        for seat, deal in plan.items():
+            if match.deal_number == deal and not match.forfeited[seat]:
+                match.forfeit(seat)
+        match.apply(match.default_action())
+    return match.record()
+
+
+def test_a_forfeited_seat_keeps_what_it_made_and_gets_the_worst_score_after():
+    plain = Match(Rules(players=3), seed=4)
+    play_out(plain)
+    record = forfeiting(Match(Rules(players=3), seed=4), {1: 20})
+    assert record.totals == plain.totals  # the table played the same: the autopilot is the default action
+    assert (record.forfeits, record.forfeit_deals) == ((1,), (20,))
+    own = sum(d.points for d in record.deals if d.declarer == 1 and d.number < 20)
+    worst = {0: -2, 1: 0, 2: 2, 3: 4, 4: 2, 5: 0, 6: -2}  # docs/RULES.md, "Forfeits"
+    rest = sum(worst[d.declaration.tricks] for d in record.deals if d.declarer == 1 and d.number >= 20)
+    assert record.credited_totals == (record.totals[0], own + rest, record.totals[2])
+    assert record.credited_totals[1] < record.totals[1]
+    assert [record.on_autopilot(d) for d in record.deals] == [
+        d.declarer == 1 and d.number >= 20 for d in record.deals
+    ]
+    assert record.ranks[1] == 3
+
+
+def test_a_seat_that_forfeits_at_once_is_credited_24_whatever_it_holds():
+    for seed in range(5):
+        record = forfeiting(Match(Rules(players=4), seed=seed), {2: 1})
+        assert record.credited_totals[2] == 24
+        assert record.totals[2] > 24
+
+
+def test_forfeited_seats_rank_among_themselves_by_credited_total():
+    record = forfeiting(Match(Rules(players=4), seed=0), {0: 1, 1: 40})
+    assert record.totals[:2] == (132, 130)  # with the autopilot's points, seat 0 would rank ahead
+    assert record.credited_totals[:2] == (24, 88)
+    assert record.ranks == (4, 3, 1, 2)
+
+
+def test_forfeiting_again_keeps_the_first_deal():
+    match = Match(Rules(players=2), seed=1)
+    match.forfeit(0)
+    play_out(match)
+    match.forfeit(0)
+    assert match.record().forfeit_deals == (1,)
+
+
+def test_forfeit_deals_replay_and_read_back():
+    record = forfeiting(Match(Rules(players=4), seed=8), {3: 17, 1: 50})
+    assert (record.forfeits, record.forfeit_deals) == ((1, 3), (50, 17))
+    assert MatchRecord.from_json(record.to_json()) == record
+    assert Match.replay(record).record() == record
+
+
+def test_a_record_from_before_forfeit_deals_takes_them_from_the_faults():
+    record = forfeiting(Match(Rules(players=2), seed=8), {1: 12})
+    old = record.to_dict()
+    del old["forfeit_deals"]
+    faults = [{"seat": 1, "deal": 9, "kind": "timeout"}, {"seat": 1, "deal": 12, "kind": "disconnect"}]
+    assert MatchRecord.from_dict({**old, "faults": faults}) == record
+    assert MatchRecord.from_dict(old).forfeit_deals == (1,)  # no faults to go by: as if from the start
+    with pytest.raises(RecordError, match="forfeit_deals"):
+        MatchRecord.from_dict({**old, "forfeit_deals": []})
+
+
 def test_default_action_is_legal_and_deterministic():
     a, b = Match(seed=9), Match(seed=9)
     for _ in range(200):

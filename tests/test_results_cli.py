@@ -91,7 +91,8 @@ def played(tmp_path_factory):
         readable.chmod(0o755)
     (folder / "bots" / "moved_away.py").chmod(0o644)
     result = referee("run", league)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == 7, result.stdout + result.stderr  # floaty forfeits every match it plays
+    assert "forfeited: floaty forfeited every match it played (6 of 6); the last one in deal" in result.stderr
     (folder / "bots" / "moved_away.py").unlink()  # a bot that does not start is no result: after the run
     return league
 
@@ -132,9 +133,10 @@ def test_matches_lists_every_stored_match_with_its_points_and_faults(played):
         line = exported[row[1]]
         assert row[2] == "complete"
         text = " ".join(row)
-        for seat, name in enumerate(line["seats"]):
-            forfeit = " (forfeit)" if seat in line["forfeits"] else ""
-            assert f"{name} {line['totals'][seat]}{forfeit}" in text
+        forfeited = dict(zip(line["forfeits"], line["forfeit_deals"], strict=True))
+        for seat, name in enumerate(line["seats"]):  # the credited points, as the leaderboard counts them
+            forfeit = f" (forfeit in deal {forfeited[seat]})" if seat in forfeited else ""
+            assert f"{name} {line['credited'][seat]}{forfeit}" in text
         if "floaty" in line["seats"]:  # it declares floats: two malformed faults, then it forfeits
             assert text.endswith("floaty 2") or "floaty 2 " in text
     assert referee("matches", played).stdout.splitlines()[-1] == (

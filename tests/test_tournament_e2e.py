@@ -93,12 +93,15 @@ def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished)
         "deals_hidden",
         "deals",
         "totals",
+        "credited",
         "ranks",
         "forfeits",
+        "forfeit_deals",
         "faults",
     }
     for line in lines:
         assert set(line) == fields
+        assert line["credited"] == line["totals"]  # nobody forfeited
         assert line["status"] == "complete"
         assert line["deals_hidden"] is False  # every table is complete
         assert set(line["deals"][0]) == {
@@ -432,7 +435,18 @@ def test_a_dry_run_draws_no_secret_seed_and_writes_nothing(tmp_path):
     database = tmp_path / "league.sqlite"
     dry = referee("run", path, "--dry-run")
     assert "no results database yet" in dry.stdout
-    assert "estimate: 15s at 2 matches at once (no stored match to time: a rough 3s a match)" in dry.stdout
+    # Nothing stored to time: every entrant played a few deals of a sample match, and was timed.
+    timed = re.search(r"^timed on \d+ sample\(s\) of 4 deals \(start, decision\): (.*)$", dry.stdout, re.M)
+    assert [item.split()[0] for item in timed.group(1).split(", ")] == [
+        "h1",
+        "heuristic",
+        "r1",
+        "r2",
+        "random",
+    ]
+    assert re.search(
+        r"^estimate: \d+s at 2 matches at once \(\d+\.\ds a match: each seat's start", dry.stdout, re.M
+    )
     assert not database.exists()
     assert list(tmp_path.iterdir()) == [path]  # no logs folder either
     database.write_bytes(b"")  # a file with no results in it yet: as good as none
@@ -461,7 +475,9 @@ def test_a_dry_run_draws_no_secret_seed_and_writes_nothing(tmp_path):
     other = referee("run", path, "--dry-run", "--workers", "3").stdout
     assert "holds results of other league settings: the run would refuse, see --fresh" in other
     assert "0 played, 10 to play" in other
-    assert re.search(r"estimate: \d+s at 3 matches at once \(no stored match", other)
+    # No more at once than the machine has CPUs: the "as" part shows on a machine with fewer than 3.
+    at = r"at 3 matches at once (\(on \d CPUs?: as [12]\) )?"
+    assert re.search(rf"estimate: \d+s {at}\(\d+\.\ds a match", other)
     assert dump(database) == content
 
 

@@ -61,6 +61,8 @@ SLOW_MODULES: Final = {
         "test_store_safety": "the CLI, bot processes, a tmpfs mount",
         "test_watch_one_match": "referee match and replay, bot processes, Chromium",
         "test_wrong_messages": "bot processes that send wrong messages, the CLI",
+        "test_forfeit_scoring": "referee run, compare and report: the CLI and bot processes",
+        "test_dry_run": "referee run --dry-run and run: the CLI and bot processes",
         "test_cli_match": "referee match: the CLI and bot processes",
         "test_compare": "referee compare: the CLI and bot processes",
         "test_dask_executor": "Dask workers, the CLI and bot processes",

@@ -692,7 +692,7 @@ class DaskExecutor:
             progress.last = outcome
             if outcome.status is MatchStatus.COMPLETE:
                 progress.done += 1
-                progress.count(slot.scheduled.entrants, outcome.record.totals)
+                progress.count(slot.scheduled.entrants, outcome.record.credited_totals)
             else:
                 progress.void += 1
             on_progress(progress)

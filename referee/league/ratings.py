@@ -9,6 +9,9 @@ so their results are strongly correlated: rated one by one, as independent games
 far below what the evidence supports and let the seat of the cards weigh in every update. In duplicate
 mode (the default) a table's whole set of seatings is one game, as in duplicate bridge. The points
 statistics are per table in both modes, for the same reason.
+
+Points are always credited points (:attr:`pyramid_sdk.record.MatchRecord.credited_totals`): what the
+referee's autopilot made for a forfeited seat is not its entrant's.
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ class Standing:
     wins: int = 0
     """Matches finished first (a shared first place counts)."""
     table_points: dict[str, list[int]] = field(default_factory=dict)
-    """Its totals per table (by table id), in schedule order."""
+    """Its credited totals per table (by table id), in schedule order."""
     declarations: int = 0
     exact: int = 0
     faults: int = 0
@@ -159,12 +162,13 @@ def rated_games(
 
 
 def game_result(game: Game) -> dict[str, tuple[int, int]]:
-    """Per entrant: (matches forfeited, total points) over the game's matches."""
+    """Per entrant: (matches forfeited, credited points) over the game's matches."""
     result: dict[str, tuple[int, int]] = {}
     for scheduled, match in game:
+        credited = match.record.credited_totals
         for seat, name in enumerate(scheduled.entrants):
             forfeits, points = result.get(name, (0, 0))
-            result[name] = (forfeits + (seat in match.record.forfeits), points + match.record.totals[seat])
+            result[name] = (forfeits + (seat in match.record.forfeits), points + credited[seat])
     return result
 
 
@@ -246,13 +250,16 @@ def _count(standings: dict[str, Standing], scheduled: ScheduledMatch, match: Sto
     """Adds one counted match to its entrants' statistics."""
     record = match.record
     names = scheduled.entrants
+    credited = record.credited_totals
     for seat, name in enumerate(names):
         standing = standings[name]
         standing.matches += 1
         standing.wins += record.ranks[seat] == 1
-        standing.table_points.setdefault(scheduled.table_id, []).append(record.totals[seat])
+        standing.table_points.setdefault(scheduled.table_id, []).append(credited[seat])
         standing.forfeits += seat in record.forfeits
     for deal in record.deals:
+        if record.on_autopilot(deal):
+            continue  # the referee's declaration, not the bot's
         standing = standings[names[deal.declarer]]
         standing.declarations += 1
         standing.exact += deal.taken == deal.declaration.tricks

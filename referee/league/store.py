@@ -16,7 +16,7 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +33,11 @@ from referee.match.outcome import MatchOutcome, MatchStatus
 P = ParamSpec("P")
 R = TypeVar("R")
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+"""2 added ``seats.credited`` (docs/RULES.md, "Forfeits"). A version 1 file is read as it is and brought
+to version 2 when a run opens it for writing; an older referee refuses a version 2 file in one line
+instead of writing rows it does not know."""
+READABLE_VERSIONS: Final = (1, 2)
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,6 +65,7 @@ CREATE TABLE IF NOT EXISTS seats (
     forfeited INTEGER NOT NULL,
     decisions INTEGER NOT NULL,
     think_seconds REAL NOT NULL,
+    credited INTEGER NOT NULL,
     PRIMARY KEY (match_id, seat)
 );
 CREATE TABLE IF NOT EXISTS deals (
@@ -201,10 +206,10 @@ class Store:
             )
         self.db.execute("PRAGMA foreign_keys=ON")
         version = self._meta("schema_version")
-        if version is not None and int(version) != SCHEMA_VERSION:
+        if version is not None and int(version) not in READABLE_VERSIONS:
             raise StoreError(
-                f"{self.path}: results schema version {version}, this referee reads {SCHEMA_VERSION}; "
-                "point database: at another file"
+                f"{self.path}: results schema version {version}, this referee reads versions "
+                f"{READABLE_VERSIONS[0]} to {READABLE_VERSIONS[-1]}; point database: at another file"
             )
         if not write:
             return
@@ -219,6 +224,22 @@ class Store:
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(entrants)")}
         if "fingerprint" not in columns:
             self.db.execute("ALTER TABLE entrants ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
+        if version is not None and int(version) < 2:
+            self._credit_seats()
+
+    def _credit_seats(self) -> None:
+        """Version 1 to 2, in one transaction: ``seats.credited``, each stored seat's credited total (its
+        total, unless it forfeited), from the stored records."""
+        with self.transaction() as db:
+            db.execute("ALTER TABLE seats ADD COLUMN credited INTEGER NOT NULL DEFAULT 0")
+            db.execute("UPDATE seats SET credited = total")
+            forfeited = [row[0] for row in db.execute("SELECT DISTINCT match_id FROM seats WHERE forfeited")]
+            for match_id, match in self.matches(forfeited).items():
+                db.executemany(
+                    "UPDATE seats SET credited = ? WHERE match_id = ? AND seat = ?",
+                    [(points, match_id, seat) for seat, points in enumerate(match.record.credited_totals)],
+                )
+            self._set_meta("schema_version", str(SCHEMA_VERSION))
 
     def close(self) -> None:
         """Closes the database and lets go of the run lock; a second call does nothing."""
@@ -466,8 +487,10 @@ class Store:
                     record.to_json(),
                 ),
             )
+            credited = record.credited_totals
             db.executemany(
-                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO seats (match_id, seat, entrant, total, rank, forfeited, decisions, "
+                "think_seconds, credited) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         scheduled.match_id,
@@ -478,6 +501,7 @@ class Store:
                         int(seat in record.forfeits),
                         len(outcome.latencies[seat]) if outcome.latencies else 0,
                         sum(outcome.latencies[seat]) if outcome.latencies else 0.0,
+                        credited[seat],
                     )
                     for seat, name in enumerate(scheduled.entrants)
                 ],
@@ -542,7 +566,7 @@ class Store:
         ):
             per_seat = seats.get(match_id, [])
             try:
-                decoded = MatchRecord.from_json(record)
+                decoded = _record(record, faults.get(match_id, ()))
                 match_status = MatchStatus(status)
             except (RecordError, ValueError, TypeError):  # the bytes are not said: they may hold hands
                 raise StorageError(
@@ -567,6 +591,19 @@ class Store:
         with self.transaction() as db:
             db.execute("DELETE FROM ratings")
             db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)", history)
+
+
+def _record(text: str, faults: Sequence[Fault]) -> MatchRecord:
+    """A stored match record. One stored before records said in which deal a seat forfeited gets it
+    from the seat's last fault (no fault is recorded for a seat after its forfeit), as an export of it
+    read by :meth:`MatchRecord.from_dict` would."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"not a match record: {exc}") from exc
+    if isinstance(data, dict) and "forfeit_deals" not in data:
+        data["faults"] = [fault.to_dict() for fault in faults]
+    return MatchRecord.from_dict(data)
 
 
 def settings_fingerprint(data: dict[str, object]) -> str:

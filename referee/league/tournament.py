@@ -156,7 +156,7 @@ class Progress:
     settled: str = ""
     """An ``until: settled`` league's :meth:`~referee.league.adaptive.Settlement.line`, updated per batch."""
     points: dict[str, list[int]] = field(default_factory=dict)
-    """Each entrant's totals in the complete matches so far, stored ones included."""
+    """Each entrant's credited totals in the complete matches so far, stored ones included."""
 
     def count(self, entrants: tuple[str, ...], totals: tuple[int, ...]) -> None:
         for name, total in zip(entrants, totals, strict=True):
@@ -306,13 +306,7 @@ class Tournament:
 
     def confinement(self) -> Confinement:
         """The sandbox of every bot of this league: the league's settings, and what it must not see."""
-        league = self.league
-        database = league.database
-        hidden = (league.path, league.path.parent, *companions(database), self.log_dir, *self.hidden)
-        folders = tuple(
-            {e.spec.cwd.resolve() for e in league.entrants if e.spec.cwd is not None and not e.in_process}
-        )
-        return Confinement(league.sandbox, league.limits, hidden, folders)
+        return confinement_of(self.league, self.log_dir, self.hidden)
 
     def progress(self, missing: list[ScheduledMatch]) -> Progress:
         """The progress of a run that is to play ``missing``, counting the matches stored before."""
@@ -322,7 +316,7 @@ class Tournament:
         for planned in self.schedule:
             earlier = stored.get(planned.match_id)
             if earlier is not None and earlier.status is MatchStatus.COMPLETE:
-                progress.count(planned.entrants, earlier.record.totals)
+                progress.count(planned.entrants, earlier.record.credited_totals)
         return progress
 
     async def preflight(self, launcher: Launcher, failed: list[Broken], skip: set[str]) -> None:
@@ -379,7 +373,7 @@ class Tournament:
                         progress.last = outcome
                         if outcome.status is MatchStatus.COMPLETE:
                             progress.done += 1
-                            progress.count(scheduled.entrants, outcome.record.totals)
+                            progress.count(scheduled.entrants, outcome.record.credited_totals)
                         else:
                             progress.void += 1
                         on_progress(progress)
@@ -517,6 +511,21 @@ class Tournament:
                 f"the referee stopped the run: {self.voids_in_a_row} matches in a row were void, "
                 f"the last one with {outcome.void_reason}"
             )
+
+
+def log_dir_of(league: League) -> Path:
+    """The folder of a league's logs, beside its results database: ``<database name>-logs``."""
+    return league.database.parent / f"{league.database.stem}-logs"
+
+
+def confinement_of(league: League, log_dir: Path, hidden: tuple[Path, ...] = ()) -> Confinement:
+    """The sandbox of every bot of ``league``: the league's settings, and what it must not see (the
+    league, its results and their companions, its logs, and ``hidden``)."""
+    masked = (league.path, league.path.parent, *companions(league.database), log_dir, *hidden)
+    folders = tuple(
+        {e.spec.cwd.resolve() for e in league.entrants if e.spec.cwd is not None and not e.in_process}
+    )
+    return Confinement(league.sandbox, league.limits, masked, folders)
 
 
 async def _stop(launcher: Launcher, processes: list[BotProcess], interrupted: bool = False) -> None:

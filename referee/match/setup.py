@@ -18,7 +18,7 @@ from referee.match.bots import BotSpec, BotSpecError
 from referee.match.launcher import CONNECT_TIMEOUT, BotProcess, Confinement, Launcher
 from referee.match.runner import AbsentSeat, LocalSeat, RemoteSeat, Seat
 from referee.match.server import HELLO_TIMEOUT, create_server
-from referee.match.sessions import SessionRegistry
+from referee.match.sessions import SessionRegistry, clean_name
 
 Tap = Callable[[pb.ConnectResponse], None]
 
@@ -63,6 +63,16 @@ async def open_table(
     """
     async with open_launcher(log_dir, confinement, hello_timeout) as launcher:
         yield await take_seats(launcher, specs, taps, absent_ok, connect_timeout)
+
+
+def own_name(seat: Seat) -> str:
+    """The name a seated bot gives itself, cleaned (its hello's ``bot_name``, an in-process bot's
+    ``name``); empty for a seat whose bot is absent or gives none."""
+    if isinstance(seat, RemoteSeat):
+        return clean_name(seat.session.bot_name)
+    if isinstance(seat, LocalSeat):
+        return clean_name(str(seat.bot.name))
+    return ""
 
 
 async def take_seats(

@@ -4,12 +4,12 @@ neighbours in the ranking the likelihood that the higher one is really the stron
 
 A *shared match* of A and B is a match both are seated in, among the matches the leaderboard counts
 (:func:`referee.league.ratings.rated_games`: in duplicate mode, those of tables whose every seating is
-played);
-its *difference* is A's points − B's points in it. The seatings of a table replay the same deals, so
-their differences are not independent: as for the leaderboard's points, one observation is a table's
-mean difference over its shared matches, the mean weighs every table the same, and the interval comes
-from the spread between tables (Student's t, :func:`referee.league.ratings.ci95`). With one table there is no
-spread to measure, and no interval.
+played); its *difference* is A's points − B's points in it (credited points: what the referee's
+autopilot made for a forfeited seat does not count, docs/RULES.md "Forfeits"). The seatings of a table
+replay the same deals, so their differences are not independent: as for the leaderboard's points, one
+observation is a table's mean difference over its shared matches, the mean weighs every table the same,
+and the interval comes from the spread between tables (Student's t, :func:`referee.league.ratings.ci95`).
+With one table there is no spread to measure, and no interval.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def crosstable(
     per_table: dict[tuple[str, str], dict[str, list[int]]] = {}
     for game in rated_games(schedule, stored, mode):
         for scheduled, match in game:
-            totals = match.record.totals
+            totals = match.record.credited_totals
             for a, first in enumerate(scheduled.entrants):
                 for b, second in enumerate(scheduled.entrants):
                     if a != b:

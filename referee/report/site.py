@@ -65,6 +65,22 @@ _ENVIRONMENT.filters.update(FILTERS)  # figures rounded as the terminal prints t
 _ENVIRONMENT.globals["cell"] = leaderboard_cell
 
 
+def forfeit_note(record: MatchRecord, seat: int) -> str:
+    """`` (forfeited in deal N)`` after a forfeited seat's credited points, else nothing.
+
+    >>> from pyramid_sdk import Match, Rules
+    >>> match = Match(Rules(players=2)); match.forfeit(1)
+    >>> forfeit_note(match.record(), 0), forfeit_note(match.record(), 1)
+    ('', ' (forfeited in deal 1)')
+    """
+    if seat not in record.forfeits:
+        return ""
+    return f" (forfeited in deal {record.forfeit_deals[record.forfeits.index(seat)]})"
+
+
+_ENVIRONMENT.globals["forfeit_note"] = forfeit_note
+
+
 ASSETS: Final = ("style.css", "report.js", "viewer.js")
 """Written once into the report folder and shared by its pages: the style, the script of every page
 (sorting, the chart's legend) and the match viewer's script, which reads each match page's data."""
@@ -223,7 +239,7 @@ def entrant_stats(
 ) -> dict[str, Any]:
     """Pyramid accuracy per declared number, points per trump, faults (with whether their deal can be
     linked to): for one entrant's page. The deals of tables not complete yet (``shown``) are left out,
-    and their fault details masked."""
+    and their fault details masked; so are the declarations the referee made after a forfeit."""
     shown = shown or disclosure(schedule, stored)
     hidden = 0
     numbers: list[dict[str, Any]] = [
@@ -244,7 +260,7 @@ def entrant_stats(
             faults += [(scheduled, _masked(fault), False) for fault in match.faults if fault.seat == seat]
             continue
         for deal in match.record.deals:
-            if deal.declarer != seat:
+            if deal.declarer != seat or match.record.on_autopilot(deal):
                 continue
             row = numbers[deal.declaration.tricks]
             row["declared"] += 1
@@ -371,6 +387,7 @@ def _played_view(record: MatchRecord, faults: Sequence[Fault], colours: Mapping[
             tricks.append(TrickLine(trick.cards, winning, winner, talk))
         deals.append({"deal": deal, "tricks": tricks})
     pyramids = []
+    credited = record.credited_totals
     for seat, pyramid in enumerate(pyramids_of(record)):
         rows = []
         filled: list[list[tuple[int, int]]] = [[] for _ in QUOTAS]
@@ -381,7 +398,14 @@ def _played_view(record: MatchRecord, faults: Sequence[Fault], colours: Mapping[
             cells += [(None, None)] * (quota - len(filled[number]))
             rows.append({"number": number, "cells": cells})
         pyramids.append(
-            {"name": record.seats[seat], "total": pyramid.total, "rank": record.ranks[seat], "rows": rows}
+            {
+                "name": record.seats[seat],
+                "total": credited[seat],
+                "played": pyramid.total,
+                "note": forfeit_note(record, seat),
+                "rank": record.ranks[seat],
+                "rows": rows,
+            }
         )
     return {
         "record": record,

@@ -178,8 +178,10 @@ def match_line(
                 for deal in (record.deals if visible else ())
             ],
             "totals": list(record.totals),
+            "credited": list(record.credited_totals),
             "ranks": list(record.ranks),
             "forfeits": list(record.forfeits),
+            "forfeit_deals": list(record.forfeit_deals),
             "faults": [_fault_dict(fault, visible) for fault in faults],
         },
         ensure_ascii=False,
@@ -247,8 +249,9 @@ def matches_text(
     status: str | None = None,
 ) -> str:
     """The stored matches, one line each in schedule order: position, id, status, each seat's entrant
-    and points (a forfeit marked), and the faults per entrant. Results only, never a deal, so a table
-    still being played gives nothing away (``referee.report.disclosure``). ``entrant`` and ``status`` filter.
+    and credited points (a forfeit marked with its deal), and the faults per entrant. Results only, never
+    a deal, so a table still being played gives nothing away (``referee.report.disclosure``). ``entrant``
+    and ``status`` filter.
     A stored match no longer in the schedule (its entrant left the league) comes last, as ``-``."""
     position = {scheduled.match_id: scheduled.position + 1 for scheduled in schedule}
     order = sorted(stored.values(), key=lambda m: (position.get(m.match_id, len(position) + 1), m.match_id))
@@ -260,8 +263,11 @@ def matches_text(
         if status is not None and str(match.status) != status:
             continue
         void = match.status is not MatchStatus.COMPLETE
+        credited = record.credited_totals
+        forfeited = dict(zip(record.forfeits, record.forfeit_deals, strict=True))
         points = "  ".join(
-            f"{name} {'—' if void else record.totals[seat]}{' (forfeit)' if seat in record.forfeits else ''}"
+            f"{name} {'—' if void else credited[seat]}"
+            + (f" (forfeit in deal {forfeited[seat]})" if seat in forfeited else "")
             for seat, name in enumerate(record.seats)
         )
         counts: dict[str, int] = {}

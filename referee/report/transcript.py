@@ -30,12 +30,35 @@ def ending(record: MatchRecord) -> list[str]:
 
 
 def standings(record: MatchRecord) -> list[str]:
-    """The seats by rank with their totals (the result alone: no deal, no pyramid)."""
+    """The seats by rank with their credited totals (the result alone: no deal, no pyramid); a
+    forfeited seat's line says from which deal the referee played for it, and what the table made of
+    its pyramid with that play (the pyramids above show the table's play).
+
+    >>> from pyramid_sdk import Match, Phase, Rules
+    >>> match = Match(Rules(players=2), seed=5, seats=["ann", "bob"])
+    >>> while match.phase is not Phase.MATCH_OVER:
+    ...     if match.phase is Phase.DEAL_OVER:
+    ...         match.next_deal()
+    ...         if match.deal_number == 20:
+    ...             match.forfeit(1)
+    ...     else:
+    ...         match.apply(match.default_action())
+    >>> print("\\n".join(standings(match.record())))
+    <BLANKLINE>
+    1. ann               108
+    2. bob                66  (forfeited in deal 20; 102 with the referee's autopilot)
+    """
     lines = [""]
     width = max(16, *map(len, record.seats))  # long names keep the totals aligned
+    credited = record.credited_totals
+    forfeited = dict(zip(record.forfeits, record.forfeit_deals, strict=True))
     for seat in sorted(range(len(record.seats)), key=lambda seat: (record.ranks[seat], seat)):
-        forfeit = "  (forfeited)" if seat in record.forfeits else ""
-        lines.append(f"{record.ranks[seat]}. {record.seats[seat]:<{width}} {record.totals[seat]:>4}{forfeit}")
+        forfeit = ""
+        if seat in forfeited:
+            forfeit = (
+                f"  (forfeited in deal {forfeited[seat]}; {record.totals[seat]} with the referee's autopilot)"
+            )
+        lines.append(f"{record.ranks[seat]}. {record.seats[seat]:<{width}} {credited[seat]:>4}{forfeit}")
     return lines
 
 

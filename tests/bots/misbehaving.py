@@ -69,6 +69,36 @@ class Crasher(Seeded):
         return super().play(obs)
 
 
+class Steady(Seeded):
+    """Takes 30 ms over every decision, by the clock rather than the CPU: a bot of known speed."""
+
+    def declare(self, obs: Observation) -> Declare:
+        time.sleep(0.03)
+        return super().declare(obs)
+
+    def play(self, obs: Observation) -> Card | Play:
+        time.sleep(0.03)
+        return super().play(obs)
+
+
+class TenthMoveQuitter(Seeded):
+    """Exits on its 10th decision (issue #24: the referee's autopilot then finished its matches, and
+    its points were credited to it)."""
+
+    def declare(self, obs: Observation) -> Declare:
+        self._quit_on_tenth()
+        return super().declare(obs)
+
+    def play(self, obs: Observation) -> Card | Play:
+        self._quit_on_tenth()
+        return super().play(obs)
+
+    def _quit_on_tenth(self) -> None:
+        if self.decisions == 9:
+            print("leaving on my 10th move", file=sys.stderr, flush=True)
+            os._exit(3)
+
+
 class Segfaulter(Seeded):
     """Dies of SIGSEGV in the middle of the third deal it plays a card in, as a native crash would."""
 
@@ -287,6 +317,8 @@ def main() -> None:
         bots = {
             "sleep": Sleeper,
             "crash": Crasher,
+            "exit-10th": TenthMoveQuitter,
+            "steady-30ms": Steady,
             "segv": Segfaulter,
             "illegal": Cheater,
             "flood-talk": Flooder,

@@ -35,7 +35,16 @@ if TYPE_CHECKING:
     from pyramid_sdk.observation import Clock, Observation, Phase, TalkMessage, Trick
     from pyramid_sdk.pyramid import Pyramid, PyramidEntry, render_pyramid
     from pyramid_sdk.record import DealRecord, MatchRecord, RecordError
-    from pyramid_sdk.rules import QUOTAS, Rules, RulesError, Talk, TrickWinner, score, trick_winner_index
+    from pyramid_sdk.rules import (
+        QUOTAS,
+        Rules,
+        RulesError,
+        Talk,
+        TrickWinner,
+        score,
+        trick_winner_index,
+        worst_score,
+    )
     from pyramid_sdk.seeds import derive_seed
 
 _MODULES: dict[str, str] = {
@@ -81,6 +90,7 @@ _MODULES: dict[str, str] = {
     "TrickWinner": "pyramid_sdk.rules",
     "score": "pyramid_sdk.rules",
     "trick_winner_index": "pyramid_sdk.rules",
+    "worst_score": "pyramid_sdk.rules",
     "derive_seed": "pyramid_sdk.seeds",
 }
 """Where each public name lives."""
@@ -129,6 +139,7 @@ __all__ = [
     "render_pyramid",
     "score",
     "trick_winner_index",
+    "worst_score",
 ]
 
 

@@ -38,7 +38,7 @@ from pyramid_sdk.actions import (
 from pyramid_sdk.cards import DECK, Card, Suit
 from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick
 from pyramid_sdk.pyramid import Pyramid
-from pyramid_sdk.record import DealRecord, MatchRecord, RecordError
+from pyramid_sdk.record import DealRecord, MatchRecord, RecordError, credited_totals
 from pyramid_sdk.rules import TRICKS_PER_DEAL, Rules, Talk, trick_winner_index
 from pyramid_sdk.seeds import derive_seed
 
@@ -98,6 +98,8 @@ class Match:
     _first_dealer: int
     _pyramids: tuple[Pyramid, ...]
     _forfeited: tuple[bool, ...]
+    _forfeited_in: tuple[int, ...]
+    """Per seat, the deal in which it forfeited; 0 while it has not."""
     _deals: list[DealRecord]
     # The current deal (set by _set_deal only); views hand out these tuples as they are, so they are
     # replaced, never mutated.
@@ -126,7 +128,7 @@ class Match:
         self.seed: Final = seed
         self.seats: Final = names
         self._players = players
-        self._set_match(first_dealer(seed, players), (Pyramid(),) * players, (False,) * players)
+        self._set_match(first_dealer(seed, players), (Pyramid(),) * players, (0,) * players)
         self._start_deal(1)
 
     # -- state ------------------------------------------------------------------------------------------
@@ -181,9 +183,17 @@ class Match:
         """The cards ``seat`` holds now (for the referee; a bot sees only its own, via its observation)."""
         return self._hands[seat]
 
+    @property
+    def credited_totals(self) -> tuple[int, ...]:
+        """Per seat, the points it is credited with (:attr:`MatchRecord.credited_totals`): its total,
+        but a forfeited seat's declarations from the deal it forfeited in on count at their worst."""
+        forfeits = [seat for seat, deal in enumerate(self._forfeited_in) if deal]
+        deals = [self._forfeited_in[seat] for seat in forfeits]
+        return credited_totals(self.totals, self._deals, forfeits, deals)
+
     def ranks(self) -> tuple[int, ...]:
-        """Per seat, 1 = best by total; equal totals share a rank; a forfeited seat ranks below every seat
-        that did not forfeit.
+        """Per seat, 1 = best by credited total (the total, unless the seat forfeited); equal totals
+        share a rank; a forfeited seat ranks below every seat that did not forfeit.
 
         >>> m = Match(Rules(players=3)); m._pyramids = (Pyramid(total=5), Pyramid(total=9), Pyramid(total=5))
         >>> m.ranks()
@@ -192,8 +202,8 @@ class Match:
         (1, 3, 1)
         """
         keys = [
-            (forfeited, -pyramid.total)
-            for forfeited, pyramid in zip(self._forfeited, self._pyramids, strict=True)
+            (forfeited, -total)
+            for forfeited, total in zip(self._forfeited, self.credited_totals, strict=True)
         ]
         return tuple(1 + sum(other < key for other in keys) for key in keys)
 
@@ -288,10 +298,12 @@ class Match:
         self._start_deal(self._deal_number + 1)
 
     def forfeit(self, seat: int) -> None:
-        """Marks ``seat`` as forfeited: it ranks below every other seat. Its play goes on (the referee
-        plays :meth:`default_action` for it)."""
+        """Marks ``seat`` as forfeited in the current deal: it ranks below every other seat, and its
+        declarations from this deal on are credited at their worst. Its play goes on (the referee plays
+        :meth:`default_action` for it). Forfeiting again changes nothing."""
         self._check_seat(seat)
-        self._forfeited = tuple(f or s == seat for s, f in enumerate(self._forfeited))
+        if not self._forfeited_in[seat]:
+            self._mark_forfeit(seat, self._deal_number)
 
     def default_action(self, seat: int | None = None) -> Action:
         """The deterministic action the referee substitutes when a bot faults, and autopilot's choice.
@@ -354,8 +366,9 @@ class Match:
             deals=tuple(self._deals),
             totals=self.totals,
             ranks=self.ranks(),
-            forfeits=tuple(seat for seat, forfeited in enumerate(self._forfeited) if forfeited),
+            forfeits=tuple(seat for seat, deal in enumerate(self._forfeited_in) if deal),
             complete=self.is_over,
+            forfeit_deals=tuple(deal for deal in self._forfeited_in if deal),
         )
 
     @classmethod
@@ -380,7 +393,8 @@ class Match:
         for seat in range(players):
             if len(current[seat]) != obs.hand_size(seat):
                 raise ValueError(f"from_observation: seat {seat} must hold {obs.hand_size(seat)} cards")
-        match._set_match((obs.dealer - obs.deal_number + 1) % players, obs.pyramids, obs.forfeited)
+        forfeited_in = tuple(obs.deal_number if forfeited else 0 for forfeited in obs.forfeited)
+        match._set_match((obs.dealer - obs.deal_number + 1) % players, obs.pyramids, forfeited_in)
         match._set_deal(
             obs.deal_number,
             current,
@@ -400,8 +414,9 @@ class Match:
         other hands than the seed deals, an illegal declaration or card, a wrong trick winner or score.
         """
         match = cls(record.rules, record.seed, record.seats)
-        for seat in record.forfeits:
-            match.forfeit(seat)
+        for seat, since in zip(record.forfeits, record.forfeit_deals, strict=True):
+            match._check_seat(seat)
+            match._mark_forfeit(seat, since)  # only ranks and credited totals read it, at the end
         for deal in record.deals:
             where = f"deal {deal.number}"
             if match._phase is Phase.DEAL_OVER:
@@ -437,12 +452,18 @@ class Match:
 
     # -- internals --------------------------------------------------------------------------------------
 
-    def _set_match(self, first: int, pyramids: tuple[Pyramid, ...], forfeited: tuple[bool, ...]) -> None:
-        """The one place the match-wide state is set: by a new match and by :meth:`from_observation`."""
+    def _set_match(self, first: int, pyramids: tuple[Pyramid, ...], forfeited_in: tuple[int, ...]) -> None:
+        """The one place the match-wide state is set: by a new match and by :meth:`from_observation`.
+        ``forfeited_in`` is per seat the deal it forfeited in, 0 if it has not."""
         self._first_dealer = first
         self._pyramids = pyramids
-        self._forfeited = forfeited
+        self._forfeited_in = forfeited_in
+        self._forfeited = tuple(bool(deal) for deal in forfeited_in)
         self._deals = []
+
+    def _mark_forfeit(self, seat: int, deal: int) -> None:
+        self._forfeited_in = tuple(deal if s == seat else d for s, d in enumerate(self._forfeited_in))
+        self._forfeited = tuple(bool(d) for d in self._forfeited_in)
 
     def _set_deal(
         self,

@@ -2,6 +2,11 @@
 
 The record holds every hand as dealt, so it is for the referee, the store and the reports, never for a
 bot during play. :meth:`pyramid_sdk.engine.Match.replay` checks a record against the rules.
+
+It keeps what the table played: a forfeited seat's later cards and declarations, made by the referee's
+autopilot, are in its deals and its total. What that seat is *credited* with is
+:attr:`MatchRecord.credited_totals`, the one rule every leaderboard, crosstable, comparison and export
+applies (docs/RULES.md, "Forfeits").
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 from pyramid_sdk.actions import Declare
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.observation import TalkMessage, Trick
-from pyramid_sdk.rules import Rules
+from pyramid_sdk.rules import Rules, worst_score
 
 
 class RecordError(ValueError):
@@ -87,6 +92,45 @@ class MatchRecord:
     forfeits: tuple[int, ...]
     """Seats that forfeited, ascending."""
     complete: bool
+    forfeit_deals: tuple[int, ...] = ()
+    """For each seat of ``forfeits``, in the same order, the deal (from 1) in which it forfeited: from
+    then on the referee played for it."""
+
+    def __post_init__(self) -> None:
+        if len(self.forfeit_deals) != len(self.forfeits) or any(deal < 1 for deal in self.forfeit_deals):
+            raise ValueError(
+                f"forfeit_deals {list(self.forfeit_deals)}: one deal from 1 per seat of forfeits "
+                f"{list(self.forfeits)}"
+            )
+
+    @property
+    def credited_totals(self) -> tuple[int, ...]:
+        """Per seat, the points it is credited with: its total, except that a forfeited seat gets, for
+        each of its declarations from the deal in which it forfeited on, the worst score that number
+        allows instead of what the autopilot made of it. A seat that forfeits at once is credited 24,
+        the lowest total; one that crashes late keeps only what it made itself.
+
+        >>> from pyramid_sdk import Match, Phase, Rules
+        >>> match = Match(Rules(players=2), seed=5)
+        >>> while match.phase is not Phase.MATCH_OVER:
+        ...     if match.phase is Phase.DEAL_OVER:
+        ...         match.next_deal()
+        ...         if match.deal_number == 20:
+        ...             match.forfeit(1)  # its bot crashed: the referee plays for it from now on
+        ...     else:
+        ...         match.apply(match.default_action())
+        >>> record = match.record()
+        >>> record.totals, record.forfeits, record.forfeit_deals, record.credited_totals
+        ((108, 102), (1,), (20,), (108, 66))
+        """
+        return credited_totals(self.totals, self.deals, self.forfeits, self.forfeit_deals)
+
+    def on_autopilot(self, deal: DealRecord) -> bool:
+        """Whether the referee declared or finished ``deal`` for its declarer, who had forfeited by then:
+        such a declaration is no measure of the bot (it is credited at its worst)."""
+        if not self.forfeits:
+            return False
+        return _on_autopilot(deal, dict(zip(self.forfeits, self.forfeit_deals, strict=True)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +141,7 @@ class MatchRecord:
             "totals": list(self.totals),
             "ranks": list(self.ranks),
             "forfeits": list(self.forfeits),
+            "forfeit_deals": list(self.forfeit_deals),
             "complete": self.complete,
         }
 
@@ -105,7 +150,16 @@ class MatchRecord:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MatchRecord:
+        """The record of ``to_dict`` (or of an export line). A record written before ``forfeit_deals``
+        existed takes each forfeited seat's deal from its last fault in ``faults``, if the data has them
+        (no fault is recorded for a seat after its forfeit), else deal 1."""
         try:
+            forfeits = _ints(data["forfeits"])
+            if "forfeit_deals" in data:
+                forfeit_deals = _ints(data["forfeit_deals"])
+            else:
+                last = {int(fault["seat"]): int(fault["deal"]) for fault in data.get("faults", ())}
+                forfeit_deals = tuple(max(1, last.get(seat, 1)) for seat in forfeits)
             return cls(
                 seats=tuple(str(name) for name in data["seats"]),
                 seed=int(data["seed"]),
@@ -113,8 +167,9 @@ class MatchRecord:
                 deals=tuple(DealRecord.from_dict(deal) for deal in data["deals"]),
                 totals=_ints(data["totals"]),
                 ranks=_ints(data["ranks"]),
-                forfeits=_ints(data["forfeits"]),
+                forfeits=forfeits,
                 complete=bool(data["complete"]),
+                forfeit_deals=forfeit_deals,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordError(f"not a match record: {type(exc).__name__}: {exc}") from exc
@@ -126,6 +181,30 @@ class MatchRecord:
         except json.JSONDecodeError as exc:
             raise RecordError(f"not a match record: {exc}") from exc
         return cls.from_dict(data)
+
+
+def credited_totals(
+    totals: Sequence[int],
+    deals: Sequence[DealRecord],
+    forfeits: Sequence[int],
+    forfeit_deals: Sequence[int],
+) -> tuple[int, ...]:
+    """``totals`` with each forfeited seat's declarations from its forfeit deal on scored at their worst
+    (:func:`~pyramid_sdk.rules.worst_score`): the engine ranks by it and every report shows it."""
+    if not forfeits:
+        return tuple(totals)
+    since = dict(zip(forfeits, forfeit_deals, strict=True))
+    credited = list(totals)
+    for deal in deals:
+        if _on_autopilot(deal, since):
+            credited[deal.declarer] += worst_score(deal.declaration.tricks) - deal.points
+    return tuple(credited)
+
+
+def _on_autopilot(deal: DealRecord, since: Mapping[int, int]) -> bool:
+    """Whether ``deal``'s declarer had forfeited by it (``since``: seat -> the deal it forfeited in)."""
+    first = since.get(deal.declarer)
+    return first is not None and deal.number >= first
 
 
 def _ints(values: Sequence[Any]) -> tuple[int, ...]:

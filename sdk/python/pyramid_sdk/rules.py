@@ -148,6 +148,19 @@ def score(declared: int, taken: int) -> int:
     return 10 - 2 * abs(taken - declared)
 
 
+def worst_score(declared: int) -> int:
+    """The fewest points a declaration of ``declared`` tricks can score: what a forfeited seat is
+    credited for each declaration the referee made or finished for it (docs/RULES.md, "Forfeits"), so
+    that crashing can never score more than playing on.
+
+    >>> [worst_score(declared) for declared in range(7)]
+    [-2, 0, 2, 4, 2, 0, -2]
+    >>> sum(quota * worst_score(declared) for declared, quota in enumerate(QUOTAS))  # the lowest total
+    24
+    """
+    return min(score(declared, taken) for taken in range(TRICKS_PER_DEAL + 1))
+
+
 def trick_winner_index(cards: Sequence[Card], trump: Suit, mode: TrickWinner) -> int:
     """Position in play order of the card that wins a complete trick.
 
