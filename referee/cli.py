@@ -9,7 +9,6 @@ import http.server
 import json
 import logging
 import math
-import os
 import random
 import secrets
 import signal
@@ -40,28 +39,18 @@ from referee.compare import (
     make_plan,
     progress_text,
 )
-from referee.league import timing
+from referee.league.competition import Progress, RunReport
 from referee.league.config import League, LeagueError, add_entrant, load_league
+from referee.league.dry_run import EXIT_PREFLIGHT, cpu_count
+from referee.league.dry_run import dry_run as plan_dry_run
 from referee.league.lock import LeagueBusyError
+from referee.league.planning import plan_of, schedule_of
 from referee.league.preflight import Broken, PreflightError
 from referee.league.ratings import Leaderboard, rate
 from referee.league.results import open_results
-from referee.league.schedule import ScheduledMatch
+from referee.league.running import EXIT_DISQUALIFIED, EXIT_FORFEITED, FolderError, LeagueRun, unplayed
 from referee.league.storage import StorageError, StorageFault, StoreError
 from referee.league.store import Store, StoredMatch
-from referee.league.tournament import (
-    Progress,
-    Tournament,
-    confinement_of,
-    joined,
-    league_settings,
-    log_dir_of,
-    open_store,
-    plan_of,
-    schedule_of,
-    with_cohorts,
-)
-from referee.league.versions import fingerprint
 from referee.logs import LEVELS, LogFile, referee_logging
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
@@ -70,7 +59,7 @@ from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import Seat, play_match
 from referee.match.sandbox import SandboxError, SandboxMode
 from referee.match.sessions import clean_name
-from referee.match.setup import open_launcher, open_table, own_name
+from referee.match.setup import open_table, own_name
 from referee.report.crosstable import crosstable
 from referee.report.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.report.records import NoSuchRecord, RecordsError, find_record
@@ -81,7 +70,6 @@ from referee.report.text import (
     PROGRESS_WIDTH,
     Replayable,
     crosstable_text,
-    eta_text,
     export_lines,
     leaderboard_table,
     match_line,
@@ -503,16 +491,6 @@ def _ratings(league: League, stored: dict[str, StoredMatch]) -> Leaderboard:
     return rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
 
 
-def _store(league: League, fresh: bool = False) -> tuple[Store, League]:
-    try:
-        return open_store(league, fresh, say=_say)
-    except StoreError as exc:
-        damaged = isinstance(exc, StorageError) and exc.fault is StorageFault.DAMAGED
-        raise _failure(
-            exc, "nothing was read from it or written to it" if damaged else "nothing was played"
-        ) from None
-
-
 def _in_run(exc: StorageError, store: Store, total: int) -> StoreFailure:
     """The line for a storage fault during a run: how much of the schedule is safely stored."""
     if exc.fault is StorageFault.DAMAGED:
@@ -681,114 +659,34 @@ def run_command(
     if workers is None and dask_address is None:
         workers, dask_address = league.workers, league.dask
     if dry_run:
-        at_once = workers or (concurrency or league.concurrency)
-        for line in _dry_run(league, fresh, at_once, dask_address is not None):
-            click.echo(line)
-        return
-    store, league = _store(league, fresh)
-    click.get_current_context().call_on_close(store.close)  # the run lock goes with it, however it ends
-    try:
-        _replay_new_versions(store, league)
-    except StoreError as exc:
-        raise _failure(exc, "nothing was played") from None
-    log_dir = log_dir_of(league)
-    hidden: tuple[Path, ...] = ()
-    for folder in (report_dir, log_dir):
-        try:  # the report's before any bot starts, so that its sandbox masks it
-            if folder is not None:
-                folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise _StorageFailure(
-                f"{folder}: cannot make this folder ({exc.strerror or exc}); nothing was played; free some "
-                "space or make its parent writable, and run again"
-            ) from None
-    if report_dir is not None:
-        hidden = (report_dir.resolve(),)
-    log_file = log_dir / "referee.log"
-    tournament = Tournament(league, store, log_dir, concurrency, hidden, skip_broken)
-    display = _Display(league, tournament.concurrency)
-    cpus = _cpu_count()
-    if tournament.concurrency > cpus:
-        click.echo(
-            f"warning: concurrency {tournament.concurrency} is more than the {cpus} CPU(s) of this machine; "
-            "bots that wait for a CPU run out of time, and their timeouts are charged to them",
-            err=True,
-        )
-    executor: Callable[[Callable[[Progress], None]], Coroutine[Any, Any, Progress]] = tournament.run
-    failures: tuple[type[Exception], ...] = (SandboxError,)
-    if workers is not None or dask_address is not None:
-        # Dask is imported only when it is used.
-        from referee.league.dask_executor import DaskExecutor, ExecutorError  # noqa: PLC0415
-
-        executor = DaskExecutor(tournament, dask_address, workers, say=_say).run
-        failures = (SandboxError, ExecutorError)
-
-    pending: list[asyncio.Future[Path | None]] = []
-    last_report = [0.0]
-
-    def on_progress(progress: Progress) -> None:
-        display(progress)
-        if report_dir is None or (pending and not pending[-1].done()):
-            return
-        if time.monotonic() - last_report[0] >= REPORT_EVERY or progress.done == progress.total:
-            # In a thread with its own connection: rendering must never stall the bots' clocks.
-            last_report[0] = time.monotonic()
-            pending.append(asyncio.ensure_future(asyncio.to_thread(_report_in_thread, league, report_dir)))
-
-    try:
-        with referee_logging(log_level, log_file) as log:
-            if tournament.concurrency > cpus:
-                LOGGER.warning("concurrency %d is more than the %d CPU(s)", tournament.concurrency, cpus)
-            progress = _run_until_signal(executor(on_progress))
-    except RefereeInternalError as exc:
-        display.close()
-        raise click.ClickException(f"{exc}; the tracebacks are in {log_file}") from None
-    except PreflightError as exc:
-        display.close()
-        _say_broken(exc.broken)
-        click.echo(
-            f"preflight: {len(exc.broken)} entrant(s) not ready; nothing was stored. Fix them, or run with "
-            f"--skip-broken to play without them (disqualified for the run)",
-            err=True,
-        )
-        sys.exit(EXIT_PREFLIGHT)
-    except StorageError as exc:
-        display.close()
-        raise _in_run(exc, store, len(tournament.schedule)) from None
-    except failures as exc:
-        display.close()
-        raise click.ClickException(str(exc)) from None
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        display.close()
         try:
-            done = str(len(store.complete_ids()))
-        except StoreError:  # the database failed too: what it stored before is kept
-            done = "?"
-        click.echo(
-            f"interrupted: {done}/{len(tournament.schedule)} matches are stored; run again to resume",
-            err=True,
-        )
-        sys.exit(130)
-    finally:
-        display.close()
-    if isinstance(log, LogFile) and log.failed:
-        click.echo(f"warning: {log_file} could not be written ({log.failed}): it misses records", err=True)
-    _say_broken(tournament.broken, tail_only=True)
-    for name, reason in tournament.disqualified.items():
-        click.echo(f"disqualified: {name}: {reason}", err=True)
-    for refusal in tournament.refusals:
-        click.echo(f"refused: {refusal}", err=True)
-    if progress.void:
-        click.echo(
-            f"{progress.void} match(es) void after retries (the referee's errors are in {log_file}); "
-            "run again to retry them",
-            err=True,
-        )
+            lines = plan_dry_run(
+                league, fresh, workers or (concurrency or league.concurrency), bool(dask_address)
+            )
+        except StoreError as exc:
+            raise _failure(exc, _unread(exc)) from None
+        click.echo("\n".join(lines))
+        return
+    try:
+        run = LeagueRun.open(league, fresh, report_dir, concurrency, workers, dask_address, skip_broken, _say)
+    except StoreError as exc:
+        damaged = isinstance(exc, StorageError) and exc.fault is StorageFault.DAMAGED
+        raise _failure(
+            exc, "nothing was read from it or written to it" if damaged else "nothing was played"
+        ) from None
+    except FolderError as exc:
+        raise _StorageFailure(str(exc)) from None
+    click.get_current_context().call_on_close(run.competition.close)  # the run lock goes with it
+    report = _play_run(run, report_dir, log_level)
+    league, store = run.league, run.store
+    for line in run.summary(report):
+        click.echo(line, err=True)
     try:
         stored = store.matches()
         board = _board(league, store, stored)
     except StorageError as exc:
-        raise _in_run(exc, store, progress.total) from None
+        raise _in_run(exc, store, report.progress.total) from None
+    progress = report.progress
     click.echo(leaderboard_table(board, league, f"{league.name} — {progress.done}/{progress.total} matches"))
     _say_settlement(league, stored)
     if report_dir is not None:
@@ -803,185 +701,80 @@ def run_command(
     forfeiters = _forfeited_everything(league, stored)
     for line in forfeiters:
         click.echo(line, err=True)
-    if tournament.disqualified or tournament.skipped:
-        click.echo(
-            f"{tournament.skipped} match(es) not played: an entrant of theirs was disqualified or did not "
-            f"start (nothing stored for them); run again to retry them (exit {EXIT_DISQUALIFIED})",
-            err=True,
-        )
+    if (unplayed_line := unplayed(report)) is not None:
+        click.echo(unplayed_line, err=True)
         sys.exit(EXIT_DISQUALIFIED)
     if forfeiters:
         sys.exit(EXIT_FORFEITED)
 
 
-def _dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[str]:
-    """What ``referee run --dry-run`` prints: the schedule's size, what is stored of it, and how long the
-    rest would take. It only reads: no database is created, no seed drawn or stored. With no stored
-    match to time, it times the bots of the matches to play as the preflight tries them
-    (:func:`_timed_estimate`)."""
-    database = league.database
-    stored: dict[str, StoredMatch] = {}
-    seconds: list[float] = []
-    invalid: set[str] = set()
-    state = f"no results database yet ({database}): nothing played"
-    if database.is_file() and not database.stat().st_size:  # opened, SQLite would write its header
-        state = f"nothing stored yet in {database}"
-    elif database.is_file():
-        try:
-            store = Store(database, write=False)
-        except StoreError as exc:
-            raise _failure(exc, _unread(exc)) from None
-        try:
-            count, secret = store.match_count(), store.meta("secret_seed")
-            known = league if league.seed is not None or secret is None else replace(league, seed=int(secret))
-            if not fresh:
-                league = replace(known, seed_secret=league.seed is None)
-            try:
-                store.claim(
-                    league.path, league.name, league_settings(known) if known.seed is not None else ""
-                )
-                foreign = None
-            except StoreError as exc:
-                foreign = exc
-            if foreign is not None:
-                owner = store.owner().name
-                state = f"{database} holds the results of another league, {owner!r}: the run would refuse"
-            elif not count:
-                state = f"nothing stored yet in {database}"
-            elif fresh:
-                state = (
-                    f"--fresh: the {count} match(es) stored in {database} would be forgotten, a copy of them "
-                    "kept beside it"
-                )
-            elif league.seed is None or store.meta("settings") != league_settings(league):
-                state = (
-                    f"{database} holds results of other league settings: the run would refuse, see --fresh"
-                )
-            else:
-                stored = store.matches()
-                seconds = store.match_seconds()
-                league = with_cohorts(league, joined(store, league))
-                changed = store.new_versions({e.name: fingerprint(e) for e in league.entrants})
-                invalid = {match_id for ids in changed.values() for match_id in ids}
-                state = f"results in {database}" + (
-                    f"; {len(invalid)} of them by an older version of {', '.join(changed)}, played again"
-                    if invalid
-                    else ""
-                )
-        except StoreError as exc:
-            raise _failure(exc, _unread(exc)) from None
-        finally:
-            store.close()
-    if league.seed is None:  # a secret seed not drawn yet: any seed gives a schedule of the same size
-        league = replace(league, seed=0, seed_secret=True)
-    schedule = schedule_of(league, stored)
-    complete = {i for i, m in stored.items() if m.status is MatchStatus.COMPLETE} - invalid
-    played = sum(1 for match in schedule if match.match_id in complete)
-    missing = len(schedule) - played
-    tables = len({match.table_id for match in schedule})
-    timed: list[str] = []
-    at = f"at {at_once} match{'es' if at_once > 1 else ''} at once"
-    if seconds:  # timed at the concurrency they were played at: at_once of them share the machine
-        each = sum(seconds) / len(seconds)
-        basis = f"{each:.1f}s a match, the mean of {len(seconds)} stored match(es)"
-        parallel = float(at_once)
-    else:
-        pending = [m for m in schedule if m.match_id not in complete]
-        each, basis, timed = _timed_estimate(league, pending or list(schedule), at_once)
-        parallel, cores = _parallel(at_once)
-        if parallel < at_once:
-            at += f" (on {cores}: as {parallel:.0f})"
-    estimate = (
-        f"{eta_text(missing * each)} of match time, shared by the Dask cluster's workers"
-        if on_dask
-        else f"{eta_text(missing * each / parallel)} {at}"
-    )
-    if league.settling is not None:  # later batches depend on results not played yet: bound them
-        cap = league.settling.max_matches
-        estimate += f"; at most {eta_text(max(cap - played, 0) * each / (1 if on_dask else parallel))} " + (
-            f"if it plays on to max_matches ({cap})"
-        )
-    return [
-        f"dry run of {league.name}: {league.schedule_label}; nothing is played or written",
-        f"schedule{' so far (the batches chosen from the results stored)' if league.settling else ''}: "
-        f"{tables} tables, {len(schedule)} matches ({league.players} players, seating {league.seating})",
-        f"{state}; {played} played, {missing} to play",
-        *timed,
-        f"estimate: {estimate} ({basis})",
-    ]
+def _play_run(run: LeagueRun, report_dir: Path | None, log_level: str) -> RunReport:
+    """Plays the run with its progress shown (and its live report rewritten); every way it can stop is
+    one line here, with its exit status."""
+    display = _Display(run.league, run.concurrency)
+    warnings = run.warnings()
+    for line in warnings:
+        click.echo(line, err=True)
+    pending: list[asyncio.Future[Path | None]] = []
+    last_report = [0.0]
 
-
-def _timed_estimate(
-    league: League, pending: list[ScheduledMatch], at_once: int
-) -> tuple[float, str, list[str]]:
-    """The mean seconds of work a match of ``pending`` should take, why, and the lines that say what
-    was timed: samples of the schedule's lineups, ``at_once`` at a time (``referee.league.timing``).
-    A bot that could not be timed is named, since the run's preflight would stop there too."""
-    lineups = timing.samples(pending, at_once)
-
-    async def measure() -> timing.Timings:
-        async with open_launcher(None, confinement_of(league, log_dir_of(league))) as launcher:
-            return await timing.time_bots(league, lineups, at_once, launcher)
-
-    try:
-        timed = asyncio.run(measure())
-    except SandboxError as exc:
-        timed = timing.Timings({}, {name: str(exc) for lineup in lineups for name in lineup})
-    lines = []
-    if timed.speeds:
-        lines.append(
-            f"timed on {len(lineups)} sample(s) of {timing.TIMING_DEALS} deals (start, decision): "
-            + ", ".join(
-                f"{name} {speed.start:.2f}s {1000 * speed.decision:.2f}ms"
-                for name, speed in sorted(timed.speeds.items())
+    def on_progress(progress: Progress) -> None:
+        display(progress)
+        if report_dir is None or (pending and not pending[-1].done()):
+            return
+        if time.monotonic() - last_report[0] >= REPORT_EVERY or progress.done == progress.total:
+            # In a thread with its own connection: rendering must never stall the bots' clocks.
+            last_report[0] = time.monotonic()
+            pending.append(
+                asyncio.ensure_future(asyncio.to_thread(_report_in_thread, run.league, report_dir))
             )
-        )
-    for name, reason in sorted(timed.failures.items()):
-        lines.append(
-            f"not timed: {name}: {reason} (the run's preflight would stop there, exit {EXIT_PREFLIGHT}; "
-            f"counted as {timing.ROUGH_START:g}s a start, {1000 * timing.ROUGH_DECISION:g}ms a decision)"
-        )
-    each = timed.match_seconds(league.rules, [match.entrants for match in pending])
-    decisions = timing.decisions_per_seat(league.rules)
-    return each, f"{each:.1f}s a match: each seat's start and {decisions} decisions, as timed", lines
 
-
-def _parallel(at_once: int) -> tuple[float, str]:
-    """How many matches at once the machine can play at full speed, and its CPUs in words: a match keeps
-    about one CPU busy (one of its bots thinks at a time), so no more than the CPUs. (A machine busy with
-    other work has less to give, but the samples were timed on it as it is now, as many at once.)"""
-    cpus = _cpu_count()
-    return float(min(at_once, cpus)), f"{cpus} CPU{'s' if cpus > 1 else ''}"
+    log_file, store = run.log_file, run.store
+    try:
+        with referee_logging(log_level, log_file) as log:
+            if warnings:
+                LOGGER.warning("concurrency %d is more than the %d CPU(s)", run.concurrency, cpu_count())
+            report = _run_until_signal(run.play(on_progress))
+    except RefereeInternalError as exc:
+        display.close()
+        raise click.ClickException(f"{exc}; the tracebacks are in {log_file}") from None
+    except PreflightError as exc:
+        display.close()
+        _say_broken(exc.broken)
+        click.echo(
+            f"preflight: {len(exc.broken)} entrant(s) not ready; nothing was stored. Fix them, or run with "
+            f"--skip-broken to play without them (disqualified for the run)",
+            err=True,
+        )
+        sys.exit(EXIT_PREFLIGHT)
+    except StorageError as exc:
+        display.close()
+        raise _in_run(exc, store, len(run.competition.schedule)) from None
+    except run.failures as exc:
+        display.close()
+        raise click.ClickException(str(exc)) from None
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        display.close()
+        try:
+            done = str(len(store.complete_ids()))
+        except StoreError:  # the database failed too: what it stored before is kept
+            done = "?"
+        click.echo(
+            f"interrupted: {done}/{len(run.competition.schedule)} matches are stored; run again to resume",
+            err=True,
+        )
+        sys.exit(130)
+    finally:
+        display.close()
+    if isinstance(log, LogFile) and log.failed:
+        click.echo(f"warning: {log_file} could not be written ({log.failed}): it misses records", err=True)
+    return report
 
 
 def _say_settlement(league: League, stored: dict[str, StoredMatch], err: bool = False) -> None:
     """For an ``until: settled`` league: whether its ranking is settled, and its weakest adjacent pair."""
     if league.settling is not None:
         click.echo(plan_of(league, stored).settlement.line(), err=err)
-
-
-def _replay_new_versions(store: Store, league: League) -> None:
-    """An entrant whose fingerprint changed since its matches were stored (docs/LEAGUE.md, "Bot
-    versions"): says which matches that invalidates, and deletes them so that this run plays them again."""
-    fingerprints = {entrant.name: fingerprint(entrant) for entrant in league.entrants}
-    changed = store.new_versions(fingerprints)
-    for name, ids in changed.items():
-        shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
-        click.echo(
-            f"new version of {name}: its {len(ids)} stored match(es) are invalid and played again"
-            + (f": {shown}" if ids else ""),
-            err=True,
-        )
-    store.set_versions(fingerprints, list(changed))
-
-
-EXIT_DISQUALIFIED: Final = 3
-"""`referee run`'s exit status when an entrant was disqualified or a match left unplayed (docs/LEAGUE.md)."""
-EXIT_PREFLIGHT: Final = 4
-"""`referee run`'s exit status when entrants failed the preflight and the run stopped, storing nothing."""
-EXIT_FORFEITED: Final = 7
-"""`referee run`'s exit status when an entrant forfeited every match of it that is stored: its bot is
-broken, not beaten, and a run that ends "successfully" would hide it (3 wins when both apply)."""
 
 
 def _forfeited_everything(league: League, stored: dict[str, StoredMatch]) -> list[str]:
@@ -1018,23 +811,12 @@ def _forfeited_everything(league: League, stored: dict[str, StoredMatch]) -> lis
     return lines
 
 
-def _say_broken(broken: list[Broken], tail_only: bool = False) -> None:
+def _say_broken(broken: list[Broken]) -> None:
     """Each entrant that failed the preflight, and the last lines of its output."""
     for item in broken:
-        if not tail_only:
-            click.echo(f"preflight: {item.name}: {item.reason}", err=True)
-        elif item.output:
-            click.echo(f"preflight: {item.name} failed; its last output:", err=True)
+        click.echo(f"preflight: {item.name}: {item.reason}", err=True)
         for line in item.output:
             click.echo(f"  | {line}", err=True)
-
-
-def _cpu_count() -> int:
-    """CPUs this process may run on (its affinity, where the system has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _say(line: str) -> None:

@@ -32,13 +32,11 @@ from typing import Any, Final
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
-from referee.league.tournament import VOID_RETRIES, VOIDS_IN_A_ROW
 from referee.match.bots import BotSpec, BotSpecError
-from referee.match.faults import FaultPolicy, RefereeInternalError
-from referee.match.launcher import BotProcess, Confinement, Launcher, interrupted
-from referee.match.outcome import MatchOutcome, MatchStatus
-from referee.match.runner import Seat, play_match
-from referee.match.setup import open_launcher, own_name, take_seats
+from referee.match.launcher import Confinement, Launcher, interrupted
+from referee.match.outcome import MatchOutcome, NotStarted, VoidStreak
+from referee.match.setup import open_launcher, own_name
+from referee.match.table import Sitting, Table
 
 Z95: Final = statistics.NormalDist().inv_cdf(0.975)
 """The two-sided 95% quantile of the normal distribution, 1.96."""
@@ -571,7 +569,11 @@ async def compare(
     """
     async with open_launcher(log_dir, confinement) as launcher:
         plan = await own_names(plan, launcher)
-        return await _Comparer(plan, launcher, on_progress).run()
+        comparer = _Comparer(plan, launcher, on_progress)
+        try:
+            return await comparer.run()
+        finally:
+            await comparer.table.close()
 
 
 async def own_names(plan: Plan, launcher: Launcher) -> Plan:
@@ -584,16 +586,13 @@ async def own_names(plan: Plan, launcher: Launcher) -> Plan:
     Raises :class:`BotSpecError` when a bot cannot be loaded or started (tried twice)."""
     specs = [plan.a, plan.b, *plan.opponents]
     distinct = list({replace(spec, name=""): spec for spec in specs}.values())
-    processes: list[BotProcess] = []
-    try:
-        try:
-            seats = await take_seats(launcher, distinct, processes=processes)
-        except BotSpecError:  # a busy machine can make a start miss its window
-            await asyncio.gather(*(launcher.stop(p) for p in processes), return_exceptions=True)
-            processes.clear()
-            seats = await take_seats(launcher, distinct, processes=processes)
-    finally:
-        await asyncio.gather(*(launcher.stop(p) for p in processes), return_exceptions=True)
+    table = Table(launcher, plan.rules, plan.time_control, plan.max_faults)
+    lineup = await table.seat(Sitting(MATCH_ID, 0, tuple(distinct)))
+    table.release(lineup)
+    await table.close()
+    if lineup.failed is not None:
+        raise BotSpecError(lineup.failed.reason)
+    seats = lineup.seats
     own = {replace(spec, name=""): own_name(seat) for spec, seat in zip(distinct, seats, strict=True)}
     wanted = [own[replace(spec, name="")] or spec.name for spec in specs]
     if wanted[0] == wanted[1]:
@@ -615,13 +614,19 @@ class _Comparer:
         self, plan: Plan, launcher: Launcher, on_progress: Callable[[Snapshot], None] | None
     ) -> None:
         self.plan = plan
-        self.launcher = launcher
         self.on_progress = on_progress
         self.slots = asyncio.Semaphore(plan.concurrency)
         self.void_reason = ""
         self.decided = False
         """The sequential test has decided: the matches still playing are cut short on purpose, and
         their bots see their streams end with OK, not CANCELLED as in an interrupted comparison."""
+        self.table = Table(
+            launcher,
+            plan.rules,
+            plan.time_control,
+            plan.max_faults,
+            cut=lambda: interrupted() and not self.decided,
+        )
 
     async def run(self) -> Comparison:
         plan = self.plan
@@ -636,7 +641,8 @@ class _Comparer:
                 window.append(asyncio.create_task(self._pair(*key)))
 
         pairs: list[Pair] = []
-        void = done = voids_in_a_row = 0
+        void = done = 0
+        streak = VoidStreak("pairs", "comparison")
         verdict: Verdict | None = None
         refill()
         try:
@@ -644,16 +650,10 @@ class _Comparer:
                 pair = await window.popleft()
                 refill()
                 done += 1
+                streak.add(pair is None, self.void_reason)
                 if pair is None:
                     void += 1
-                    voids_in_a_row += 1
-                    if voids_in_a_row >= VOIDS_IN_A_ROW:
-                        raise RefereeInternalError(
-                            f"the referee stopped the comparison: {voids_in_a_row} pairs in a row were void, "
-                            f"the last one with {self.void_reason}"
-                        )
                 else:
-                    voids_in_a_row = 0
                     pairs.append(pair)
                 estimate = Estimate.of([pair.difference for pair in pairs])
                 test = plan.sprt
@@ -691,42 +691,13 @@ class _Comparer:
         return Pair(round_number, seat, Side.of(a, seat), Side.of(b, seat))
 
     async def _match(self, specs: list[BotSpec], seed: int) -> MatchOutcome | None:
-        """One match with fresh bots; a void one again from scratch, up to ``VOID_RETRIES`` times."""
-        plan = self.plan
-        for _ in range(VOID_RETRIES + 1):
-            async with self.slots:
-                processes: list[BotProcess] = []
-                try:
-                    seats = await self._seats(specs, processes)
-                    outcome = await play_match(
-                        seats,
-                        plan.rules,
-                        seed,
-                        match_id=MATCH_ID,
-                        time_control=plan.time_control,
-                        fault_policy=FaultPolicy(plan.max_faults),
-                    )
-                finally:
-                    await self._stop(processes)
-            if outcome.status is MatchStatus.COMPLETE:
-                return outcome
-            self.void_reason = outcome.void_reason
+        """One match with fresh bots (a void one again from scratch, by the table); ``None`` if it stays
+        void. A bot that does not start raises :class:`BotSpecError`: a comparison needs every bot."""
+        async with self.slots:
+            result = await self.table.play(Sitting(MATCH_ID, seed, tuple(specs)))
+        if isinstance(result, NotStarted):
+            raise BotSpecError(result.reason)
+        if result.complete:
+            return result.outcome
+        self.void_reason = result.outcome.void_reason
         return None
-
-    async def _seats(self, specs: list[BotSpec], processes: list[BotProcess]) -> list[Seat]:
-        """A fresh seat per bot, every process started appended to ``processes`` so that the caller stops
-        it whatever happens. A start that fails is tried once more, all seats afresh: a busy machine can
-        make a start miss its window."""
-        try:
-            return await take_seats(self.launcher, specs, processes=processes)
-        except BotSpecError:
-            await self._stop(processes)
-            return await take_seats(self.launcher, specs, processes=processes)
-
-    async def _stop(self, processes: list[BotProcess]) -> None:
-        """Stops a match's processes, all of them whatever fails, and forgets them."""
-        cut = interrupted() and not self.decided  # Ctrl-C: their streams end with CANCELLED
-        await asyncio.gather(
-            *(self.launcher.stop(process, cut) for process in processes), return_exceptions=True
-        )
-        processes.clear()

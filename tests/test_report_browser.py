@@ -11,7 +11,7 @@ from browser import artifacts, chromium, needs_chromium
 from referee.league.config import load_league
 from referee.league.ratings import rate
 from referee.league.store import Store
-from referee.league.tournament import schedule_of
+from referee.league.planning import schedule_of
 from referee.report.site import write_report
 
 ROOT = Path(__file__).resolve().parent.parent

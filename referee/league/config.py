@@ -154,7 +154,7 @@ class League:
     path: Path
     name: str
     seed: int | None
-    """``None``: a secret seed, drawn and kept by the results database (``tournament.open_store``)."""
+    """``None``: a secret seed, drawn and kept by the results database (``Competition.open``)."""
     rules: Rules
     rounds: int
     seating: Seating
