@@ -35,10 +35,10 @@ from referee.compare import (
     CompareError,
     Snapshot,
     Sprt,
-    compare,
     make_plan,
     progress_text,
 )
+from referee.compare_play import compare
 from referee.league.competition import Progress, RunReport
 from referee.league.config import League, LeagueError, add_entrant, load_league
 from referee.league.dry_run import EXIT_PREFLIGHT, cpu_count

@@ -34,45 +34,13 @@ from typing import Final
 import trueskill
 
 from pyramid_sdk.seeds import derive_seed
-from referee.league.ratings import ENVIRONMENT, RatingMode, rate_game, rated_games
+from referee.league.modes import RatingMode, Settling
+from referee.league.ratings import ENVIRONMENT, rate_game, rated_games
 from referee.league.schedule import ScheduledMatch, Seating, seatings, table_matches
 from referee.league.store import StoredMatch
 from referee.match.outcome import MatchStatus
 
 _NORMAL: Final = NormalDist()
-
-
-class Until(enum.StrEnum):
-    """When a league's schedule ends (league key ``schedule.until``)."""
-
-    COMPLETE = "complete"
-    """Every table of the format is played (the default)."""
-    SETTLED = "settled"
-    """Batches of tables chosen from the results, until the ranking is settled or ``max_matches``."""
-
-
-@dataclass(frozen=True, slots=True)
-class Settling:
-    """The settings of ``until: settled`` (docs/LEAGUE.md, "Until settled")."""
-
-    max_matches: int
-    """No batch is chosen that would take the schedule past this many matches."""
-    batch_tables: int
-    """Tables per batch after the first (the first seats every entrant once)."""
-    confidence: float = 0.95
-    """An adjacent pair is separated once P(the higher one is better) reaches this."""
-    margin: float = 0.0
-    """With a margin > 0, a pair is also settled once P(|μ difference| < margin) reaches ``confidence``:
-    two bots of equal strength never separate, and without it they would play on to ``max_matches``."""
-
-
-def first_batch_tables(entrants: int, players: int) -> int:
-    """Tables of the first batch: enough to seat every entrant once.
-
-    >>> first_batch_tables(6, 4), first_batch_tables(8, 4), first_batch_tables(3, 2)
-    (2, 2, 2)
-    """
-    return -(-entrants // players)
 
 
 @dataclass(frozen=True, slots=True)

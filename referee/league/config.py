@@ -26,10 +26,9 @@ from ruamel.yaml.error import YAMLError
 
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
-from referee.league.adaptive import Settling, Until, first_batch_tables
 from referee.league.designs import most_tables
 from referee.league.location import default_database
-from referee.league.ratings import RatingMode
+from referee.league.modes import RatingMode, Settling, Until, first_batch_tables
 from referee.league.schedule import Design, Format, Seating, seatings
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.sandbox import Limits, SandboxMode, parse_size
@@ -238,10 +237,8 @@ def _where(path: Path, data: Any, location: Sequence[int | str]) -> str:
     return f"{path}{f':{line}' if line else ''}: {keys or 'file'}"
 
 
-def load_league(path: Path | str, check_commands: bool = True) -> League:
-    """Reads and validates a league file; raises :class:`LeagueError` with one line naming the key."""
-    path = Path(path).resolve()
-    data = read_yaml(path)
+def _validated(path: Path, data: Any) -> _League:
+    """The league file's keys, checked against the schema: a mapping of known keys and typed values."""
     if not isinstance(data, Mapping):
         raise LeagueError(f"{path}: a league file is a mapping of keys like name:, players:, entrants:")
     try:
@@ -258,13 +255,11 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
             f"seating: {seating} for what this did, or leave both out for the fairer default, balanced "
             "(docs/LEAGUE.md, 'Seatings')"
         )
-    settling = _settling(path, data, raw)
-    base = path.parent
-    try:
-        rules = Rules.for_table(raw.players, raw.rules)
-    except RulesError as exc:
-        problem = "set players at the top level, not in rules" if exc.field == "players" else exc.problem
-        raise LeagueError(f"{_where(path, data, ['rules', exc.field])}: {problem}") from None
+    return raw
+
+
+def _entrants(path: Path, data: Any, raw: _League, check_commands: bool) -> list[Entrant]:
+    """The league's entrants, each checked: a unique name, one bot, its folder and paths there."""
     entrants = []
     seen: set[str] = set()
     for index, item in enumerate(raw.entrants):
@@ -277,28 +272,47 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
                 "the name 'referee' is the referee's own (its log); choose another"
             )
         seen.add(item.name)
-        if (item.command is None) == (item.module is None):
-            raise LeagueError(f"{_where(path, data, where)}: give exactly one of command: or module:")
-        cwd = (base / item.cwd).resolve()
-        if not cwd.is_dir():
-            raise LeagueError(f"{_where(path, data, [*where, 'cwd'])}: no folder {cwd}")
-        extra = tuple((base / extra_path).resolve() for extra_path in item.paths)
-        for number, extra_path in enumerate(extra):
-            if not extra_path.exists():
-                raise LeagueError(
-                    f"{_where(path, data, [*where, 'paths', number])}: no such path {extra_path}"
-                )
-        try:
-            spec = BotSpec.parse(item.command or item.module or "", name=item.name, cwd=cwd)
-            spec = replace(spec, paths=extra)
-            if item.module is not None and not spec.module:
-                raise BotSpecError(f"module {item.module!r} must look like package.module:ClassName")
-            if check_commands and item.build is None:
-                spec.check()
-        except BotSpecError as exc:
-            key = "command" if item.command is not None else "module"
-            raise LeagueError(f"{_where(path, data, [*where, key])}: {exc}") from None
-        entrants.append(Entrant(item.name, spec, item.build, item.version))
+        entrants.append(_entrant(path, data, item, where, check_commands))
+    return entrants
+
+
+def _entrant(path: Path, data: Any, item: _Entrant, where: list[int | str], check_commands: bool) -> Entrant:
+    if (item.command is None) == (item.module is None):
+        raise LeagueError(f"{_where(path, data, where)}: give exactly one of command: or module:")
+    base = path.parent
+    cwd = (base / item.cwd).resolve()
+    if not cwd.is_dir():
+        raise LeagueError(f"{_where(path, data, [*where, 'cwd'])}: no folder {cwd}")
+    extra = tuple((base / extra_path).resolve() for extra_path in item.paths)
+    for number, extra_path in enumerate(extra):
+        if not extra_path.exists():
+            raise LeagueError(f"{_where(path, data, [*where, 'paths', number])}: no such path {extra_path}")
+    try:
+        spec = BotSpec.parse(item.command or item.module or "", name=item.name, cwd=cwd)
+        spec = replace(spec, paths=extra)
+        if item.module is not None and not spec.module:
+            raise BotSpecError(f"module {item.module!r} must look like package.module:ClassName")
+        if check_commands and item.build is None:
+            spec.check()
+    except BotSpecError as exc:
+        key = "command" if item.command is not None else "module"
+        raise LeagueError(f"{_where(path, data, [*where, key])}: {exc}") from None
+    return Entrant(item.name, spec, item.build, item.version)
+
+
+def load_league(path: Path | str, check_commands: bool = True) -> League:
+    """Reads and validates a league file; raises :class:`LeagueError` with one line naming the key."""
+    path = Path(path).resolve()
+    data = read_yaml(path)
+    raw = _validated(path, data)
+    settling = _settling(path, data, raw)
+    base = path.parent
+    try:
+        rules = Rules.for_table(raw.players, raw.rules)
+    except RulesError as exc:
+        problem = "set players at the top level, not in rules" if exc.field == "players" else exc.problem
+        raise LeagueError(f"{_where(path, data, ['rules', exc.field])}: {problem}") from None
+    entrants = _entrants(path, data, raw, check_commands)
     if raw.workers is not None and raw.dask is not None:
         raise LeagueError(
             f"{_where(path, data, ['dask'])}: give workers: (a cluster on this machine) or dask: "

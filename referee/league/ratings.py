@@ -16,7 +16,6 @@ referee's autopilot made for a forfeited seat is not its entrant's.
 
 from __future__ import annotations
 
-import enum
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,21 +24,10 @@ from typing import Final
 
 import trueskill
 
+from referee.league.modes import RatingMode as RatingMode  # noqa: PLC0414 (re-exported, defined here before)
 from referee.league.schedule import ScheduledMatch, tables
 from referee.league.store import StoredMatch
 from referee.match.outcome import MatchStatus
-
-
-class RatingMode(enum.StrEnum):
-    """What one TrueSkill update stands for (league key ``rating``)."""
-
-    DUPLICATE = "duplicate"
-    """One update per table, once every seating of it is played: entrants ranked by their total points
-    across the table's matches. Right whenever a table has several seatings (the default)."""
-    MATCH = "match"
-    """One update per match, ranked by that match's totals. Fits ``seating: single`` (where it gives the
-    same result), or to watch ratings move match by match; with duplicate seatings its σ is too small."""
-
 
 ENVIRONMENT: Final = trueskill.TrueSkill(
     mu=25.0, sigma=25.0 / 3, beta=25.0 / 6, tau=25.0 / 300, draw_probability=0.02
