@@ -37,7 +37,9 @@ from pathlib import Path
 from tournament import fast_league  # benchmarks/tournament.py
 
 import sample_bots
-from referee.league.tournament import Tournament, open_store
+from referee.league.competition import Competition
+from referee.league.host import Host
+from referee.league.local import LocalDriver
 
 BOTS = Path(sample_bots.__file__).resolve().parent
 """The sample bots of the checkout whose code this interpreter runs."""
@@ -124,19 +126,19 @@ def league_run(entrants: int, in_process: bool) -> float:
     """matches/s of the fast league from an empty database, at concurrency 2."""
     folder = Path(tempfile.mkdtemp(prefix="pyramid-bench-"))
     try:
-        store, league = open_store(fast_league(folder, entrants, in_process))
-        tournament = Tournament(league, store, folder / "logs", concurrency=2)
+        competition = Competition.open(fast_league(folder, entrants, in_process))
+        host = Host.of(competition.league, log_dir=folder / "logs")
         started = time.perf_counter()
-        progress = asyncio.run(tournament.run())
+        report = asyncio.run(LocalDriver(competition, host, concurrency=2).run())
         elapsed = time.perf_counter() - started
-        store.close()
+        competition.close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     kind = "in-process" if in_process else "command"
-    rate = progress.played / elapsed
+    rate = report.progress.played / elapsed
     print(
-        f"league bots={kind} matches={progress.played} seconds={elapsed:.1f} matches_per_s={rate:.3f} "
-        f"processes_started={tournament.processes_started}",
+        f"league bots={kind} matches={report.progress.played} seconds={elapsed:.1f} matches_per_s={rate:.3f} "
+        f"processes_started={report.processes_started}",
         flush=True,
     )
     return rate

@@ -17,9 +17,9 @@ import pytest
 from distributed import Client, LocalCluster
 
 from arena import RUN_MARK, bot_processes
+from referee.league.competition import Competition
 from referee.league.config import LeagueError, load_league
 from referee.league.dask_executor import DaskExecutor, ExecutorError, Unplayable
-from referee.league.competition import Competition
 from referee.league.host import Host
 from test_tournament_e2e import (
     REFEREE,
