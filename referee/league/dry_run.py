@@ -20,11 +20,11 @@ from referee.league.planning import joined, league_settings, schedule_of, with_c
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StoreError
 from referee.league.store import Store, StoredMatch
+from referee.league.timing import eta_text
 from referee.league.versions import fingerprint
 from referee.match.outcome import MatchStatus
 from referee.match.sandbox import SandboxError
 from referee.match.setup import open_launcher
-from referee.report.text import eta_text
 
 EXIT_PREFLIGHT: Final = 4
 """`referee run`'s exit status when entrants failed the preflight and the run stopped, storing nothing."""

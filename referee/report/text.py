@@ -19,6 +19,7 @@ from referee.league.config import League
 from referee.league.ratings import Leaderboard
 from referee.league.schedule import ScheduledMatch
 from referee.league.store import StoredMatch
+from referee.league.timing import eta_text
 from referee.match.faults import Fault
 from referee.match.outcome import MatchStatus
 from referee.report.crosstable import Crosstable
@@ -341,10 +342,3 @@ def progress_line(
     if len(name) > room:
         name = name[: room - 1] + "…"
     return f"{text}  leader: {name}{tail}"
-
-
-def eta_text(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "?"
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
