@@ -44,6 +44,7 @@ QUICK_MODULES: Final = frozenset(
         "test_schedule",
         "test_sessions",
         "test_stream",
+        "test_table_competition",
         "test_twins",
         "test_wire",
     )

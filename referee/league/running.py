@@ -13,7 +13,7 @@ from typing import Final, Protocol
 from referee.league.competition import Competition, Progress, RunReport
 from referee.league.config import League
 from referee.league.dry_run import EXIT_PREFLIGHT, cpu_count
-from referee.league.host import Host
+from referee.league.host import Host, log_dir_of
 from referee.league.local import LocalDriver
 from referee.league.store import Store
 from referee.league.versions import fingerprint
@@ -147,7 +147,7 @@ def unplayed(report: RunReport) -> str | None:
 def _folders(league: League, report_dir: Path | None) -> tuple[Path, ...]:
     """Makes the report's folder and the logs' before any bot starts, so that its sandbox masks them;
     returns what the bots must not see besides the league's own files."""
-    for folder in (report_dir, Host.of(league).log_dir):
+    for folder in (report_dir, log_dir_of(league)):
         try:
             if folder is not None:
                 folder.mkdir(parents=True, exist_ok=True)
