@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RANDOM = "sample_bots.random_bot:RandomBot"
 
 
-def league_file(folder: Path, seed: int | None = None) -> Path:
+def league_file(folder: Path, seed: int | None = None, names: str = "abc") -> Path:
     lines = [
         "name: Values",
         *([f"seed: {seed}"] if seed is not None else []),
@@ -32,7 +32,7 @@ def league_file(folder: Path, seed: int | None = None) -> Path:
         "database: results.sqlite",
         "entrants:",
     ]
-    for name in "abc":
+    for name in names:
         lines += [f"  - name: {name}", f"    module: {RANDOM}", f"    cwd: {ROOT}"]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "league.yaml"
@@ -156,3 +156,19 @@ def test_the_local_driver_plays_every_match_and_the_next_run_finds_none_left(tmp
         assert again.progress.done == 6
     finally:
         again.close()
+
+
+def test_a_competition_plans_again_when_an_entrant_joins_and_keeps_its_seed(tmp_path):
+    path = league_file(tmp_path)
+    competition = Competition.open(load_league(path))
+    try:
+        seed, before = competition.seed, {m.match_id for m in competition.schedule}
+        missing = competition.replan(load_league(league_file(tmp_path, names="abcd")))
+        assert competition.seed == seed
+        assert len(competition.schedule) == len(missing) == 12  # 6 pairs, 2 seatings each
+        assert before <= {m.match_id for m in competition.schedule}  # the old tables keep their ids
+        assert competition.store.cohorts() == (("a", "b", "c", "d"),)  # nothing stored yet: one group
+        with pytest.raises(ValueError, match="its seed changed"):
+            competition.replan(load_league(league_file(tmp_path, seed=seed + 1)))
+    finally:
+        competition.close()

@@ -153,22 +153,25 @@ class Competition:
             if league.seed is None:
                 league = replace(league, seed=store.secret_seed(renew=fresh), seed_secret=True)
             store.bind(league.name, league_settings(league), league.path)
-            store.set_entrants(
-                [
-                    (
-                        e.name,
-                        "module" if e.in_process else "command",
-                        e.spec.module or " ".join(e.spec.command),
-                    )
-                    for e in league.entrants
-                ]
-            )
-            cohorts = joined(store, league)
-            store.set_cohorts(cohorts)
-            return cls(with_cohorts(league, cohorts), store, skip_broken)
+            return cls(_enter(store, league), store, skip_broken)
         except BaseException:
             store.close()
             raise
+
+    def replan(self, league: League) -> list[ScheduledMatch]:
+        """The league file changed while the competition is open (an entrant joined or left, say): the
+        same seed and results, the entrants stored again (a newcomer joins as a cohort of its own), the
+        schedule planned again; returns the matches still to play. Settings that would invalidate the
+        stored results (rules, time control, fault limit, another seed) raise ``ValueError``."""
+        if league.seed not in (None, self.seed):
+            raise ValueError(f"{league.path}: its seed changed; the stored results would not be its own")
+        league = replace(league, seed=self.seed, seed_secret=self.league.seed_secret)
+        if league_settings(league) != league_settings(self.league):
+            raise ValueError(f"{league.path}: its settings changed; the stored results would not be its own")
+        self.league = _enter(self.store, league)
+        self.known = None
+        self.schedule = self._plan()
+        return self.begin()
 
     @property
     def seed(self) -> int:
@@ -340,3 +343,16 @@ class Competition:
             processes_started,
             refusals,
         )
+
+
+def _enter(store: Store, league: League) -> League:
+    """Stores the league's entrants and the cohorts in which they joined; returns the league with them."""
+    store.set_entrants(
+        [
+            (e.name, "module" if e.in_process else "command", e.spec.module or " ".join(e.spec.command))
+            for e in league.entrants
+        ]
+    )
+    cohorts = joined(store, league)
+    store.set_cohorts(cohorts)
+    return with_cohorts(league, cohorts)
