@@ -44,7 +44,7 @@ _NORMAL: Final = NormalDist()
 
 
 @dataclass(frozen=True, slots=True)
-class Pair:
+class Neighbours:
     """Two entrants next to each other in the ranking, ``higher`` ranked above ``lower``."""
 
     higher: str
@@ -61,9 +61,9 @@ class Pair:
 
     def text(self) -> str:
         """
-        >>> Pair("a", "b", 0.9713, 0.0, 4).text()
+        >>> Neighbours("a", "b", 0.9713, 0.0, 4).text()
         'a > b 0.971'
-        >>> Pair("a", "b", 0.6, 0.98, 9).text()
+        >>> Neighbours("a", "b", 0.6, 0.98, 9).text()
         'a ≈ b 0.980'
         """
         if self.equal > self.separation:
@@ -91,12 +91,12 @@ class Settlement:
     """Batches chosen so far (the last one may still be playing)."""
     matches: int
     """Matches of those batches."""
-    pairs: tuple[Pair, ...]
+    pairs: tuple[Neighbours, ...]
     """The adjacent pairs of the ranking after the last complete batch, top first."""
     settling: Settling
 
     @property
-    def weakest(self) -> Pair | None:
+    def weakest(self) -> Neighbours | None:
         """The least settled adjacent pair."""
         return min(self.pairs, key=lambda pair: max(pair.separation, pair.equal), default=None)
 
@@ -104,9 +104,9 @@ class Settlement:
         """One line for the leaderboard and the run's end.
 
         >>> s = Settling(100, 2)
-        >>> Settlement(Stop.SETTLED, 3, 36, (Pair("a", "b", 0.99, 0.0, 3),), s).line()
+        >>> Settlement(Stop.SETTLED, 3, 36, (Neighbours("a", "b", 0.99, 0.0, 3),), s).line()
         'ranking settled after 3 batches, 36 matches (confidence 0.95); weakest: a > b 0.990'
-        >>> Settlement(Stop.CAPPED, 9, 96, (Pair("a", "b", 0.7, 0.0, 9),), s).line()
+        >>> Settlement(Stop.CAPPED, 9, 96, (Neighbours("a", "b", 0.7, 0.0, 9),), s).line()
         'ranking not settled at max_matches 100 (96 matches, 9 batches); weakest: a > b 0.700'
         """
         weakest = self.weakest
@@ -200,7 +200,7 @@ def ranking(ratings: Mapping[str, trueskill.Rating]) -> list[str]:
 
 def adjacent(
     ratings: Mapping[str, trueskill.Rating], together: Counter[frozenset[str]], settling: Settling
-) -> tuple[Pair, ...]:
+) -> tuple[Neighbours, ...]:
     """Every pair of neighbours in the ranking, top first, with how settled it is."""
     order = ranking(ratings)
     pairs = []
@@ -214,13 +214,13 @@ def adjacent(
             equal = _NORMAL.cdf((settling.margin - gap) / spread) - _NORMAL.cdf(
                 (-settling.margin - gap) / spread
             )
-        pairs.append(Pair(higher, lower, separation, equal, together[frozenset((higher, lower))]))
+        pairs.append(Neighbours(higher, lower, separation, equal, together[frozenset((higher, lower))]))
     return tuple(pairs)
 
 
 def choose(
     order: Sequence[str],
-    pairs: Sequence[Pair],
+    pairs: Sequence[Neighbours],
     together: Counter[frozenset[str]],
     settling: Settling,
     players: int,
@@ -235,7 +235,8 @@ def choose(
     several tables of one batch (each with its own deals): one unsettled pair left gets the whole batch.
 
     >>> order = ["a", "b", "c", "d"]
-    >>> pairs = [Pair("a", "b", 0.99, 0, 1), Pair("b", "c", 0.6, 0, 1), Pair("c", "d", 0.8, 0, 1)]
+    >>> pairs = [Neighbours("a", "b", 0.99, 0, 1), Neighbours("b", "c", 0.6, 0, 1),
+    ...          Neighbours("c", "d", 0.8, 0, 1)]
     >>> choose(order, pairs, Counter(), Settling(100, 3), 2, 3)
     [('b', 'c'), ('c', 'd'), ('b', 'c')]
     >>> choose(order, pairs, Counter(), Settling(100, 3), 3, 2)
@@ -251,7 +252,7 @@ def choose(
         top, bottom = place[pair.higher], place[pair.lower]
 
         def nearness(
-            name: str, top: int = top, bottom: int = bottom, pair: Pair = pair
+            name: str, top: int = top, bottom: int = bottom, pair: Neighbours = pair
         ) -> tuple[int, int, int]:
             distance = top - place[name] if place[name] < top else place[name] - bottom
             times = shared[frozenset((name, pair.higher))] + shared[frozenset((name, pair.lower))]
