@@ -116,8 +116,9 @@ def run_command(
     _make_folders(report_dir, log_dir)
     hidden = (report_dir.resolve(),) if report_dir is not None else ()
     tournament = Tournament(league, store, log_dir, concurrency, hidden, skip_broken)
-    progress = _play(tournament, store, report_dir, log_dir / "referee.log", log_level, workers, dask_address)
-    _finish(tournament, store, progress, report_dir, league_file, log_dir / "referee.log")
+    log_file = log_dir / "referee.log"
+    progress = _play(tournament, league, store, report_dir, log_file, log_level, workers, dask_address)
+    _finish(tournament, league, store, progress, report_dir, league_file, log_file)
 
 
 def _make_folders(report_dir: Path | None, log_dir: Path) -> None:
@@ -172,6 +173,7 @@ def _on_progress(display: RunDisplay, league: League, report_dir: Path | None) -
 
 def _play(
     tournament: Tournament,
+    league: League,
     store: Store,
     report_dir: Path | None,
     log_file: Path,
@@ -189,7 +191,6 @@ def _play(
     from referee.logs import referee_logging
     from referee.match.faults import RefereeInternalError
 
-    league = tournament.league
     display = RunDisplay(league, tournament.concurrency)
     cpus = cpu_count()
     if tournament.concurrency > cpus:
@@ -249,6 +250,7 @@ def _say_log_failure(log: logging.Handler, log_file: Path) -> None:
 
 def _finish(
     tournament: Tournament,
+    league: League,
     store: Store,
     progress: Progress,
     report_dir: Path | None,
@@ -261,7 +263,6 @@ def _finish(
     from referee.league.storage import StorageError
     from referee.report.text import leaderboard_table
 
-    league = tournament.league
     say_broken(tournament.broken, tail_only=True)
     for name, reason in tournament.disqualified.items():
         click.echo(f"disqualified: {name}: {reason}", err=True)
