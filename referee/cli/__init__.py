@@ -25,8 +25,8 @@ import click
 from referee.cli.lazy import LazyGroup
 
 COMMANDS: Final = {
-    "compare": "referee.cli.compare:compare_command",
     "check": "referee.cli.bots:check_command",
+    "compare": "referee.cli.compare:compare_command",
     "demo": "referee.cli.play:demo",
     "export": "referee.cli.results:export_command",
     "init": "referee.cli.leagues:init_command",
