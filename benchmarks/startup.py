@@ -5,6 +5,10 @@
 ``python -c 'import grpc'``, whole processes in turn, N pairs (default 20); prints each one's median CPU
 and wall seconds and the median of the pairs' ratios.
 
+``python benchmarks/startup.py cli [--runs N]``: the ``referee`` command's start, ``referee --help`` and
+``referee X --help`` for a few commands (the program as its console script runs it), each against
+``python -c 'import grpc'``, in turn, N pairs (default 20); prints the medians and the median ratio.
+
 ``python benchmarks/startup.py hello [--runs N]``: the wall time of a random bot process
 (``sample_bots/random_bot.py``) from its start to its hello at a real referee server, against
 ``python -c 'import grpc'`` run to its end, in turn; prints the medians and the median ratio.
@@ -81,6 +85,34 @@ def imports(runs: int) -> None:
     print(ratios(mine, yardstick))
 
 
+CLI_STARTS = (
+    ("--help",),
+    ("run", "--help"),
+    ("leaderboard", "--help"),
+    ("match", "--help"),
+    ("compare", "--help"),
+)
+"""The command lines whose start ``cli`` times: the group's help loads every command's module."""
+
+
+def cli(runs: int) -> None:
+    for args in CLI_STARTS:
+        program = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())", *args]
+        whole_process(program), whole_process(GRPC)  # warm the file cache
+        mine, yardstick = [], []
+        for _ in range(runs):
+            mine.append(whole_process(program))
+            yardstick.append(whole_process(GRPC))
+        print(
+            summary(f"referee {' '.join(args)}", mine),
+            "|",
+            summary("import grpc", yardstick),
+            "|",
+            ratios(mine, yardstick),
+            flush=True,
+        )
+
+
 async def _hello_pairs(runs: int) -> list[tuple[float, float]]:
     """Per run, wall seconds of a random bot process from its start to the referee's receipt of its
     hello, and of ``python -c 'import grpc'`` from its start to its end, one after the other, on one
@@ -155,13 +187,15 @@ def leagues(pairs: int, entrants: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["imports", "hello", "league"])
+    parser.add_argument("what", choices=["imports", "cli", "hello", "league"])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--entrants", type=int, default=5)
     args = parser.parse_args()
     if args.what == "imports":
         imports(args.runs)
+    elif args.what == "cli":
+        cli(args.runs)
     elif args.what == "hello":
         hello(args.runs)
     else:

@@ -26,6 +26,7 @@ QUICK_MODULES: Final = frozenset(
     for name in (
         "test_adaptive",
         "test_cards",
+        "test_cli_package",
         "test_client",
         "test_clock",
         "test_docs",

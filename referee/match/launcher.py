@@ -27,6 +27,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from pyramid_sdk import transport
+
+transport.configure()  # before gRPC loads: it reads its settings once (see pyramid_sdk.transport)
+# isort: split
 import grpc
 
 from pyramid_sdk.client import ENV_ADDRESS, ENV_TOKEN, ENV_TOKEN_FD

@@ -18,6 +18,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from pyramid_sdk import transport
+
+transport.configure()  # before gRPC loads: it reads its settings once (see pyramid_sdk.transport)
+# isort: split
 import grpc
 from google.protobuf import text_format
 from google.protobuf.message import DecodeError
