@@ -15,7 +15,7 @@ import secrets
 import signal
 import sys
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -35,7 +35,6 @@ from referee.compare import (
     OPPONENT,
     CompareError,
     Snapshot,
-    Sprt,
     compare,
     make_plan,
     progress_text,
@@ -49,6 +48,7 @@ from referee.league.results import open_results
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StorageError, StorageFault, StoreError
 from referee.league.store import Store, StoredMatch
+from referee.league.summary import MatchSummary, Summarized
 from referee.league.tournament import (
     Progress,
     Tournament,
@@ -91,6 +91,7 @@ from referee.report.text import (
 )
 from referee.report.transcript import brief, deal_by_card
 from referee.starter import StarterError, write_starter
+from referee.stats import HypothesisError, Sprt
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -490,15 +491,28 @@ def _results(league_file: str) -> tuple[Store, League]:
         raise _failure(exc, _unread(exc)) from None
 
 
-def _stored(store: Store) -> dict[str, StoredMatch]:
-    """Every stored match, or one line if one of them does not decode: never a partial result."""
+def _stored(store: Store) -> dict[str, MatchSummary]:
+    """Every stored match's summary (no deal decoded), or one line if one of them does not decode:
+    never a partial result."""
     try:
-        return store.matches()
+        return store.summaries()
     except StoreError as exc:
         raise _failure(exc, _unread(exc)) from None
 
 
-def _ratings(league: League, stored: dict[str, StoredMatch]) -> Leaderboard:
+def _loader(store: Store) -> Callable[[str], StoredMatch]:
+    """Decodes one stored match at a time (replay, export, report), or says in one line why not."""
+
+    def load(match_id: str) -> StoredMatch:
+        try:
+            return store.match(match_id)
+        except StoreError as exc:
+            raise _failure(exc, _unread(exc)) from None
+
+    return load
+
+
+def _ratings(league: League, stored: Mapping[str, Summarized]) -> Leaderboard:
     """The leaderboard of the stored results, without storing it (``referee run`` does)."""
     return rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
 
@@ -611,7 +625,7 @@ def _report_in_thread(league: League, folder: Path) -> Path | None:
     try:
         store = Store(league.database, write=False)
         try:
-            return _write_report(league, store.matches(), folder, live=True)
+            return _write_report(league, store.summaries(), folder, live=True, load=store.match)
         finally:
             store.close()
     except (OSError, StoreError) as exc:
@@ -619,10 +633,16 @@ def _report_in_thread(league: League, folder: Path) -> Path | None:
         return None
 
 
-def _write_report(league: League, stored: dict[str, StoredMatch], folder: Path, live: bool = False) -> Path:
+def _write_report(
+    league: League,
+    stored: Mapping[str, Summarized],
+    folder: Path,
+    live: bool = False,
+    load: Callable[[str], StoredMatch] | None = None,
+) -> Path:
     schedule = list(schedule_of(league, stored))
     board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
-    return write_report(league, schedule, stored, board, folder, live)
+    return write_report(league, schedule, stored, board, folder, live, load)
 
 
 @main.command("run")
@@ -954,7 +974,7 @@ def _parallel(at_once: int) -> tuple[float, str]:
     return float(min(at_once, cpus)), f"{cpus} CPU{'s' if cpus > 1 else ''}"
 
 
-def _say_settlement(league: League, stored: dict[str, StoredMatch], err: bool = False) -> None:
+def _say_settlement(league: League, stored: Mapping[str, Summarized], err: bool = False) -> None:
     """For an ``until: settled`` league: whether its ranking is settled, and its weakest adjacent pair."""
     if league.settling is not None:
         click.echo(plan_of(league, stored).settlement.line(), err=err)
@@ -1048,7 +1068,7 @@ def _say(line: str) -> None:
 def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
     store, league = _results(league_file)
-    stored = _stored(store)  # decoded once: the board, the crosstable and the settlement all read it
+    stored = _stored(store)  # read once: the board, the crosstable and the settlement all use it
     board = _ratings(league, stored)
     click.echo(FORMATS[fmt](board, league) if fmt != "table" else leaderboard_table(board, league), nl=False)
     if cross:
@@ -1109,7 +1129,7 @@ def _to_replay(source: str, match_id: str | None) -> tuple[Replayable, bool, str
             f"no stored match {match_id!r} in {league.database}; `referee matches {source}` lists the "
             "stored ones"
         )
-    match = stored[match_id]
+    match = _loader(store)(match_id)
     return match, disclosure(schedule, stored).deals_shown(match), str(league.database)
 
 
@@ -1124,7 +1144,7 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
     """
     store, league = _results(league_file)
     stored = _stored(store)
-    known = {e.name for e in league.entrants} | {name for m in stored.values() for name in m.record.seats}
+    known = {e.name for e in league.entrants} | {name for m in stored.values() for name in m.seats}
     if entrant is not None and entrant not in known:
         raise click.BadParameter(
             f"no entrant {entrant!r} in {league.name}; its entrants are {', '.join(sorted(known))}",
@@ -1147,7 +1167,7 @@ def export_command(league_file: str, fmt: str, output: Path) -> None:
     """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
     store, league = _results(league_file)
     stored = _stored(store)
-    lines = list(export_lines(league, schedule_of(league, stored), stored))
+    lines = list(export_lines(league, schedule_of(league, stored), stored, _loader(store)))
     if str(output) == "-":
         for line in lines:
             click.echo(line)
@@ -1275,7 +1295,7 @@ def submit_command(
 def report_command(league_file: str, output: Path, serve: bool, port: int) -> None:
     """Writes LEAGUE's results as a static HTML site (opens from disk, no network needed)."""
     store, league = _results(league_file)
-    index = _write_report(league, _stored(store), output)
+    index = _write_report(league, _stored(store), output, load=_loader(store))
     click.echo(f"report: {index}")
     if serve:
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))
@@ -1447,7 +1467,7 @@ def compare_command(
             concurrency,
             tuple(path.resolve() for path in ro_paths),
         )
-    except (BotSpecError, CompareError) as exc:
+    except (BotSpecError, CompareError, HypothesisError) as exc:
         raise _Unusable(str(exc)) from None
     if logs:
         logs.mkdir(parents=True, exist_ok=True)

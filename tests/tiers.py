@@ -43,6 +43,7 @@ QUICK_MODULES: Final = frozenset(
         "test_rules",
         "test_schedule",
         "test_sessions",
+        "test_stats",
         "test_stream",
         "test_twins",
         "test_wire",

@@ -28,6 +28,7 @@ from referee.league.location import backup_path, companions
 from referee.league.preflight import Broken, PreflightError, preflight, tail
 from referee.league.schedule import ScheduledMatch, build_schedule
 from referee.league.store import Store, StoredMatch, settings_fingerprint
+from referee.league.summary import Summarized
 from referee.match.bots import BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
 from referee.match.launcher import BotProcess, Confinement, Launcher, interrupted
@@ -47,9 +48,7 @@ by then the referee's failure is no accident, and retrying would only repeat it.
 LOGGER = logging.getLogger(__name__)
 
 
-def schedule_of(
-    league: League, stored: Mapping[str, StoredMatch] | None = None
-) -> tuple[ScheduledMatch, ...]:
+def schedule_of(league: League, stored: Mapping[str, Summarized] | None = None) -> tuple[ScheduledMatch, ...]:
     """The league's matches: the one schedule that both executors, the ratings and every report use. An
     ``until: settled`` league's depend on its ``stored`` results."""
     if league.settling is not None:
@@ -62,7 +61,7 @@ def schedule_of(
     return build_schedule(league.seed, names, league.players, league.rounds, league.seating, league.design)
 
 
-def plan_of(league: League, stored: Mapping[str, StoredMatch]) -> Plan:
+def plan_of(league: League, stored: Mapping[str, Summarized]) -> Plan:
     """An ``until: settled`` league's batches so far and how settled its ranking is (``adaptive.py``)."""
     if league.seed is None:
         raise ValueError("the league's secret seed is unknown until its results database is opened")
