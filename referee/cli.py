@@ -15,7 +15,7 @@ import secrets
 import signal
 import sys
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -88,6 +88,7 @@ from referee.report.text import (
     matches_text,
     progress_line,
     replay_text,
+    write_lines,
 )
 from referee.report.transcript import brief, deal_by_card
 from referee.starter import StarterError, write_starter
@@ -500,12 +501,12 @@ def _stored(store: Store) -> dict[str, MatchSummary]:
         raise _failure(exc, _unread(exc)) from None
 
 
-def _loader(store: Store) -> Callable[[str], StoredMatch]:
-    """Decodes one stored match at a time (replay, export, report), or says in one line why not."""
+def _loader(store: Store) -> Callable[[Sequence[str]], Iterator[StoredMatch]]:
+    """Decodes stored matches a few at a time (replay, export, report), or says in one line why not."""
 
-    def load(match_id: str) -> StoredMatch:
+    def load(ids: Sequence[str]) -> Iterator[StoredMatch]:
         try:
-            return store.match(match_id)
+            yield from store.stream(ids)
         except StoreError as exc:
             raise _failure(exc, _unread(exc)) from None
 
@@ -625,7 +626,7 @@ def _report_in_thread(league: League, folder: Path) -> Path | None:
     try:
         store = Store(league.database, write=False)
         try:
-            return _write_report(league, store.summaries(), folder, live=True, load=store.match)
+            return _write_report(league, store.summaries(), folder, live=True, load=store.stream)
         finally:
             store.close()
     except (OSError, StoreError) as exc:
@@ -638,7 +639,7 @@ def _write_report(
     stored: Mapping[str, Summarized],
     folder: Path,
     live: bool = False,
-    load: Callable[[str], StoredMatch] | None = None,
+    load: Callable[[Sequence[str]], Iterator[StoredMatch]] | None = None,
 ) -> Path:
     schedule = list(schedule_of(league, stored))
     board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
@@ -1129,7 +1130,7 @@ def _to_replay(source: str, match_id: str | None) -> tuple[Replayable, bool, str
             f"no stored match {match_id!r} in {league.database}; `referee matches {source}` lists the "
             "stored ones"
         )
-    match = _loader(store)(match_id)
+    match = next(_loader(store)([match_id]))
     return match, disclosure(schedule, stored).deals_shown(match), str(league.database)
 
 
@@ -1167,18 +1168,16 @@ def export_command(league_file: str, fmt: str, output: Path) -> None:
     """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
     store, league = _results(league_file)
     stored = _stored(store)
-    lines = list(export_lines(league, schedule_of(league, stored), stored, _loader(store)))
+    lines = export_lines(league, schedule_of(league, stored), stored, _loader(store))
     if str(output) == "-":
-        for line in lines:
+        for line in list(lines):  # every line made before the first is printed: a failure prints none
             click.echo(line)
         return
     try:
-        output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        count = write_lines(output, lines)
     except OSError as exc:
         raise click.ClickException(f"{output}: cannot write the export: {exc.strerror or exc}") from None
-    click.echo(
-        f"export: {len(lines)} match{'es' if len(lines) != 1 else ''} of {league.name} written to {output}"
-    )
+    click.echo(f"export: {count} match{'es' if count != 1 else ''} of {league.name} written to {output}")
 
 
 @main.command("check", context_settings={"ignore_unknown_options": True})

@@ -60,6 +60,7 @@ SLOW_MODULES: Final = {
         "test_interrupt": "the CLI interrupted with SIGINT, Dask workers, bot processes",
         "test_startup": "Python processes that import the SDK, a bot process",
         "test_store_safety": "the CLI, bot processes, a tmpfs mount",
+        "test_summaries": "referee run and the read commands: the CLI and bot processes",
         "test_watch_one_match": "referee match and replay, bot processes, Chromium",
         "test_wrong_messages": "bot processes that send wrong messages, the CLI",
         "test_forfeit_scoring": "referee run, compare and report: the CLI and bot processes",

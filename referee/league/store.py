@@ -555,13 +555,21 @@ class Store:
                 summaries[match_id] = match.summary
         return {match_id: summary for match_id, summary in summaries.items() if summary is not None}
 
+    def stream(self, ids: Sequence[str]) -> Iterator[StoredMatch]:
+        """The stored matches ``ids``, decoded, in that order: what an export, a report's pages and a
+        replay need. They are decoded :data:`STREAM_BATCH` at a time, so memory holds one batch however
+        long the league. Raises :class:`StoreError` for one that is not stored (any more)."""
+        for start in range(0, len(ids), STREAM_BATCH):
+            batch = ids[start : start + STREAM_BATCH]
+            decoded = self.matches(batch)
+            for match_id in batch:
+                if match_id not in decoded:
+                    raise StoreError(f"{self.path}: no stored match {match_id!r}")
+                yield decoded[match_id]
+
     def match(self, match_id: str) -> StoredMatch:
-        """One stored match, decoded: what a replay, an export line or a report page needs, one at a
-        time. Raises :class:`StoreError` if it is not stored (any more)."""
-        match = self.matches([match_id]).get(match_id)
-        if match is None:
-            raise StoreError(f"{self.path}: no stored match {match_id!r}")
-        return match
+        """One stored match, decoded (:meth:`stream`)."""
+        return next(self.stream([match_id]))
 
     @_guarded
     def write_ratings(self, history: list[tuple[int, str, str, float, float]]) -> None:
@@ -573,6 +581,9 @@ class Store:
 FILL_BATCH: Final = 100
 """Matches decoded at once (read) or summarized per transaction (a run's opening) when their stored
 summary is missing."""
+STREAM_BATCH: Final = 20
+"""Matches :meth:`Store.stream` decodes at once: few enough to keep memory flat (a match decoded takes
+about 0.2 MB), enough that the queries cost little beside the decoding."""
 
 
 def _record(text: str, faults: Sequence[Fault]) -> MatchRecord:

@@ -17,7 +17,7 @@ import os
 import re
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -451,7 +451,7 @@ def write_report(
     board: Leaderboard,
     folder: Path,
     live: bool = False,
-    load: Callable[[str], StoredMatch] | None = None,
+    load: Callable[[Sequence[str]], Iterator[StoredMatch]] | None = None,
 ) -> Path:
     """Writes (or rewrites) the whole site into ``folder``; returns the index page. ``stored`` may hold
     summaries only: ``load`` then decodes each match as its page is written, one at a time, so that
@@ -479,8 +479,7 @@ def write_report(
         )
     shown = disclosure(schedule, summaries)
     tallies = {name: EntrantTally() for name in names}
-    for scheduled, summary in played:
-        match = fetch(scheduled.match_id)
+    for (scheduled, summary), match in zip(played, fetch([s.match_id for s, _ in played]), strict=True):
         view = match_view(scheduled, match, shown.deals_shown(summary), colours)
         write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
         for seat, name in enumerate(scheduled.entrants):
@@ -518,13 +517,14 @@ def write_report(
     return index
 
 
-def _whole(stored: Mapping[str, Summarized]) -> Callable[[str], StoredMatch]:
-    """Each match of ``stored``, which holds whole matches (a caller that passes no loader)."""
+def _whole(stored: Mapping[str, Summarized]) -> Callable[[Sequence[str]], Iterator[StoredMatch]]:
+    """The matches of ``stored``, which holds whole matches (a caller that passes no loader)."""
 
-    def fetch(match_id: str) -> StoredMatch:
-        match = stored[match_id]
-        if not isinstance(match, StoredMatch):
-            raise TypeError(f"match {match_id} is a summary: pass a loader to read it whole")
-        return match
+    def fetch(ids: Sequence[str]) -> Iterator[StoredMatch]:
+        for match_id in ids:
+            match = stored[match_id]
+            if not isinstance(match, StoredMatch):
+                raise TypeError(f"match {match_id} is a summary: pass a loader to read it whole")
+            yield match
 
     return fetch

@@ -6,8 +6,11 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Final, Protocol
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Final, Protocol, TextIO
 
 from rich import box
 from rich.console import Console
@@ -130,17 +133,15 @@ def export_lines(
     league: League,
     schedule: Sequence[ScheduledMatch],
     stored: Mapping[str, Summarized],
-    load: Callable[[str], StoredMatch],
+    load: Callable[[Sequence[str]], Iterator[StoredMatch]],
 ) -> Iterator[str]:
     """One JSON object per stored match of the schedule, in schedule order (docs/FORMATS.md). A match
     of a table not complete yet has no seed and no deals, only its results (``referee.report.disclosure``).
-    Each match is decoded by ``load`` as its line is made, one at a time, so memory does not grow with
-    the league: ``stored`` need hold only summaries."""
+    ``load`` decodes the matches as their lines are made (:meth:`referee.league.store.Store.stream`), so
+    memory does not grow with the league: ``stored`` need hold only summaries."""
     shown = disclosure(schedule, stored).deals_shown
-    for scheduled in schedule:
-        if scheduled.match_id not in stored:
-            continue
-        match = load(scheduled.match_id)
+    present = [scheduled for scheduled in schedule if scheduled.match_id in stored]
+    for scheduled, match in zip(present, load([s.match_id for s in present]), strict=True):
         place = {
             "league": league.name,
             "round": match.round,
@@ -151,6 +152,34 @@ def export_lines(
         yield match_line(
             match.match_id, place, match.seed, match.status, match.record, match.faults, shown(match)
         )
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> int:
+    """Writes ``lines`` to ``path`` as they come, one a line, and returns how many (an export to a file:
+    memory holds one line at a time). A regular file, or a new one, is written under a temporary name
+    beside it and renamed once complete, so a failure half-way leaves the old file as it was and no half
+    one; anything else (a pipe, ``/dev/stdout``) is written in place."""
+    if path.exists() and not path.is_file():
+        with path.open("w", encoding="utf-8") as out:
+            return _write_each(out, lines)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            count = _write_each(out, lines)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def _write_each(out: TextIO, lines: Iterable[str]) -> int:
+    count = 0
+    for line in lines:
+        out.write(line + "\n")
+        count += 1
+    return count
 
 
 ONE_MATCH: Final = {"league": None, "round": None, "table": None, "table_id": None, "rotation": None}
