@@ -5,6 +5,7 @@ forfeits every match, one that faults, two honest ones. And a database from befo
 next run.
 """
 
+import contextlib
 import shutil
 import sqlite3
 import subprocess
@@ -110,8 +111,8 @@ def test_a_database_without_summaries_reads_the_same_and_the_next_run_fills_them
     shutil.copy(league, old)
     database = old.with_suffix(".sqlite")
     shutil.copy(league.with_suffix(".sqlite"), database)
-    with sqlite3.connect(database) as db:  # as a referee from before the summaries wrote it
-        db.execute("DROP TABLE summaries")
+    with contextlib.closing(sqlite3.connect(database)) as db, db:  # as a referee before summaries wrote it
+        db.execute("DROP TABLE summaries")  # closed: the last connection puts the change in the file itself
     before = database.read_bytes()
 
     for args in READS:
