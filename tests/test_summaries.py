@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from referee.league.config import load_league
+from referee.league.planning import schedule_of
 from referee.league.ratings import rate
 from referee.league.results import open_results
-from referee.league.tournament import schedule_of
 from referee.report.crosstable import crosstable
 from referee.report.disclosure import disclosure
 from referee.report.text import matches_text
