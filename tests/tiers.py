@@ -41,6 +41,7 @@ QUICK_MODULES: Final = frozenset(
         "test_protocol_stubs",
         "test_ratings",
         "test_rules",
+        "test_simulation",
         "test_schedule",
         "test_sessions",
         "test_stream",
