@@ -54,6 +54,7 @@ QUICK_MODULES: Final = frozenset(
 SLOW_MODULES: Final = {
     f"tests/{name}.py": why
     for name, why in {
+        "test_expert": "expert sample bot processes in real matches",
         "test_api": "bot processes, from referee.api",
         "test_bot_errors": "bot processes that fail to start or raise, Node.js bots, the CLI",
         "test_init": "referee init and referee run, npm, bot processes in bubblewrap",
