@@ -29,6 +29,7 @@ from rich.progress import Progress as Bar
 from pyramid_sdk import Match, Phase, Rules, RulesError
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import SEED_BITS
+from referee.analysis.command import analyze
 from referee.check import CheckReport, check_bot
 from referee.compare import (
     EXIT_UNUSABLE,
@@ -1471,3 +1472,6 @@ def compare_command(
         click.echo("\n".join(result.lines()))
         click.echo(f"seed {seed} (--seed {seed} replays this comparison)")
     sys.exit(int(result.verdict))
+
+
+main.add_command(analyze)

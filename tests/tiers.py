@@ -25,6 +25,7 @@ QUICK_MODULES: Final = frozenset(
     f"tests/{name}.py"
     for name in (
         "test_adaptive",
+        "test_analysis",
         "test_cards",
         "test_client",
         "test_clock",
