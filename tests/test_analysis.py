@@ -61,7 +61,8 @@ def test_a_seed_gives_the_same_analysis_and_another_seed_another():
     assert analyse(record, samples=3, seed=7) == first
     assert first.to_dict() == Analysis.from_dict(json.loads(json.dumps(first.to_dict()))).to_dict()
     assert analyse(record, samples=3, seed=8).to_dict() != first.to_dict()
-    assert first.samples == 3 and first.seed == 7
+    assert first.samples == 3
+    assert first.seed == 7
 
 
 def test_luck_averages_to_zero_for_every_seat():
@@ -136,4 +137,5 @@ def test_analyze_refuses_a_table_whose_deals_are_hidden(tmp_path):
     result = CliRunner().invoke(main, ["analyze", str(path)])
     assert result.exit_code == 1
     assert "hidden until every match of this table is played" in result.output
-    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -55,6 +55,7 @@ SLOW_MODULES: Final = {
     f"tests/{name}.py": why
     for name, why in {
         "test_api": "bot processes, from referee.api",
+        "test_analyze_league": "referee run, analyze and report: the CLI, bot processes and Chromium",
         "test_bot_errors": "bot processes that fail to start or raise, Node.js bots, the CLI",
         "test_init": "referee init and referee run, npm, bot processes in bubblewrap",
         "test_interrupt": "the CLI interrupted with SIGINT, Dask workers, bot processes",

@@ -27,7 +27,7 @@ def analysis_path(database: Path, match_id: str) -> Path:
     id so that two ids that read alike (``a:b``, ``a_b``) never share a file.
 
     >>> analysis_path(Path("/l/results.sqlite"), "r1:ann,bob").as_posix()
-    '/l/results-analysis/r1_ann_bob-b0df5a74.json'
+    '/l/results-analysis/r1_ann_bob-ce4cf806.json'
     """
     digest = hashlib.sha256(match_id.encode()).hexdigest()[:8]
     return analysis_dir(database) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', match_id)}-{digest}.json"

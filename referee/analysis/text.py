@@ -8,15 +8,10 @@ from collections.abc import Sequence
 from pyramid_sdk.actions import Declare, parse_action
 from referee.analysis.estimate import Analysis, Decision, Kind
 from referee.analysis.summary import Summary
+from referee.report.figures import loss, luck
 
 WORST: int = 10
 """Costliest decisions listed."""
-
-
-def _signed(value: float) -> str:
-    """``+1.2``, ``-0.4``, and ``0.0`` rather than a signed zero."""
-    text = f"{value:+.1f}"
-    return "0.0" if text in ("+0.0", "-0.0") else text
 
 
 def action_text(action: str) -> str:
@@ -54,9 +49,9 @@ def deal_lines(analysis: Analysis) -> list[str]:
             declared[decision.deal] = (decision.seat, decision.chosen)
     for deal in analysis.luck:
         seat, action = declared[deal.deal]
-        luck = "".join(f"{_signed(x):>7}" for x in deal.luck)
-        loss = "".join(f"{x:>7.1f}" for x in losses[deal.deal])
-        lines.append(f"{deal.deal:>4}  {seat:>8}  {action_text(action):>8}  {luck}  {loss}")
+        lucks = "".join(f"{luck(x):>7}" for x in deal.luck)
+        lost = "".join(f"{loss(x):>7}" for x in losses[deal.deal])
+        lines.append(f"{deal.deal:>4}  {seat:>8}  {action_text(action):>8}  {lucks}  {lost}")
     return lines
 
 
@@ -69,7 +64,7 @@ def worst_lines(decisions: Sequence[Decision], seats: Sequence[str], count: int 
         verb = "declared" if d.kind is Kind.DECLARE else "played"
         lines.append(
             f"  deal {d.deal:>2} {where:<11} {seats[d.seat]} {verb} {action_text(d.chosen)}, "
-            f"best {action_text(d.best)}: loss {d.loss:.1f} ± {d.loss_se:.1f}"
+            f"best {action_text(d.best)}: loss {loss(d.loss)} ± {loss(d.loss_se)}"
         )
     return lines
 
@@ -84,15 +79,10 @@ def summary_lines(summaries: Sequence[Summary], title: str = "entrant") -> list[
         "  luck/deal",
     ]
 
-    def figure(value: float | None, size: int, signed: bool = False) -> str:
-        if value is None:
-            return f"{'-':>{size}}"
-        return f"{_signed(value) if signed else f'{value:.2f}':>{size}}"
-
     for s in summaries:
         lines.append(
-            f"{s.name:<{width}}  {s.deals:>5}  {s.decisions:>9}  {figure(s.per(s.loss, s.decisions), 13)}  "
-            f"{figure(s.per(s.loss, s.deals), 9)}  {figure(s.per(s.declaration_loss, s.declarations), 16)}  "
-            f"{figure(s.per(s.play_loss, s.plays), 9)}  {figure(s.per(s.luck, s.deals), 9, True)}"
+            f"{s.name:<{width}}  {s.deals:>5}  {s.decisions:>9}  {loss(s.per(s.loss, s.decisions)):>13}  "
+            f"{loss(s.per(s.loss, s.deals)):>9}  {loss(s.per(s.declaration_loss, s.declarations)):>16}  "
+            f"{loss(s.per(s.play_loss, s.plays)):>9}  {luck(s.per(s.luck, s.deals)):>9}"
         )
     return lines

@@ -28,6 +28,10 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.rules import QUOTAS
+from referee.analysis import storage as analyses
+from referee.analysis.estimate import Analysis
+from referee.analysis.summary import Summary, summarise
+from referee.analysis.view import page_view, viewer_view
 from referee.league.config import League
 from referee.league.ratings import ENVIRONMENT, Leaderboard, RatingMode
 from referee.league.schedule import ScheduledMatch
@@ -307,12 +311,12 @@ def script_json(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def viewer_data(record: MatchRecord, colours: Sequence[str]) -> str:
+def viewer_data(record: MatchRecord, colours: Sequence[str], analysis: Analysis | None = None) -> str:
     """The match as ``viewer.js`` reads it, compact because every match page carries it once: per deal
     ``[number, dealer, declarer, declared, trump, taken, points, tricks, talk]``, a trick as
     ``[leader, cards, winner]`` with the cards' codes run together in play order (``"9STSQSKS"``), a
     message as ``[seat, trick, text]``. The hands are not sent: every card of a hand is played, so the
-    tricks hold them."""
+    tricks hold them. A kept analysis comes as ``analysis`` (:func:`referee.analysis.view.viewer_view`)."""
     deals = [
         [
             deal.number,
@@ -327,7 +331,10 @@ def viewer_data(record: MatchRecord, colours: Sequence[str]) -> str:
         ]
         for deal in record.deals
     ]
-    return script_json({"seats": list(record.seats), "colours": list(colours), "deals": deals})
+    data: dict[str, Any] = {"seats": list(record.seats), "colours": list(colours), "deals": deals}
+    if analysis is not None:
+        data["analysis"] = viewer_view(analysis)
+    return script_json(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,9 +357,11 @@ def match_view(
     match: StoredMatch,
     deals_shown: bool = True,
     colours: Mapping[str, str] | None = None,
+    analysis: Analysis | None = None,
 ) -> dict[str, Any]:
-    """What a match page shows: everything, or without ``deals_shown`` the results alone (no seed, no
-    deal, no pyramid, no viewer data, fault details masked)."""
+    """What a match page shows: everything (with its analysis, if one is kept), or without
+    ``deals_shown`` the results alone (no seed, no deal, no pyramid, no viewer data, no analysis, fault
+    details masked)."""
     record = match.record
     if not deals_shown:
         faults = [_masked(fault) for fault in match.faults]
@@ -366,11 +375,15 @@ def match_view(
             "hidden_note": HIDDEN_NOTE,
             "ranked": sorted((rank, seat) for seat, rank in enumerate(record.ranks)),
             "data": "",
+            "analysis": None,
         }
-    return {"scheduled": scheduled, "match": match, **_played_view(record, match.faults, colours or {})}
+    view = _played_view(record, match.faults, colours or {}, analysis)
+    return {"scheduled": scheduled, "match": match, **view}
 
 
-def _played_view(record: MatchRecord, faults: Sequence[Fault], colours: Mapping[str, str]) -> dict[str, Any]:
+def _played_view(
+    record: MatchRecord, faults: Sequence[Fault], colours: Mapping[str, str], analysis: Analysis | None = None
+) -> dict[str, Any]:
     """What a page shows of a played match: its deals trick by trick, the pyramids, the faults and the
     viewer's data."""
     seat_colours = [colours.get(name, OTHER_COLOUR) for name in record.seats]
@@ -413,7 +426,8 @@ def _played_view(record: MatchRecord, faults: Sequence[Fault], colours: Mapping[
         "pyramids": pyramids,
         "faults": list(faults),
         "hidden_note": "",
-        "data": viewer_data(record, seat_colours),
+        "data": viewer_data(record, seat_colours, analysis),
+        "analysis": page_view(analysis) if analysis is not None else None,
     }
 
 
@@ -468,16 +482,27 @@ def write_report(
             folder / asset, (resources.files("referee.report") / "templates" / asset).read_text("utf-8")
         )
     shown = disclosure(schedule, stored)
+    analysed: list[tuple[Analysis, tuple[str, ...]]] = []
     for scheduled, match in played:
-        view = match_view(scheduled, match, shown.deals_shown(match), colours)
+        analysis = None
+        if shown.deals_shown(match) and match.status is MatchStatus.COMPLETE:
+            analysis = analyses.load(league.database, match.match_id, match.record)  # kept by referee analyze
+        if analysis is not None:
+            analysed.append((analysis, scheduled.entrants))
+        view = match_view(scheduled, match, shown.deals_shown(match), colours, analysis)
         write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
+    summaries: dict[str, Summary] = {summary.name: summary for summary in summarise(analysed)}
     for name in names:
         stats = entrant_stats(name, schedule, stored, shown)
         standing = next(s for s in board.standings if s.entrant == name)
         write_atomic(
             folder / pages[name],
             render("entrant.html").render(
-                **common, standing=standing, chart=history_chart(board, colours, only=[name]), **stats
+                **common,
+                standing=standing,
+                chart=history_chart(board, colours, only=[name]),
+                analysis=summaries.get(name),
+                **stats,
             ),
         )
     write_atomic(
@@ -495,6 +520,8 @@ def write_report(
             h2h=head_to_head(names, schedule, stored),
             cross=crosstable(names, schedule, stored, board.mode),
             done=sum(1 for _, m in played if m.status is MatchStatus.COMPLETE),
+            analysed=len(analysed),
+            summaries=[summaries[name] for name in names if name in summaries],
             total=len(schedule),
         ),
     )
