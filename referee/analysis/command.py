@@ -114,7 +114,7 @@ def _from_records(path: Path, match_id: str | None, samples: int, seed: int) -> 
     if not recorded.deals_shown:
         raise click.ClickException(f"match {recorded.match_id} of {path}: {HIDDEN_NOTE}, so is its analysis")
     _check_complete(recorded.status, recorded.match_id)
-    return analyse(recorded.record, samples, seed), f"match {recorded.match_id} of {path}"
+    return analyse(recorded.record, samples, seed), f"{path} ({recorded.match_id})"
 
 
 def _check_complete(status: MatchStatus, match_id: str) -> None:
