@@ -89,11 +89,14 @@ def test_analyze_a_stored_match(league):
     assert "costliest decisions" in text
 
 
-def test_analyze_all_then_the_summary(league):
+def test_analyze_all_then_the_summary(league, tmp_path):
     path, _, _ = league
-    result = referee("analyze", path, "--all", "--samples", "2", "--json")
+    site = tmp_path / "site"
+    result = referee("analyze", path, "--all", "--samples", "2", "--json", "--report", site)
     assert result.returncode == 0, result.stderr
     assert "1 matches to analyse" in result.stderr  # the first one is kept already
+    for page in ("match-0001.html", "match-0002.html"):  # the report rewritten with both
+        assert 'id="analysis"' in (site / page).read_text(encoding="utf-8")
     summary = json.loads(result.stdout)
     assert (summary["analysed"], summary["shown"]) == (2, 2)
     by_name = {entrant["name"]: entrant for entrant in summary["entrants"]}

@@ -4,7 +4,9 @@ analysis. Errors are one line; nothing it did not write is touched."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from referee.analysis.estimate import DEFAULT_SAMPLES, Analysis, analyse
 from referee.analysis.summary import Summary, summarise
 from referee.analysis.text import deal_lines, header, summary_lines, worst_lines
 from referee.league.config import League, LeagueError, load_league
+from referee.league.ratings import rate
 from referee.league.results import open_results
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StoreError
@@ -24,6 +27,7 @@ from referee.league.tournament import schedule_of
 from referee.match.outcome import MatchStatus
 from referee.report.disclosure import HIDDEN_NOTE, disclosure
 from referee.report.records import NoSuchRecord, RecordsError, find_record
+from referee.report.site import write_report
 
 
 class _InputError(click.ClickException):
@@ -51,9 +55,22 @@ class _InputError(click.ClickException):
     is_flag=True,
     help="Only the per-entrant summary of LEAGUE's analysed matches; analyse nothing.",
 )
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --all: rewrite LEAGUE's HTML report in this folder after every match analysed.",
+)
 @click.option("--json", "as_json", is_flag=True, help="JSON on stdout instead of text.")
 def analyze(
-    source: str, match_id: str | None, samples: int, seed: int, every: bool, summary: bool, as_json: bool
+    source: str,
+    match_id: str | None,
+    samples: int,
+    seed: int,
+    every: bool,
+    summary: bool,
+    report_dir: Path | None,
+    as_json: bool,
 ) -> None:
     """Where each decision of a played match lost points, and how lucky each deal was (docs/ANALYSIS.md).
 
@@ -67,7 +84,11 @@ def analyze(
     match not analysed yet, --summary prints the per-entrant figures of those analysed. A table's deals
     (and so its analysis) show only once every match of that table is played. A FILE.jsonl is a record of
     `referee match --record` or `referee export` (MATCH_ID: an id or a line from 1).
+
+    --all runs at a low CPU priority, so beside a `referee run` of the league it never slows its matches.
     """
+    if report_dir is not None and not every:
+        raise click.UsageError("--report goes with --all: the report is rewritten as matches are analysed")
     if source.endswith(".jsonl"):
         if every or summary:
             raise click.UsageError("--all and --summary read a league's results, not a records file")
@@ -81,7 +102,7 @@ def analyze(
         if match_id is not None:
             raise click.UsageError("give a MATCH_ID, or --all / --summary for the whole league, not both")
         if every:
-            _analyse_all(league, schedule, stored, samples, seed)
+            _analyse_all(league, schedule, stored, samples, seed, report_dir)
         _print_summary(league, schedule, stored, as_json)
         return
     if match_id is None:
@@ -153,9 +174,18 @@ def _analysed(league: League, match: StoredMatch, samples: int, seed: int) -> An
 
 
 def _analyse_all(
-    league: League, schedule: list[ScheduledMatch], stored: dict[str, StoredMatch], samples: int, seed: int
+    league: League,
+    schedule: list[ScheduledMatch],
+    stored: dict[str, StoredMatch],
+    samples: int,
+    seed: int,
+    report_dir: Path | None,
 ) -> None:
-    """Every shown, complete match without a kept analysis, one line each on stderr."""
+    """Every shown, complete match without a kept analysis, one line each on stderr, at the lowest CPU
+    priority (the matches of a run beside it come first); with ``report_dir``, the report rewritten
+    after each."""
+    with contextlib.suppress(OSError):
+        os.nice(19)
     shown = disclosure(schedule, stored)
     todo = [
         stored[s.match_id]
@@ -176,6 +206,19 @@ def _analyse_all(
             f"analysed {number} of {len(todo)}: {match.match_id} in {time.monotonic() - start:.1f} s",
             err=True,
         )
+        if report_dir is not None:
+            _rewrite_report(league, report_dir)
+
+
+def _rewrite_report(league: League, folder: Path) -> None:
+    """The report of the league's results as stored now (a run may be adding to them), with every
+    analysis kept so far."""
+    league, schedule, stored = _league_results(str(league.path))
+    board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
+    try:
+        write_report(league, schedule, stored, board, folder)
+    except OSError as exc:
+        raise click.ClickException(f"{folder}: the report cannot be written: {exc.strerror or exc}") from None
 
 
 def _entrant_summaries(
