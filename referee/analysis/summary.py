@@ -4,6 +4,7 @@ seat are left out: they are no measure of the bot."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,10 @@ class Summary:
     """Card decisions with more than one legal card (a last card is no decision and costs nothing)."""
     play_loss: float = 0.0
     luck: float = 0.0
+    loss_variance: float = 0.0
+    """Sum of the squared standard errors of its losses: the worlds of two decisions are drawn apart, so
+    the error of a sum of losses is the root of this."""
+    luck_variance: float = 0.0
 
     @property
     def decisions(self) -> int:
@@ -37,6 +42,10 @@ class Summary:
     def per(self, total: float, count: int) -> float | None:
         return total / count if count else None
 
+    def error(self, variance: float, count: int) -> float | None:
+        """The standard error of a mean over ``count`` of the figures whose variances add to ``variance``."""
+        return math.sqrt(variance) / count if count else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -44,12 +53,15 @@ class Summary:
             "deals": self.deals,
             "decisions": self.decisions,
             "loss_per_decision": self.per(self.loss, self.decisions),
+            "loss_per_decision_se": self.error(self.loss_variance, self.decisions),
             "loss_per_deal": self.per(self.loss, self.deals),
+            "loss_per_deal_se": self.error(self.loss_variance, self.deals),
             "declarations": self.declarations,
             "loss_per_declaration": self.per(self.declaration_loss, self.declarations),
             "plays": self.plays,
             "loss_per_play": self.per(self.play_loss, self.plays),
             "luck_per_deal": self.per(self.luck, self.deals),
+            "luck_per_deal_se": self.error(self.luck_variance, self.deals),
         }
 
 
@@ -75,10 +87,12 @@ def summarise(analyses: Iterable[tuple[Analysis, tuple[str, ...]]]) -> list[Summ
                 summary = by_name[names[seat]]
                 summary.deals += 1
                 summary.luck += figure
+                summary.luck_variance += deal.se[seat] ** 2
         for decision in analysis.decisions:
             if decision.autopilot or len(decision.actions) < 2:
                 continue
             summary = by_name[names[decision.seat]]
+            summary.loss_variance += decision.loss_se**2
             if decision.kind is Kind.DECLARE:
                 summary.declarations += 1
                 summary.declaration_loss += decision.loss

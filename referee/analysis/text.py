@@ -3,7 +3,7 @@ decisions, and a line per seat (or per entrant) of where the points went."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pyramid_sdk.actions import Declare, parse_action
 from referee.analysis.estimate import Analysis, Decision, Kind
@@ -70,19 +70,25 @@ def worst_lines(decisions: Sequence[Decision], seats: Sequence[str], count: int 
 
 
 def summary_lines(summaries: Sequence[Summary], title: str = "entrant") -> list[str]:
-    """A line per entrant (or seat): average loss per decision and per deal, declarations against play,
-    average luck per deal."""
+    """A line per entrant (or seat): average loss per decision and per deal (± standard error),
+    declarations against play, average luck per deal (±)."""
     width = max(len(title), *(len(s.name) for s in summaries))
     lines = [
         "",
-        f"{title:<{width}}  deals  decisions  loss/decision  loss/deal  loss/declaration  loss/play"
-        "  luck/deal",
+        f"{title:<{width}}  deals  decisions  loss/decision  {'loss/deal':>12}  loss/declaration  loss/play"
+        f"  {'luck/deal':>12}",
     ]
 
+    def with_error(mean: float | None, error: float | None, show: Callable[[float | None], str]) -> str:
+        return show(mean) if error is None else f"{show(mean)} ± {loss(error)}"
+
     for s in summaries:
+        per_decision = with_error(s.per(s.loss, s.decisions), s.error(s.loss_variance, s.decisions), loss)
+        per_deal = with_error(s.per(s.loss, s.deals), s.error(s.loss_variance, s.deals), loss)
+        luck_per_deal = with_error(s.per(s.luck, s.deals), s.error(s.luck_variance, s.deals), luck)
         lines.append(
-            f"{s.name:<{width}}  {s.deals:>5}  {s.decisions:>9}  {loss(s.per(s.loss, s.decisions)):>13}  "
-            f"{loss(s.per(s.loss, s.deals)):>9}  {loss(s.per(s.declaration_loss, s.declarations)):>16}  "
-            f"{loss(s.per(s.play_loss, s.plays)):>9}  {luck(s.per(s.luck, s.deals)):>9}"
+            f"{s.name:<{width}}  {s.deals:>5}  {s.decisions:>9}  {per_decision:>13}  {per_deal:>12}  "
+            f"{loss(s.per(s.declaration_loss, s.declarations)):>16}  {loss(s.per(s.play_loss, s.plays)):>9}"
+            f"  {luck_per_deal:>12}"
         )
     return lines
