@@ -485,8 +485,10 @@ def write_report(
     analysed: list[tuple[Analysis, tuple[str, ...]]] = []
     for scheduled, match in played:
         analysis = None
-        if shown.deals_shown(match) and match.status is MatchStatus.COMPLETE:
-            analysis = analyses.load(league.database, match.match_id, match.record)  # kept by referee analyze
+        # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
+        # run's matches (a 4-player match's analysis takes a tenth of a second to read).
+        if not live and shown.deals_shown(match) and match.status is MatchStatus.COMPLETE:
+            analysis = analyses.load(league.database, match.match_id, match.record)
         if analysis is not None:
             analysed.append((analysis, scheduled.entrants))
         view = match_view(scheduled, match, shown.deals_shown(match), colours, analysis)
