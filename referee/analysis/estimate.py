@@ -23,6 +23,7 @@ import enum
 import hashlib
 import math
 import random
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
@@ -169,12 +170,10 @@ def mean_se(values: Sequence[float]) -> tuple[float, float]:
     >>> mean_se([1, 3, 5, 7])
     (4.0, 1.2909944487358056)
     """
-    count = len(values)
-    mean = sum(values) / count
-    if count < 2:
+    mean = statistics.fmean(values)
+    if len(values) < 2:
         return mean, 0.0
-    variance = sum((value - mean) ** 2 for value in values) / (count - 1)
-    return mean, math.sqrt(variance / count)
+    return mean, statistics.stdev(values, mean) / math.sqrt(len(values))
 
 
 def _gain(obs: Observation, points: int) -> int:
