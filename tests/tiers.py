@@ -42,6 +42,7 @@ QUICK_MODULES: Final = frozenset(
         "test_protocol_stubs",
         "test_ratings",
         "test_rules",
+        "test_simulation",
         "test_schedule",
         "test_sessions",
         "test_stream",
@@ -54,6 +55,7 @@ QUICK_MODULES: Final = frozenset(
 SLOW_MODULES: Final = {
     f"tests/{name}.py": why
     for name, why in {
+        "test_expert": "expert sample bot processes in real matches",
         "test_api": "bot processes, from referee.api",
         "test_analyze_league": "referee run, analyze and report: the CLI, bot processes and Chromium",
         "test_bot_errors": "bot processes that fail to start or raise, Node.js bots, the CLI",

@@ -1,0 +1,50 @@
+"""The expert sample bot plays real matches as its own process over gRPC: it stays within the clock it
+is given, and with a sample count it is deterministic for its match seed."""
+
+import statistics
+import sys
+
+import pytest
+
+from arena import RANDOM, play
+from pyramid_sdk.bot import TimeControl
+from referee.match.faults import FaultKind
+from referee.match.outcome import MatchStatus
+
+HEURISTIC = f"{sys.executable} sample_bots/heuristic.py"
+
+
+@pytest.mark.slow
+def test_the_expert_with_a_sample_count_replays_exactly():
+    command = f"{sys.executable} sample_bots/expert.py --samples 3"
+    runs = [
+        play([command, HEURISTIC, RANDOM], seed=21, time_control=TimeControl(5.0, 60.0))[0] for _ in range(2)
+    ]
+    for outcome in runs:
+        assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
+        assert [f for f in outcome.faults if f.seat == 0] == []
+    assert runs[0].record == runs[1].record
+    # Not trivially so: another sample count plays differently somewhere in 48 deals.
+    other, _ = play(
+        [f"{sys.executable} sample_bots/expert.py --samples 1", HEURISTIC, RANDOM],
+        seed=21,
+        time_control=TimeControl(5.0, 60.0),
+    )
+    assert other.record.deals != runs[0].record.deals
+
+
+@pytest.mark.slow
+def test_the_expert_thinks_within_the_clock_it_is_given(tmp_path):
+    """A large budget and a 100 ms limit: it uses most of the limit and never times out."""
+    per_action = 0.1
+    outcome, _ = play(
+        [f"{sys.executable} sample_bots/expert.py --budget 10", RANDOM],
+        seed=12,
+        time_control=TimeControl(per_action, 5.0),
+        log_dir=tmp_path,
+    )
+    assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
+    assert [f for f in outcome.faults if f.kind is FaultKind.TIMEOUT] == []
+    thinking = outcome.latencies[0]
+    assert statistics.median(thinking) > 0.5 * per_action
+    assert max(thinking) < per_action + 5.0
