@@ -34,7 +34,8 @@ from pyramid_sdk.engine import Match
 from pyramid_sdk.observation import Observation, Phase
 from pyramid_sdk.record import DealRecord, MatchRecord
 from pyramid_sdk.seeds import derive_seed
-from referee.analysis.worlds import POLICY, outcome, sample_hands
+from pyramid_sdk.simulation import World, sample_world
+from referee.analysis.worlds import POLICY, outcome
 from sample_bots.heuristic import SLOT_COST
 
 DEFAULT_SAMPLES: Final = 8
@@ -220,9 +221,9 @@ def decision(
     spent = [slot_value(obs, action) for action in actions]
     values: list[list[float]] = [[] for _ in actions]
     for _ in range(samples):
-        hands = sample_hands(obs, rng)
+        world = sample_world(obs, rng)
         for i, action in enumerate(actions):
-            values[i].append(_gain(obs, outcome(obs, hands, action)) + spent[i])
+            values[i].append(_gain(obs, outcome(world, action)) + spent[i])
     valued = tuple(ActionValue(str(a), *mean_se(v)) for a, v in zip(actions, values, strict=True))
     best = max(range(len(actions)), key=lambda i: (valued[i].mean, i == mine))
     loss, loss_se = mean_se([b - c for b, c in zip(values[best], values[mine], strict=True)])
@@ -234,15 +235,17 @@ def luck(match: Match, samples: int, rng: random.Random) -> tuple[tuple[float, .
     standard error: see the module's docstring. The random deals that give the seats' averages are
     shared by every seat."""
     views = [match.observation(seat) for seat in range(match.players)]
+    declarer = views[match.declarer]
     base = []
     for _ in range(samples):
-        hands = _random_deal(match.players, rng)
-        base.append(outcome(replace(views[0], hand=hands[0]), hands, None))
+        hands = _random_deal(match.players, rng)  # every hand at random, the declarer's too
+        world = World.from_observation(replace(declarer, hand=hands[declarer.seat]), hands)
+        base.append(outcome(world, None, declarer))
     figures, errors = [], []
     for view in views:
         sign = 1 if view.is_declarer else -1
         worth, worth_se = mean_se(
-            [sign * outcome(view, sample_hands(view, rng), None) for _ in range(samples)]
+            [sign * outcome(sample_world(view, rng), None, declarer) for _ in range(samples)]
         )
         average, average_se = mean_se([sign * points for points in base])
         figures.append(worth - average)

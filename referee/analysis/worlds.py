@@ -1,66 +1,52 @@
 """The two things the estimator does many thousand times: draw a world a seat cannot tell from the real
-one, and play a deal to its end with the reference policy.
+one, and play a deal to its end with the reference policy. Both come from the SDK's simulation API
+(:mod:`pyramid_sdk.simulation`): a :class:`~pyramid_sdk.simulation.World` copies in one call and plays a
+card without building an observation.
 
 In Pyramid any card may be played at any time, so nothing a seat sees narrows down where its unseen cards
-are: every deal of the unseen cards to the other seats (and, with fewer than four players, to the
-set-aside pile) is equally likely, and a uniform shuffle samples exactly that distribution.
+are: every deal of them to the other seats (and, with fewer than four players, to the set-aside pile) is
+equally likely, and :func:`~pyramid_sdk.simulation.sample_world` draws one uniformly.
 
 The reference policy is the heuristic sample bot's (:mod:`sample_bots.heuristic`): fast, deterministic and
-a fair model of a competent table. A stronger policy would change the figures, not their meaning.
+a fair model of a competent table. Its play runs on worlds as the expert bot's ``heuristic_card`` (which
+agrees with ``choose_card`` position for position); its declaration is ``choose_declaration``'s. A
+stronger policy would change the figures, not their meaning.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
+from dataclasses import replace
 
-from pyramid_sdk.actions import PLAYS, Action, Play
-from pyramid_sdk.cards import Card
-from pyramid_sdk.engine import Match
-from pyramid_sdk.observation import Observation, Phase
-from sample_bots.heuristic import choose_card, choose_declaration
+from pyramid_sdk.actions import Action
+from pyramid_sdk.observation import Observation
+from pyramid_sdk.simulation import World, play_out
+from sample_bots.expert import heuristic_card
+from sample_bots.heuristic import choose_declaration
 
 POLICY = "heuristic"
 """The name the output gives the reference policy."""
 
 
-def sample_hands(obs: Observation, rng: random.Random) -> list[tuple[Card, ...]]:
-    """One world consistent with ``obs``: the seat's own hand as it is, every other seat as many of the
-    unseen cards as it still holds.
+def outcome(world: World, action: Action | None, declarer_view: Observation | None = None) -> int:
+    """The declarer's points when a copy of ``world`` goes on with ``action``, then the reference policy
+    for every seat to the end of the deal. ``action`` ``None`` lets the policy declare too, from
+    ``declarer_view`` (the declarer's observation at the declaration; only its hand is taken from the
+    world). ``world`` itself is left as it was.
 
+    >>> import random
     >>> from pyramid_sdk import Match, Rules
-    >>> obs = Match(Rules(players=3), seed=1).observation(0)
-    >>> hands = sample_hands(obs, random.Random(2))
-    >>> hands[0] == obs.hand, [len(hand) for hand in hands], len({c for h in hands for c in h})
-    (True, [6, 6, 6], 18)
+    >>> from pyramid_sdk.simulation import sample_world
+    >>> match = Match(Rules(players=4), seed=2)
+    >>> view = match.observation(match.declarer)
+    >>> world = sample_world(view, random.Random(1))
+    >>> outcome(world, None, view) in range(-2, 11), world.declaration is None
+    (True, True)
     """
-    unseen = list(obs.unseen_cards)
-    rng.shuffle(unseen)
-    hands: list[tuple[Card, ...]] = []
-    for seat in range(obs.players):
-        if seat == obs.seat:
-            hands.append(obs.hand)
-        else:
-            size = obs.hand_size(seat)
-            hands.append(tuple(unseen[:size]))
-            del unseen[:size]
-    return hands
-
-
-def outcome(obs: Observation, hands: Sequence[Sequence[Card]], action: Action | None) -> int:
-    """The declarer's points when the world ``hands`` goes on from ``obs`` with ``action`` (``None``: the
-    reference policy's own choice), then the reference policy for every seat to the end of the deal."""
-    match = Match.from_observation(obs, hands)
+    played = world.copy()
     if action is not None:
-        match.apply(action)
-    if match.phase is Phase.DECLARE:
-        seat = match.to_act
-        assert seat is not None
-        match.apply(choose_declaration(match.observation(seat)))
-    while match.phase is Phase.PLAY:
-        seat = match.to_act
-        assert seat is not None
-        hand = match.hand(seat)
-        # The last trick plays itself: asking the policy about a single card costs a sixth of a playout.
-        match.apply(PLAYS[hand[0].index] if len(hand) == 1 else Play(choose_card(match.observation(seat))))
-    return match.pyramids[match.declarer].entries[-1].points
+        played.apply(action)
+    elif played.declaration is None:
+        assert declarer_view is not None, "the policy declares from the declarer's view"
+        played.declare(choose_declaration(replace(declarer_view, hand=played.hand(played.declarer))))
+    play_out(played, heuristic_card)
+    return played.points
