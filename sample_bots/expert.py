@@ -18,17 +18,17 @@ from collections.abc import Sequence
 from typing import Final
 
 from pyramid_sdk.actions import Action
-from pyramid_sdk.cards import Card, Suit
+from pyramid_sdk.cards import Card
 from pyramid_sdk.cardsets import cards_of
 from pyramid_sdk.observation import Observation
-from pyramid_sdk.rules import TrickWinner
+from pyramid_sdk.rules import TRICKS_PER_DEAL
 from pyramid_sdk.simulation import FULL_DECK, World, play_out, sample_world
 
 try:
-    from sample_bots.heuristic import estimate_tricks, power
+    from sample_bots.heuristic import estimate_tricks, play_card
     from sample_bots.montecarlo import MonteCarloBot
 except ModuleNotFoundError:  # run as a script (python sample_bots/expert.py): its folder is on the path
-    from heuristic import estimate_tricks, power  # type: ignore[import-not-found,no-redef]
+    from heuristic import estimate_tricks, play_card  # type: ignore[import-not-found,no-redef]
     from montecarlo import MonteCarloBot  # type: ignore[import-not-found,no-redef]
 
 INFERENCE_WIDTH: Final = 1.0
@@ -42,65 +42,26 @@ def hidden_top(world: World, seat: int) -> list[int]:
     return [((unseen >> (6 * suit)) & 63).bit_length() - 1 for suit in range(4)]
 
 
-def _top_power(high: list[int], led: Suit, trump: Suit, rule: TrickWinner) -> int:
-    if high[trump] >= 0:
-        return 20 + high[trump]
-    rank = max(high) if rule is TrickWinner.HIGHEST_RANK else high[led]
-    return 10 + rank if rank >= 0 else -1
-
-
 def heuristic_card(world: World) -> Card:
-    """The heuristic bot's choice (:func:`heuristic.choose_card`) for the seat to act of ``world``."""
+    """The heuristic bot's choice (:func:`heuristic.play_card`) for the seat to act of ``world``."""
     seat = world.to_act
     declaration = world.declaration
     assert seat is not None
     assert declaration is not None
-    trump, rule, players = declaration.trump, world.trick_winner, world.players
     hand = cards_of(world.hands[seat])
     if len(hand) == 1:
         return hand[0]
-    high = hidden_top(world, seat)
-    declarer = world.declarer
-    need = declaration.tricks - world.taken[declarer]
-
-    def by_value(card: Card) -> tuple[bool, int]:
-        return (card.suit is trump, card.rank)
-
-    if seat == declarer:
-        sure = sum(power(c, c.suit, trump, rule) >= _top_power(high, c.suit, trump, rule) for c in hand)
-        wants = need > 0 and (need >= 6 - world.tricks_played or need > sure)
-    else:
-        wants = need > 0
-    trick = world.trick
-    if not trick:
-        if wants and seat != declarer:
-            return max(hand, key=lambda card: (card.suit is not trump, card.rank))
-        return max(hand, key=by_value) if wants else min(hand, key=by_value)
-    led = trick[0].suit
-    powers = [power(card, led, trump, rule) for card in trick]
-    best = max(powers)
-    winning_seat = (world.leader + powers.index(best)) % players
-    declarer_played = any((world.leader + i) % players == declarer for i in range(len(trick)))
-    winners = sorted((c for c in hand if power(c, led, trump, rule) > best), key=by_value)
-    losers = sorted((c for c in hand if power(c, led, trump, rule) <= best), key=by_value)
-    top = -1 if len(trick) == players - 1 else _top_power(high, led, trump, rule)
-    if seat == declarer:
-        if wants and winners:
-            return next((c for c in winners if power(c, led, trump, rule) >= top), winners[-1])
-        if need > 0:
-            return losers[0] if losers else winners[0]
-        return losers[-1] if losers else winners[-1]
-    if wants:
-        if not declarer_played and best < top:
-            unbeatable = next((c for c in winners if power(c, led, trump, rule) >= top), None)
-            if unbeatable is not None:
-                return unbeatable
-        if winning_seat == declarer and winners:
-            return winners[0]
-        return losers[0] if losers else winners[0]
-    if declarer_played and winning_seat != declarer:
-        return max(hand, key=by_value)
-    return losers[-1] if losers else winners[0]
+    return play_card(
+        hand,
+        world.trick,
+        world.leader,
+        hidden_top(world, seat),
+        declaration,
+        world.trick_winner,
+        (world.players, seat, world.declarer),
+        world.taken[world.declarer],
+        TRICKS_PER_DEAL - world.tricks_played,
+    )
 
 
 def declarer_weight(obs: Observation, world: World) -> float:

@@ -1,15 +1,19 @@
 """The expert sample bot plays real matches as its own process over gRPC: it stays within the clock it
 is given, and with a sample count it is deterministic for its match seed."""
 
+import random
 import statistics
 import sys
 
 import pytest
 
 from arena import RANDOM, play
+from pyramid_sdk import Match, Phase, Rules
 from pyramid_sdk.bot import TimeControl
 from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
+from sample_bots.expert import ExpertBot
+from sample_bots.montecarlo import MonteCarloBot
 
 HEURISTIC = f"{sys.executable} sample_bots/heuristic.py"
 
@@ -48,3 +52,26 @@ def test_the_expert_thinks_within_the_clock_it_is_given(tmp_path):
     thinking = outcome.latencies[0]
     assert statistics.median(thinking) > 0.5 * per_action
     assert max(thinking) < per_action + 5.0
+
+
+def test_without_the_declaration_reading_it_chooses_as_the_monte_carlo_bot():
+    """Same seed, same count, no inference: the same worlds and the same playout policy, so the same
+    choices (the expert is the Monte Carlo search on faster worlds, not a different search)."""
+    compared = 0
+    for seed in range(2):
+        match = Match(Rules(players=3), seed)
+        rng = random.Random(seed)
+        while match.deal_number < 3:
+            if match.phase is Phase.DEAL_OVER:
+                match.next_deal()
+                continue
+            obs = match.observation(match.to_act)
+            expert = ExpertBot(samples=3, seed=seed, infer=False)
+            montecarlo = MonteCarloBot(samples=3, seed=seed)
+            if obs.phase is Phase.PLAY:
+                assert expert.play(obs) == montecarlo.play(obs)
+            else:
+                assert expert.declare(obs) == montecarlo.declare(obs)
+            compared += 1
+            match.apply(rng.choice(match.legal_actions()))
+    assert compared > 50
