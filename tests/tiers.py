@@ -25,6 +25,7 @@ QUICK_MODULES: Final = frozenset(
     f"tests/{name}.py"
     for name in (
         "test_adaptive",
+        "test_analysis",
         "test_cards",
         "test_cli_package",
         "test_client",
@@ -59,6 +60,7 @@ SLOW_MODULES: Final = {
     for name, why in {
         "test_expert": "expert sample bot processes in real matches",
         "test_api": "bot processes, from referee.api",
+        "test_analyze_league": "referee run, analyze and report: the CLI, bot processes and Chromium",
         "test_bot_errors": "bot processes that fail to start or raise, Node.js bots, the CLI",
         "test_init": "referee init and referee run, npm, bot processes in bubblewrap",
         "test_interrupt": "the CLI interrupted with SIGINT, Dask workers, bot processes",

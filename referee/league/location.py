@@ -70,8 +70,14 @@ def companions(database: Path) -> tuple[Path, ...]:
         database,
         *(database.with_name(database.name + suffix) for suffix in SQLITE_FILES),
         lock_path(database),
+        analysis_dir(database),
         *backups,
     )
+
+
+def analysis_dir(database: Path) -> Path:
+    """The folder of ``referee analyze``'s results beside ``database``: ``<database name>-analysis``."""
+    return database.parent / f"{database.stem}-analysis"
 
 
 def backup_path(database: Path, stamp: str) -> Path:

@@ -28,6 +28,10 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.rules import QUOTAS
+from referee.analysis import storage as analyses
+from referee.analysis.estimate import Analysis
+from referee.analysis.summary import Summary, summarise
+from referee.analysis.view import page_view, viewer_view
 from referee.league.config import League
 from referee.league.ratings import ENVIRONMENT, Leaderboard, RatingMode
 from referee.league.schedule import ScheduledMatch
@@ -312,12 +316,12 @@ def script_json(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def viewer_data(record: MatchRecord, colours: Sequence[str]) -> str:
+def viewer_data(record: MatchRecord, colours: Sequence[str], analysis: Analysis | None = None) -> str:
     """The match as ``viewer.js`` reads it, compact because every match page carries it once: per deal
     ``[number, dealer, declarer, declared, trump, taken, points, tricks, talk]``, a trick as
     ``[leader, cards, winner]`` with the cards' codes run together in play order (``"9STSQSKS"``), a
     message as ``[seat, trick, text]``. The hands are not sent: every card of a hand is played, so the
-    tricks hold them."""
+    tricks hold them. A kept analysis comes as ``analysis`` (:func:`referee.analysis.view.viewer_view`)."""
     deals = [
         [
             deal.number,
@@ -332,7 +336,10 @@ def viewer_data(record: MatchRecord, colours: Sequence[str]) -> str:
         ]
         for deal in record.deals
     ]
-    return script_json({"seats": list(record.seats), "colours": list(colours), "deals": deals})
+    data: dict[str, Any] = {"seats": list(record.seats), "colours": list(colours), "deals": deals}
+    if analysis is not None:
+        data["analysis"] = viewer_view(analysis)
+    return script_json(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,9 +362,11 @@ def match_view(
     match: StoredMatch,
     deals_shown: bool = True,
     colours: Mapping[str, str] | None = None,
+    analysis: Analysis | None = None,
 ) -> dict[str, Any]:
-    """What a match page shows: everything, or without ``deals_shown`` the results alone (no seed, no
-    deal, no pyramid, no viewer data, fault details masked)."""
+    """What a match page shows: everything (with its analysis, if one is kept), or without
+    ``deals_shown`` the results alone (no seed, no deal, no pyramid, no viewer data, no analysis, fault
+    details masked)."""
     record = match.record
     if not deals_shown:
         faults = [_masked(fault) for fault in match.faults]
@@ -371,11 +380,15 @@ def match_view(
             "hidden_note": HIDDEN_NOTE,
             "ranked": sorted((rank, seat) for seat, rank in enumerate(record.ranks)),
             "data": "",
+            "analysis": None,
         }
-    return {"scheduled": scheduled, "match": match, **_played_view(record, match.faults, colours or {})}
+    view = _played_view(record, match.faults, colours or {}, analysis)
+    return {"scheduled": scheduled, "match": match, **view}
 
 
-def _played_view(record: MatchRecord, faults: Sequence[Fault], colours: Mapping[str, str]) -> dict[str, Any]:
+def _played_view(
+    record: MatchRecord, faults: Sequence[Fault], colours: Mapping[str, str], analysis: Analysis | None = None
+) -> dict[str, Any]:
     """What a page shows of a played match: its deals trick by trick, the pyramids, the faults and the
     viewer's data."""
     seat_colours = [colours.get(name, OTHER_COLOUR) for name in record.seats]
@@ -418,7 +431,8 @@ def _played_view(record: MatchRecord, faults: Sequence[Fault], colours: Mapping[
         "pyramids": pyramids,
         "faults": list(faults),
         "hidden_note": "",
-        "data": viewer_data(record, seat_colours),
+        "data": viewer_data(record, seat_colours, analysis),
+        "analysis": page_view(analysis) if analysis is not None else None,
     }
 
 
@@ -479,12 +493,22 @@ def write_report(
         )
     shown = disclosure(schedule, summaries)
     tallies = {name: EntrantTally() for name in names}
+    analysed: list[tuple[Analysis, tuple[str, ...]]] = []
     for (scheduled, summary), match in zip(played, fetch([s.match_id for s, _ in played]), strict=True):
-        view = match_view(scheduled, match, shown.deals_shown(summary), colours)
+        shows = shown.deals_shown(summary)
+        analysis = None
+        # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
+        # run's matches (a 4-player match's analysis takes a tenth of a second to read).
+        if not live and shows and summary.status is MatchStatus.COMPLETE:
+            analysis = analyses.load(league.database, match.match_id, match.record)
+        if analysis is not None:
+            analysed.append((analysis, scheduled.entrants))
+        view = match_view(scheduled, match, shows, colours, analysis)
         write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
         for seat, name in enumerate(scheduled.entrants):
             if name in tallies and scheduled.entrants.index(name) == seat:
-                tallies[name].add(scheduled, match, seat, shown.deals_shown(summary))
+                tallies[name].add(scheduled, match, seat, shows)
+    losses: dict[str, Summary] = {summary.name: summary for summary in summarise(analysed)}
     for name in names:
         standing = next(s for s in board.standings if s.entrant == name)
         write_atomic(
@@ -493,6 +517,7 @@ def write_report(
                 **common,
                 standing=standing,
                 chart=history_chart(board, colours, only=[name]),
+                analysis=losses.get(name),
                 **tallies[name].page(),
             ),
         )
@@ -511,6 +536,8 @@ def write_report(
             h2h=head_to_head(names, schedule, summaries),
             cross=crosstable(names, schedule, summaries, board.mode),
             done=sum(1 for _, m in played if m.status is MatchStatus.COMPLETE),
+            analysed=len(analysed),
+            summaries=[losses[name] for name in names if name in losses],
             total=len(schedule),
         ),
     )
