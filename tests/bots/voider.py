@@ -2,7 +2,7 @@
 
 Nothing a bot answers can void a match: the engine checks the types of every action as well as the
 rules, and a bad action is the bot's fault. But an in-process bot runs inside the referee, with all its
-power. This one plants a bug in the engine, which strikes the next time the engine moves a card: on the
+power. This one plants a bug in the engine, which strikes the next time the engine applies an action: on the
 referee's side of the table, right after the bot returned a legal card. That is exactly what a void
 match is for.
 """
@@ -23,11 +23,11 @@ class Breaker(RandomBot):
     name = "breaker"
 
     def play(self, obs: Observation) -> Card:
-        original = Match._play
+        original = Match.apply
 
-        def broken(match: Match, *args: Any) -> None:
-            setattr(Match, "_play", original)  # noqa: B010 (one failure per card it plays)
+        def broken(match: Match, *args: Any, **kwargs: Any) -> None:
+            setattr(Match, "apply", original)  # noqa: B010 (one failure per card it plays)
             raise RuntimeError(MESSAGE)
 
-        setattr(Match, "_play", broken)  # noqa: B010
+        setattr(Match, "apply", broken)  # noqa: B010
         return super().play(obs)
