@@ -71,6 +71,8 @@ from referee.match.runner import Seat, play_match
 from referee.match.sandbox import SandboxError, SandboxMode
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher, open_table, own_name
+from referee.remote.command import token_group, with_door
+from referee.remote.record import remote_lines
 from referee.report.crosstable import crosstable
 from referee.report.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.report.records import NoSuchRecord, RecordsError, find_record
@@ -658,6 +660,10 @@ def _write_report(league: League, stored: dict[str, StoredMatch], folder: Path, 
     help="Print the schedule's size and an estimated duration (with nothing stored, timed on a few deals "
     "of sample matches with the bots); store nothing and write nothing.",
 )
+@click.option("--listen", metavar="HOST:PORT", help="Listen for remote entrants here (docs/REMOTE.md).")
+@click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), help="TLS certificate (PEM).")
+@click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), help="TLS private key (PEM).")
+@click.option("--insecure", is_flag=True, help="Allow --listen on a non-loopback address without TLS.")
 def run_command(
     league_file: str,
     concurrency: int | None,
@@ -668,6 +674,10 @@ def run_command(
     dask_address: str | None,
     skip_broken: bool,
     dry_run: bool,
+    listen: str | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    insecure: bool,
 ) -> None:
     """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
 
@@ -722,6 +732,8 @@ def run_command(
 
         executor = DaskExecutor(tournament, dask_address, workers, say=_say).run
         failures = (SandboxError, ExecutorError)
+    on_dask = workers is not None or dask_address is not None
+    executor = with_door(tournament, executor, listen, tls_cert, tls_key, insecure, on_dask)
 
     pending: list[asyncio.Future[Path | None]] = []
     last_report = [0.0]
@@ -1057,6 +1069,8 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     _say_settlement(league, stored, err=fmt != "table")
     for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
         click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
+    for line in remote_lines(league):
+        click.echo(line, err=fmt != "table")
 
 
 @main.command("replay")
@@ -1471,3 +1485,6 @@ def compare_command(
         click.echo("\n".join(result.lines()))
         click.echo(f"seed {seed} (--seed {seed} replays this comparison)")
     sys.exit(int(result.verdict))
+
+
+main.add_command(token_group)

@@ -33,6 +33,7 @@ from referee.league.ratings import RatingMode
 from referee.league.schedule import Design, Format, Seating, seatings
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.sandbox import Limits, SandboxMode, parse_size
+from referee.remote.settings import WAIT, RemoteSettings
 
 
 class LeagueError(ValueError):
@@ -110,10 +111,18 @@ class _Entrant(_Strict):
     name: Name
     command: str | None = None
     module: str | None = None
+    remote: bool = False
     cwd: str = "."
     build: str | None = None
     paths: list[str] = []
     version: str | None = Field(None, min_length=1, max_length=200)
+
+
+class _Remote(_Strict):
+    listen: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    wait: Duration = WAIT
 
 
 class _League(_Strict):
@@ -131,6 +140,7 @@ class _League(_Strict):
     database: str | None = None
     sandbox: Literal["auto", "required", "none"] = "auto"
     limits: _Limits = Field(default_factory=_Limits)
+    remote: _Remote = Field(default_factory=_Remote)
     entrants: list[_Entrant] = Field(min_length=1)
 
 
@@ -186,6 +196,8 @@ class League:
 
     settling: Settling | None = None
     """``schedule.until: settled`` and its settings; ``None``: the whole schedule is played."""
+    remote: RemoteSettings = field(default_factory=RemoteSettings)
+    """The door for remote entrants (``remote:``; ``referee run --listen`` overrides it)."""
 
     @property
     def players(self) -> int:
@@ -277,8 +289,17 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
                 "the name 'referee' is the referee's own (its log); choose another"
             )
         seen.add(item.name)
-        if (item.command is None) == (item.module is None):
-            raise LeagueError(f"{_where(path, data, where)}: give exactly one of command: or module:")
+        if (item.command is not None) + (item.module is not None) + item.remote != 1:
+            raise LeagueError(
+                f"{_where(path, data, where)}: give exactly one of command:, module: or remote: true"
+            )
+        if item.remote:
+            if item.build is not None:
+                raise LeagueError(
+                    f"{_where(path, data, [*where, 'build'])}: a remote entrant builds nothing here"
+                )
+            entrants.append(Entrant(item.name, BotSpec(item.name, remote=True), None, item.version))
+            continue
         cwd = (base / item.cwd).resolve()
         if not cwd.is_dir():
             raise LeagueError(f"{_where(path, data, [*where, 'cwd'])}: no folder {cwd}")
@@ -331,6 +352,12 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         dask=raw.dask,
         design=design,
         settling=settling,
+        remote=RemoteSettings(
+            raw.remote.listen,
+            (base / raw.remote.tls_cert).resolve() if raw.remote.tls_cert else None,
+            (base / raw.remote.tls_key).resolve() if raw.remote.tls_key else None,
+            wait=raw.remote.wait,
+        ),
     )
 
 

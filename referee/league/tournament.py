@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
@@ -28,9 +28,9 @@ from referee.league.location import backup_path, companions
 from referee.league.preflight import Broken, PreflightError, preflight, tail
 from referee.league.schedule import ScheduledMatch, build_schedule
 from referee.league.store import Store, StoredMatch, settings_fingerprint
-from referee.match.bots import BotSpecError
+from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import FaultPolicy, RefereeInternalError
-from referee.match.launcher import BotProcess, Confinement, Launcher, interrupted
+from referee.match.launcher import BotProcess, Confinement, Launcher, RemoteSource, interrupted
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.setup import open_launcher
@@ -265,6 +265,8 @@ class Tournament:
         self.refusals: list[str] = []
         """Hellos refused because they presented a seat's token that was already spent."""
         self.voids_in_a_row = 0
+        self.remote: RemoteSource | None = None
+        """The lobby of the remote entrants, when the referee listens for them (referee.remote)."""
 
     def missing(self) -> list[ScheduledMatch]:
         done = self.store.complete_ids()
@@ -339,7 +341,7 @@ class Tournament:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         builds = await run_builds(self.league, self.log_dir)
         attempts: dict[str, int] = {}
-        async with open_launcher(self.log_dir, self.confinement()) as launcher:
+        async with open_launcher(self.log_dir, self.confinement(), remote=self.remote) as launcher:
             failed = [
                 Broken(name, reason, tail(self.log_dir / f"{name}.build.log"))
                 for name, reason in builds.items()
@@ -425,9 +427,34 @@ class Tournament:
         if not self._playable(scheduled):
             lineup.failed = next(name for name in scheduled.entrants if name in self.disqualified)
             return lineup
-        seats = await asyncio.gather(*(self._seat(name, launcher, lineup) for name in scheduled.entrants))
+        specs = [self.league.entrant(name).spec for name in scheduled.entrants]
+        claimed = await self._claim([spec for spec in specs if spec.remote], launcher, lineup)
+        if lineup.failed is not None:
+            return lineup
+        seats = await asyncio.gather(
+            *(claimed.get(name) or self._seat(name, launcher, lineup) for name in scheduled.entrants)
+        )
         lineup.seats = [seat for seat in seats if seat is not None]
         return lineup
+
+    async def _claim(
+        self, specs: list[BotSpec], launcher: Launcher, lineup: _Lineup
+    ) -> dict[str, Awaitable[Seat | None]]:
+        """The remote entrants' seats of a match, claimed together (referee.remote.lobby); one that is
+        not connected in time fails like a start."""
+        if not specs:
+            return {}
+        try:
+            bots = await launcher.claim(specs)
+        except BotSpecError as exc:
+            for spec in specs:
+                self._failed_start(spec.name, str(exc))
+            lineup.failed = specs[0].name
+            return {}
+        lineup.processes.extend(bots)
+        for spec in specs:
+            self._started(spec.name)
+        return {bot.spec.name: _seated(bot) for bot in bots}
 
     async def _seat(self, name: str, launcher: Launcher, lineup: _Lineup) -> Seat | None:
         entrant = self.league.entrant(name)
@@ -526,6 +553,11 @@ def confinement_of(league: League, log_dir: Path, hidden: tuple[Path, ...] = ())
         {e.spec.cwd.resolve() for e in league.entrants if e.spec.cwd is not None and not e.in_process}
     )
     return Confinement(league.sandbox, league.limits, masked, folders)
+
+
+async def _seated(bot: BotProcess) -> Seat:
+    assert bot.session is not None
+    return RemoteSeat(bot.session, bot.spec.name)
 
 
 async def _stop(launcher: Launcher, processes: list[BotProcess], interrupted: bool = False) -> None:
