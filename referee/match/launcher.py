@@ -29,7 +29,7 @@ from typing import Any, Final, Protocol
 
 import grpc
 
-from pyramid_sdk.client import ENV_ADDRESS, ENV_TOKEN, ENV_TOKEN_FD
+from pyramid_sdk.client import ENV_ADDRESS, ENV_TLS_CA, ENV_TOKEN, ENV_TOKEN_FD, ENV_TOKEN_FILE
 from referee.match.bots import BotSpec, BotSpecError, interpreter_family
 from referee.match.output import Tail, quote
 from referee.match.sandbox import (
@@ -273,7 +273,8 @@ def _environment(address: str, home: str, path: str) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if key.startswith("PYRAMID_") and key not in (ENV_TOKEN, ENV_TOKEN_FD, ENV_ADDRESS)
+        if key.startswith("PYRAMID_")
+        and key not in (ENV_TOKEN, ENV_TOKEN_FD, ENV_ADDRESS, ENV_TOKEN_FILE, ENV_TLS_CA)
     }
     for key in ("LANG", "LC_ALL", "TZ"):
         if key in os.environ:

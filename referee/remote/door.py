@@ -31,7 +31,7 @@ from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from referee.match.server import SERVER_OPTIONS, _add_referee_service
 from referee.match.sessions import Context, Session, decode_request
-from referee.remote.lobby import Latency, Lobby
+from referee.remote.lobby import LEAGUE_OVER, Latency, Lobby
 from referee.remote.settings import RemoteSettings
 from referee.remote.tokens import TokenBook
 
@@ -204,6 +204,8 @@ class Door(pb_grpc.RefereeServiceServicer):
             self._digests.pop(session, None)
         if session.status is not grpc.StatusCode.OK:
             await context.abort(session.status, session.close_reason)
+        elif session.close_reason != LEAGUE_OVER:  # OK tells a remote bot the league is over: only then
+            await context.abort(grpc.StatusCode.UNAVAILABLE, session.close_reason)
 
 
 async def open_door(door: Door, settings: RemoteSettings) -> tuple[grpc.aio.Server, int]:
