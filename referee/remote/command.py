@@ -137,10 +137,10 @@ def with_door(
     names = [entrant.name for entrant in league.entrants if entrant.spec.remote]
     if not names:
         if listen is not None:
-            raise click.UsageError("--listen: this league has no remote entrant (remote: true)")
+            raise click.ClickException("--listen: this league has no remote entrant (remote: true)")
         return executor
     if on_dask:
-        raise click.UsageError(
+        raise click.ClickException(
             "remote entrants play only in the referee's own process: run without --workers/--dask "
             "(docs/SCALING.md)"
         )
@@ -153,21 +153,21 @@ def with_door(
         base.wait,
     )
     if settings.listen is None:
-        raise click.UsageError(
+        raise click.ClickException(
             f"remote entrant(s) {', '.join(names)}: give --listen HOST:PORT (with --tls-cert and "
             "--tls-key), or remote: listen: in the league file (docs/REMOTE.md)"
         )
     try:
         settings.check()
     except RemoteSettingsError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.ClickException(str(exc)) from None
     book = TokenBook(tokens_path(league.database))
     try:
         missing = [name for name in names if name not in book.grants()]
     except TokenError as exc:
         raise click.ClickException(str(exc)) from None
     if missing:
-        raise click.UsageError(
+        raise click.ClickException(
             f"remote entrant {missing[0]!r} has no token: referee token issue {league.path} {missing[0]}"
         )
 
