@@ -71,8 +71,9 @@ from referee.match.runner import Seat, play_match
 from referee.match.sandbox import SandboxError, SandboxMode
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher, open_table, own_name
-from referee.remote.command import token_group, with_door
+from referee.remote.command import check_remote, token_group, with_door
 from referee.remote.record import remote_lines
+from referee.remote.settings import RemoteSettings
 from referee.report.crosstable import crosstable
 from referee.report.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.report.records import NoSuchRecord, RecordsError, find_record
@@ -1185,21 +1186,36 @@ def export_command(league_file: str, fmt: str, output: Path) -> None:
     help="Folder for the bot's stdout and stderr (NAME.log), as referee match --logs keeps them.",
 )
 @sandbox_options
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--listen", metavar="HOST:PORT", help="Check a remote bot that connects here (docs/REMOTE.md).")
+@click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), help="TLS certificate (PEM).")
+@click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), help="TLS private key (PEM).")
+@click.option("--insecure", is_flag=True, help="Allow --listen on a non-loopback address without TLS.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def check_command(
     cwd: Path | None,
     logs: Path | None,
     sandbox: str,
     ro_paths: tuple[Path, ...],
+    listen: str | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    insecure: bool,
     command: tuple[str, ...],
 ) -> None:
     """Conformance run of one bot: referee check -- python my_bot.py
 
     Plays a 2-, 3- and 4-player match against random opponents, each with a fresh process of COMMAND in
     its sandbox, as a league does; reports the handshake, decision latency p50/p99 and any fault. Exit
-    code 0 only if clean.
+    code 0 only if clean. With --listen HOST:PORT and no COMMAND it checks a remote bot instead: it prints
+    a one-time token, and the bot that connects with it plays the three matches (docs/REMOTE.md).
     """
-    report = _check(command, cwd, sandbox, ro_paths, logs)
+    if listen is not None:  # a remote bot: it connects to the door with the one-time token printed
+        settings = RemoteSettings(listen, tls_cert, tls_key, insecure)
+        report = _run_until_signal(check_remote(settings, logs))
+    elif not command:
+        raise click.UsageError("give the bot's COMMAND, or --listen HOST:PORT for a remote bot")
+    else:
+        report = _check(command, cwd, sandbox, ro_paths, logs)
     click.echo("\n".join(report.lines()))
     sys.exit(0 if report.clean else 1)
 

@@ -83,6 +83,10 @@ def test_python_and_node_remote_bots_play_over_tls_one_early_one_late(tmp_path, 
     assert all(line["faults"] == [] for line in lines), [line["faults"] for line in lines]
     for line in lines:
         assert line["remote_entrants"] == [name for name in line["seats"] if name.startswith("far-")]
+    report = referee("report", path, "-o", tmp_path / "report")
+    assert report.returncode == 0, report.stderr
+    index = (tmp_path / "report" / "index.html").read_text()
+    assert index.count('class="badge remote"') == 2
     board = referee("leaderboard", path)
     assert "remote: far-node (plays from its own machine, not sandboxed): round trip" in board.stdout
     assert "decisions: median" in board.stdout
@@ -229,3 +233,23 @@ def test_a_remote_bot_in_its_own_network_namespace_plays_over_a_virtual_link(tmp
     finally:
         subprocess.run(["ip", "link", "del", host_if], capture_output=True, check=False)
         subprocess.run(["ip", "netns", "del", NETNS], capture_output=True, check=False)
+
+
+def test_referee_check_listens_for_a_remote_bot_and_reports_its_round_trip(tmp_path, certs):
+    port = free_port()
+    log = tmp_path / "check.log"
+    check = start_referee(
+        "check", "--listen", f"127.0.0.1:{port}", "--tls-cert", certs.cert, "--tls-key", certs.key, log=log
+    )
+    wait_for(log, "pyr1_")
+    token = next(line for line in log.read_text().splitlines() if line.startswith("pyr1_"))
+    token_file = tmp_path / "check.token"
+    token_file.write_text(token)
+    env = remote_env(f"localhost:{port}", token_file, certs.ca)
+    bot = start_bot([PY, "-m", "sample_bots.random_bot"], env, tmp_path / "bot.log")
+    assert stop(check, 300) == 0, log.read_text()
+    assert stop(bot) == 0
+    output = log.read_text()
+    assert "4 players     rank" in output
+    assert "remote        round trip" in output
+    assert "PASS: ready for a league" in output

@@ -4,13 +4,16 @@ opens for them (:func:`with_door`)."""
 from __future__ import annotations
 
 import datetime
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import click
 
+from referee.check import CheckReport, check_bot
 from referee.league.config import League, LeagueError, load_league
 from referee.league.tournament import Progress, Tournament
 from referee.match.launcher import interrupted
@@ -195,3 +198,46 @@ def with_door(
                 print(f"warning: the remote latency record was not written: {exc}", file=sys.stderr)
 
     return run
+
+
+CHECK_WAIT = 300.0
+"""Seconds ``referee check --listen`` waits for the remote bot to connect for each match."""
+
+
+async def check_remote(settings: RemoteSettings, log_dir: Path | None = None) -> CheckReport:
+    """``referee check --listen``: opens a door with a one-time token, prints how to connect, and plays
+    the check's three matches with the remote bot that connects; the report adds its round trip."""
+    try:
+        settings.check()
+    except RemoteSettingsError as exc:
+        raise click.ClickException(str(exc)) from None
+    folder = Path(tempfile.mkdtemp(prefix="pyramid-check-"))
+    try:
+        book = TokenBook(folder / "tokens.json")
+        token = book.issue("remote", lifetime=CHECK_WAIT * 4)
+        lobby = Lobby(CHECK_WAIT)
+        door = Door(book, ["remote"], lobby)
+        lobby.valid = door.still_valid
+        try:
+            server, port = await open_door(door, settings)
+        except (OSError, RuntimeError) as exc:
+            raise click.ClickException(f"--listen {settings.listen}: cannot listen there ({exc})") from None
+        host = (settings.listen or "").rpartition(":")[0]
+        print(
+            f"waiting up to {CHECK_WAIT:g}s for a remote bot on {host}:{port} "
+            f"({'TLS' if settings.tls else 'plaintext'}); start it with PYRAMID_ADDRESS=HOST:{port} and "
+            f"PYRAMID_TOKEN_FILE naming a file that holds this one-time token:\n{token}",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            report = await check_bot((), remote=lobby, log_dir=log_dir)
+        finally:
+            lobby.close(interrupted())
+            await server.stop(grace=1.0)
+        latency = lobby.latency.get("remote")
+        if latency is not None:
+            report.notes.append(f"remote        {latency.line()}")
+        return report
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -47,14 +47,14 @@ class Latency:
         """One line for people, in milliseconds.
 
         >>> Latency([0.012], [0.02, 0.03, 0.5], 0.012).line()
-        'round trip 12 ms, allowance 12 ms; 3 decisions: median 30 ms, max 500 ms'
+        'round trip 12.0 ms, allowance 12.0 ms; 3 decisions: median 30.0 ms, max 500.0 ms'
         """
-        trip = f"round trip {statistics.median(self.round_trips) * 1000:.0f} ms" if self.round_trips else ""
-        text = f"{trip}, allowance {self.allowance * 1000:.0f} ms"
+        trip = statistics.median(self.round_trips) * 1000 if self.round_trips else 0.0
+        text = f"round trip {trip:.1f} ms, allowance {self.allowance * 1000:.1f} ms"
         if not self.decisions:
             return text + "; no decisions"
         median, most = statistics.median(self.decisions) * 1000, max(self.decisions) * 1000
-        return f"{text}; {len(self.decisions)} decisions: median {median:.0f} ms, max {most:.0f} ms"
+        return f"{text}; {len(self.decisions)} decisions: median {median:.1f} ms, max {most:.1f} ms"
 
 
 class Lobby:
