@@ -293,11 +293,9 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
             raise LeagueError(
                 f"{_where(path, data, where)}: give exactly one of command:, module: or remote: true"
             )
-        if item.remote:
-            if item.build is not None:
-                raise LeagueError(
-                    f"{_where(path, data, [*where, 'build'])}: a remote entrant builds nothing here"
-                )
+        if item.remote and item.build is not None:
+            raise LeagueError(f"{_where(path, data, [*where, 'build'])}: a remote entrant builds nothing")
+        if item.remote:  # no process of the organiser's: nothing to build, check or show (REMOTE.md)
             entrants.append(Entrant(item.name, BotSpec(item.name, remote=True), None, item.version))
             continue
         cwd = (base / item.cwd).resolve()
@@ -352,13 +350,15 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         dask=raw.dask,
         design=design,
         settling=settling,
-        remote=RemoteSettings(
-            raw.remote.listen,
-            (base / raw.remote.tls_cert).resolve() if raw.remote.tls_cert else None,
-            (base / raw.remote.tls_key).resolve() if raw.remote.tls_key else None,
-            wait=raw.remote.wait,
-        ),
+        remote=_remote(raw.remote, base),
     )
+
+
+def _remote(raw: _Remote, base: Path) -> RemoteSettings:
+    """The door's settings, with paths from the league file's folder (docs/REMOTE.md)."""
+    cert = (base / raw.tls_cert).resolve() if raw.tls_cert else None
+    key = (base / raw.tls_key).resolve() if raw.tls_key else None
+    return RemoteSettings(raw.listen, cert, key, wait=raw.wait)
 
 
 def _design(schedule: _Schedule, names: list[str], players: int, path: Path, data: Any) -> Design:
