@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import uuid
@@ -253,3 +254,20 @@ def test_referee_check_listens_for_a_remote_bot_and_reports_its_round_trip(tmp_p
     assert "4 players     rank" in output
     assert "remote        round trip" in output
     assert "PASS: ready for a league" in output
+
+
+@pytest.mark.parametrize("sdk", ["python", "node"])
+def test_a_remote_bot_waiting_for_its_referee_stops_cleanly_on_ctrl_c(tmp_path, sdk):
+    if sdk == "node" and (NODE is None or not (ROOT / "sdk/node/node_modules").is_dir()):
+        pytest.skip("needs node and the Node.js SDK's packages (npm ci --prefix sdk/node)")
+    token = tmp_path / "t.token"
+    token.write_text("pyr1_" + "x" * 43)
+    command = (
+        [PY, "-m", "sample_bots.random_bot"] if sdk == "python" else [NODE, "sample_bots/node/heuristic.js"]
+    )
+    log = tmp_path / "bot.log"
+    bot = start_bot(command, remote_env(f"127.0.0.1:{free_port()}", token, None), log)
+    wait_for(log, "reconnecting in")  # nobody listens: it retries with backoff
+    bot.send_signal(signal.SIGINT)
+    assert stop(bot) == 0, log.read_text()
+    assert "stopped (Ctrl-C)" in log.read_text()
