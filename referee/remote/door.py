@@ -152,22 +152,24 @@ class Door(pb_grpc.RefereeServiceServicer):
                 f"{PROTOCOL_VERSION}",
             )
             return
-        name = self.book.holder(hello.token)
-        if name is None or name not in self.names:
+        found = self.book.find(hello.token)
+        if found is None or found[0] not in self.names:
             await self._refuse(host, context, grpc.StatusCode.UNAUTHENTICATED, REFUSED)
             return
+        name, grant = found
         if self.lobby.playing(name):
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
                 "this entrant is connected and playing: one connection at a time",
             )
             return
-        await self._play(name, hello, context)
+        await self._play(name, grant.digest, hello, context)
 
-    async def _play(self, name: str, hello: pb.Hello, context: Context) -> None:
+    async def _play(self, name: str, digest: str, hello: pb.Hello, context: Context) -> None:
+        """An admitted connection: welcome, pings, then the lobby until its stream ends."""
         session = Session(f"r{next(self._ids)}", hello, context, self.refusals)
         session.latencies = []
-        self._digests[session] = self.book.grants()[name].digest
+        self._digests[session] = digest
         welcome = pb.Welcome(
             protocol_version=PROTOCOL_VERSION, session_id=session.session_id, remote=True, max_matches=1
         )

@@ -92,13 +92,18 @@ class TokenBook:
         return True
 
     def holder(self, token: str, now: float | None = None) -> str | None:
-        """The entrant whose valid token ``token`` is, or ``None``. Every grant is compared, whichever
-        matches, so the time taken does not depend on which one (or none) does."""
+        """The entrant whose valid token ``token`` is, or ``None``."""
+        found = self.find(token, now)
+        return found[0] if found is not None else None
+
+    def find(self, token: str, now: float | None = None) -> tuple[str, Grant] | None:
+        """The entrant whose valid token ``token`` is, and its grant, or ``None``. Every grant is
+        compared, whichever matches, so the time taken does not depend on which one (or none) does."""
         now = time.time() if now is None else now
         found = None
         for name, grant in self.grants().items():
             if grant.admits(token, now):
-                found = name
+                found = (name, grant)
         return found
 
     def _write(self, grants: dict[str, Grant]) -> None:
