@@ -34,6 +34,7 @@ from referee.match.launcher import BotProcess, Confinement, Launcher, RemoteSour
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.setup import open_launcher
+from referee.remote.lobby import Absent
 
 BUILD_TIMEOUT: Final = 600.0
 VOID_RETRIES: Final = 2
@@ -446,10 +447,12 @@ class Tournament:
             return {}
         try:
             bots = await launcher.claim(specs)
-        except BotSpecError as exc:
-            for spec in specs:
-                self._failed_start(spec.name, str(exc))
-            lineup.failed = specs[0].name
+        except BotSpecError as exc:  # only the entrants not connected failed to start; a busy one did not
+            absent = exc.names if isinstance(exc, Absent) else tuple(spec.name for spec in specs)
+            busy = exc.busy if isinstance(exc, Absent) else ()
+            for name in absent:
+                self._failed_start(name, str(exc))
+            lineup.failed = (*absent, *busy, specs[0].name)[0]
             return {}
         lineup.processes.extend(bots)
         for spec in specs:

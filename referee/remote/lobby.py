@@ -23,16 +23,21 @@ from referee.match.sessions import INTERRUPTED, Session
 LEAGUE_OVER = "the league is over: the referee needs this bot no more"
 
 
-class Absent(Exception):
-    """Remote entrants that were not connected and free in time; the message names them."""
+class Absent(BotSpecError):
+    """Remote entrants that were not connected and free in time, like bots that would not start; the
+    message names them. ``names``: those not connected (a start failure of theirs); ``busy``: those
+    connected but still playing another match (no fault of theirs)."""
 
-    def __init__(self, names: Sequence[str], wait: float) -> None:
-        self.names = tuple(names)
+    def __init__(self, names: Sequence[str], busy: Sequence[str], wait: float) -> None:
+        self.names, self.busy = tuple(names), tuple(busy)
         listed = ", ".join(repr(name) for name in names)
-        super().__init__(
-            f"remote entrant {listed} was not connected (or still busy) within {wait:g}s "
-            "(docs/REMOTE.md: its author starts the bot with its token)"
+        problem = (
+            f"remote entrant {listed} was not connected within {wait:g}s (docs/REMOTE.md: its author "
+            "starts the bot with its token)"
+            if names
+            else f"remote entrant {', '.join(map(repr, busy))} was still playing after {wait:g}s"
         )
+        super().__init__(problem)
 
 
 @dataclass(slots=True)
@@ -92,6 +97,10 @@ class Lobby:
         async with self._changed:
             self._changed.notify_all()
 
+    def _connected_now(self, name: str) -> bool:
+        session = self._connected.get(name)
+        return session is not None and not session.is_closed
+
     def _free(self, name: str) -> bool:
         session = self._connected.get(name)
         if session is None or session.is_closed or name in self._busy:
@@ -109,7 +118,9 @@ class Lobby:
             async with asyncio.timeout(wait), self._changed:
                 await self._changed.wait_for(lambda: all(self._free(name) for name in names))
         except TimeoutError:
-            raise Absent([name for name in names if not self._free(name)] or list(names), wait) from None
+            absent = [name for name in names if not self._connected_now(name)]
+            busy = [name for name in names if name not in absent and not self._free(name)]
+            raise Absent(absent, busy, wait) from None
         self._busy.update(names)
         for name in names:
             self._connected[name].start_match()
@@ -117,11 +128,9 @@ class Lobby:
 
     async def claim_bots(self, specs: Sequence[BotSpec]) -> list[BotProcess]:
         """:meth:`claim` for a launcher: each session as a :class:`RemoteBot`, whose stop hands it
-        back; a missing entrant is a :class:`BotSpecError`, as a bot that would not start."""
-        try:
-            sessions = await self.claim([spec.name for spec in specs])
-        except Absent as exc:
-            raise BotSpecError(str(exc)) from None
+        back; a missing entrant is :class:`Absent`, a :class:`BotSpecError` as for a bot that would not
+        start."""
+        sessions = await self.claim([spec.name for spec in specs])
         return [RemoteBot(spec, session, self) for spec, session in zip(specs, sessions, strict=True)]
 
     async def release(self, name: str, session: Session) -> None:
