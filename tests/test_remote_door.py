@@ -16,7 +16,7 @@ import pytest
 from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from referee.match.server import MAX_TRANSPORT_BYTES
-from referee.remote.door import MAX_BAD_HELLOS, REFUSED, Door, open_door
+from referee.remote.door import MAX_BAD_HELLOS, MAX_PER_PEER, REFUSED, Door, open_door
 from referee.remote.lobby import Absent, Lobby
 from referee.remote.settings import RemoteSettings
 from referee.remote.tokens import TokenBook
@@ -172,5 +172,31 @@ def test_a_revoked_token_drops_its_connection_before_its_next_match(tmp_path, ce
             with pytest.raises(grpc.aio.AioRpcError) as ended:
                 await asyncio.wait_for(call.read(), 5)
             assert ended.value.code() is grpc.StatusCode.UNAUTHENTICATED
+
+    asyncio.run(main())
+
+
+def test_a_flood_of_silent_connections_from_one_address_is_capped(tmp_path, certs):
+    async def main() -> None:
+        async with doorway(tmp_path, certs) as way:
+            credentials = grpc.ssl_channel_credentials(way.ca)
+            channels = [
+                grpc.aio.secure_channel(f"localhost:{way.port}", credentials) for _ in range(MAX_PER_PEER)
+            ]
+            calls = [
+                channel.stream_stream(CONNECT, request_serializer=None, response_deserializer=None)()
+                for channel in channels
+            ]
+            for call in calls:  # each opens its stream and says nothing: the door waits for its hello
+                await call.wait_for_connection()
+            deadline = asyncio.get_running_loop().time() + 10
+            while sum(way.door.doorman.open.values()) < MAX_PER_PEER:
+                assert asyncio.get_running_loop().time() < deadline, way.door.doorman.open
+                await asyncio.sleep(0.05)
+            code, details = await refusal(way, hello("pyr1_late"))
+            assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert details == "too many connections from one address"
+            for channel in channels:
+                await channel.close()
 
     asyncio.run(main())
