@@ -82,6 +82,9 @@ class Lobby:
 
     async def join(self, name: str, session: Session) -> None:
         """A newly connected session takes ``name``'s place; an older idle one of ``name`` is closed."""
+        if self.closed:  # it came in the moment the league ended
+            session.close(LEAGUE_OVER)
+            return
         old = self._connected.get(name)
         if old is not None and old is not session:
             old.close("a newer connection of this entrant took its place")
