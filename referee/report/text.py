@@ -7,7 +7,7 @@ import io
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from rich import box
 from rich.console import Console
@@ -16,7 +16,7 @@ from rich.table import Table
 from pyramid_sdk.cards import format_cards
 from pyramid_sdk.record import MatchRecord
 from referee.league.config import League
-from referee.league.ratings import Leaderboard
+from referee.league.ratings import Leaderboard, Standing
 from referee.league.schedule import ScheduledMatch
 from referee.league.store import StoredMatch
 from referee.league.timing import eta_text
@@ -46,9 +46,11 @@ COLUMNS = (
 
 def leaderboard_table(board: Leaderboard, league: League | None = None, title: str = "") -> str:
     """The terminal's leaderboard, titled with the league's name (or ``title``), and its format below."""
+    remote = remote_names(league)
+    marked = f"\nremote (plays from its own machine, not sandboxed): {', '.join(remote)}" if remote else ""
     table = Table(
         title=title or (league.name if league else None),
-        caption=f"format: {league.schedule_label}" if league else None,
+        caption=f"format: {league.schedule_label}{marked}" if league else None,
         box=box.SIMPLE_HEAVY,
     )
     for key, header in COLUMNS:
@@ -60,23 +62,35 @@ def leaderboard_table(board: Leaderboard, league: League | None = None, title: s
     return buffer.getvalue().rstrip() + "\n"
 
 
+def remote_names(league: League | None) -> list[str]:
+    """The league's remote entrants (docs/REMOTE.md): their bots are not sandboxed."""
+    return [entrant.name for entrant in league.entrants if entrant.spec.remote] if league else []
+
+
 def _format(league: League | None) -> dict[str, str]:
     """The key that says which format produced a JSON or CSV leaderboard's row: ``format: sampled``."""
     return {"format": str(league.design.format)} if league else {}
 
 
+def _row(standing: Standing, league: League | None) -> dict[str, Any]:
+    """A JSON or CSV leaderboard's row; with a ``remote`` column when the league has remote entrants."""
+    remote = remote_names(league)
+    marked = {"remote": standing.entrant in remote} if remote else {}
+    return {**standing.to_dict(), **_format(league), **marked}
+
+
 def leaderboard_json(board: Leaderboard, league: League | None = None) -> str:
-    rows = [{**standing.to_dict(), **_format(league)} for standing in board.standings]
+    rows = [_row(standing, league) for standing in board.standings]
     return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
 
 
 def leaderboard_csv(board: Leaderboard, league: League | None = None) -> str:
     out = io.StringIO()
-    keys = [key for key, _ in COLUMNS] + list(_format(league))
+    keys = [key for key, _ in COLUMNS] + list(_format(league)) + (["remote"] if remote_names(league) else [])
     writer = csv.DictWriter(out, fieldnames=keys, lineterminator="\n")
     writer.writeheader()
     for standing in board.standings:
-        row = {**standing.to_dict(), **_format(league)}
+        row = _row(standing, league)
         writer.writerow({key: "" if row[key] is None else row[key] for key in keys})
     return out.getvalue()
 
@@ -132,6 +146,7 @@ def export_lines(
     """One JSON object per stored match of the schedule, in schedule order (docs/FORMATS.md). A match
     of a table not complete yet has no seed and no deals, only its results (``referee.report.disclosure``)."""
     shown = disclosure(schedule, stored).deals_shown
+    remote = remote_names(league)
     for scheduled in schedule:
         match = stored.get(scheduled.match_id)
         if match is None:
@@ -143,6 +158,8 @@ def export_lines(
             "table_id": scheduled.table_id,
             "rotation": match.rotation,
         }
+        if remote:  # which seats played from their own machines, unsandboxed (docs/SECURITY.md)
+            place["remote_entrants"] = [name for name in match.record.seats if name in remote]
         yield match_line(
             match.match_id, place, match.seed, match.status, match.record, match.faults, shown(match)
         )
