@@ -19,9 +19,7 @@ match when it plays B's.
 
 from __future__ import annotations
 
-import enum
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,9 +30,8 @@ from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
 from referee.match.bots import BotSpec
 from referee.match.outcome import MatchOutcome
+from referee.stats import Z95, Estimate, Sprt, Verdict
 
-Z95: Final = statistics.NormalDist().inv_cdf(0.975)
-"""The two-sided 95% quantile of the normal distribution, 1.96."""
 SPRT_MIN_PAIRS: Final = 16
 """Pairs before the sequential test may stop: its variance is estimated from the data, and a handful of
 pairs can make it look far smaller than it is."""
@@ -45,143 +42,14 @@ MATCH_ID: Final = "compare"
 
 
 class CompareError(Exception):
-    """A comparison that cannot be run as asked: a bad option or hypothesis. The message says which."""
-
-
-class Verdict(enum.IntEnum):
-    """The outcome of a comparison; its value is ``referee compare``'s exit code, so CI can gate on it."""
-
-    BETTER = 0
-    """A is better: the 95% interval lies above 0, or the sequential test accepted H1."""
-    NOT_BETTER = 1
-    """A is not better: the 95% interval reaches no higher than 0, or the sequential test accepted H0."""
-    UNDECIDED = 2
-    """Neither, within the matches allowed."""
-
-    @property
-    def words(self) -> str:
-        return {
-            Verdict.BETTER: "A is better",
-            Verdict.NOT_BETTER: "A is not better",
-            Verdict.UNDECIDED: "undecided",
-        }[self]
+    """A comparison that cannot be run as asked: a bad option. The message says which (a bad hypothesis
+    is :class:`referee.stats.HypothesisError`)."""
 
 
 EXIT_UNUSABLE: Final = 4
 """``referee compare``'s exit code when it gives no verdict: a bad option, a bot that does not load or
 start, no sandbox where one is required, a referee that keeps failing. Never 0, 1 or 2, which a CI gate
 reads as a verdict."""
-
-
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    """The mean difference per match (A minus B) over ``pairs`` pairs, and its spread.
-
-    >>> estimate = Estimate.of([4, 6, 2, 8])
-    >>> estimate.mean, round(estimate.se, 3), [round(bound, 2) for bound in estimate.ci95]
-    (5.0, 1.291, [2.47, 7.53])
-    >>> round(estimate.los, 4)
-    0.9999
-    >>> Estimate.of([0, 0, 0]).ci95, Estimate.of([0, 0, 0]).los
-    ((0.0, 0.0), 0.5)
-    """
-
-    pairs: int
-    mean: float
-    stdev: float
-    """The sample standard deviation of one pair's difference (0 with fewer than 2 pairs)."""
-
-    @classmethod
-    def of(cls, differences: Sequence[float]) -> Estimate:
-        if not differences:
-            return cls(0, 0.0, 0.0)
-        spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
-        return cls(len(differences), statistics.fmean(differences), spread)
-
-    @property
-    def known(self) -> bool:
-        """Whether there is a spread to speak of: two pairs at least."""
-        return self.pairs >= 2
-
-    @property
-    def se(self) -> float:
-        """The standard error of the mean."""
-        return self.stdev / math.sqrt(self.pairs) if self.pairs else math.inf
-
-    @property
-    def ci95(self) -> tuple[float, float]:
-        """The 95% confidence interval of the mean (normal approximation)."""
-        if not self.known:
-            return (-math.inf, math.inf)
-        return (self.mean - Z95 * self.se, self.mean + Z95 * self.se)
-
-    @property
-    def los(self) -> float:
-        """The likelihood of superiority, Φ(mean / se): how likely A is the better of the two."""
-        if not self.known:
-            return 0.5
-        if self.se == 0:
-            return 0.5 if self.mean == 0 else float(self.mean > 0)
-        return statistics.NormalDist().cdf(self.mean / self.se)
-
-
-@dataclass(frozen=True, slots=True)
-class Sprt:
-    """A sequential probability ratio test of H0: the mean difference is ``h0`` against H1: it is ``h1``
-    (points per match), with error rates ``alpha`` (H1 accepted when H0 holds) and ``beta``.
-
-    The pair differences are about normal with a variance nobody knows: a GSPRT replaces the variance by
-    its estimate from the data, which gives the log-likelihood ratio
-    ``(h1 - h0) · (2·mean - h0 - h1) / (2·se²)``, as Fishtest's normalized tests do for game pairs.
-    Wald's bounds: stop with H0 below ``log(beta / (1 - alpha))``, with H1 above ``log((1 - beta) / alpha)``.
-
-    >>> test = Sprt(h0=0.0, h1=2.0)
-    >>> round(test.lower, 3), round(test.upper, 3)
-    (-2.944, 2.944)
-    >>> round(test.llr(Estimate(pairs=100, mean=1.5, stdev=10.0)), 3)
-    1.0
-    >>> test.decide(Estimate(pairs=100, mean=4.0, stdev=10.0)), test.decide(Estimate(100, -1.0, 10.0))
-    (<Verdict.BETTER: 0>, <Verdict.NOT_BETTER: 1>)
-    """
-
-    h0: float = 0.0
-    h1: float = 2.0
-    alpha: float = 0.05
-    beta: float = 0.05
-
-    def __post_init__(self) -> None:
-        if not self.h1 > self.h0:
-            raise CompareError(f"--h1 must be more than --h0: got H0 {self.h0:g}, H1 {self.h1:g}")
-        for name, value in (("alpha", self.alpha), ("beta", self.beta)):
-            if not 0 < value < 0.5:
-                raise CompareError(f"--{name} must lie between 0 and 0.5, got {value:g}")
-
-    @property
-    def lower(self) -> float:
-        return math.log(self.beta / (1 - self.alpha))
-
-    @property
-    def upper(self) -> float:
-        return math.log((1 - self.beta) / self.alpha)
-
-    def llr(self, estimate: Estimate) -> float:
-        """The log-likelihood ratio of H1 against H0 after ``estimate``'s pairs. With no spread at all
-        (every pair the same difference) the data are as certain as data get: ±∞, or 0 at the midpoint."""
-        if not estimate.known:
-            return 0.0
-        drift = (self.h1 - self.h0) * (2 * estimate.mean - self.h0 - self.h1)
-        if estimate.se == 0:
-            return 0.0 if drift == 0 else math.copysign(math.inf, drift)
-        return drift / (2 * estimate.se**2)
-
-    def decide(self, estimate: Estimate) -> Verdict | None:
-        """The verdict once the ratio crosses a bound; ``None`` while it lies between them."""
-        ratio = self.llr(estimate)
-        if ratio >= self.upper:
-            return Verdict.BETTER
-        if ratio <= self.lower:
-            return Verdict.NOT_BETTER
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -526,22 +394,3 @@ def progress_text(snapshot: Snapshot) -> str:
     if snapshot.void:
         text += f"  void {snapshot.void}"
     return text
-
-
-def fixed_verdict(estimate: Estimate) -> Verdict:
-    """The verdict without a sequential test, from the 95% interval: better if it lies above 0, not
-    better if it reaches no higher than 0 (which includes two bots that never differ), else undecided.
-
-    >>> fixed_verdict(Estimate(50, 3.0, 5.0)), fixed_verdict(Estimate(50, 0.0, 0.0))
-    (<Verdict.BETTER: 0>, <Verdict.NOT_BETTER: 1>)
-    >>> fixed_verdict(Estimate(50, 1.0, 5.0)), fixed_verdict(Estimate(1, 9.0, 0.0))
-    (<Verdict.UNDECIDED: 2>, <Verdict.UNDECIDED: 2>)
-    """
-    if not estimate.known:
-        return Verdict.UNDECIDED
-    low, high = estimate.ci95
-    if low > 0:
-        return Verdict.BETTER
-    if high <= 0:
-        return Verdict.NOT_BETTER
-    return Verdict.UNDECIDED

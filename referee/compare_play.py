@@ -16,19 +16,17 @@ from referee.compare import (
     MATCH_ID,
     SPRT_MIN_PAIRS,
     Comparison,
-    Estimate,
     Pair,
     Plan,
     Side,
     Snapshot,
-    Verdict,
-    fixed_verdict,
 )
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.launcher import Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, NotStarted, VoidStreak
 from referee.match.setup import open_launcher, own_name
 from referee.match.table import Sitting, Table
+from referee.stats import Estimate, Verdict, fixed_verdict
 
 
 async def compare(

@@ -13,7 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from referee import compare
+from referee.analysis import estimate
 from referee.cli import COMMANDS, main
+from referee.cli import analysis as analysis_command
 from referee.cli import compare as compare_command
 from referee.cli.lazy import LazyGroup
 from referee.cli.results import FORMAT_NAMES
@@ -57,6 +59,7 @@ def test_the_constants_written_out_for_a_light_start_agree_with_the_library():
     assert tuple(sorted(FORMATS)) == FORMAT_NAMES
     assert compare_command.EXIT_UNUSABLE == compare.EXIT_UNUSABLE
     assert compare_command.OPPONENT == compare.OPPONENT
+    assert analysis_command.DEFAULT_SAMPLES == estimate.DEFAULT_SAMPLES
 
 
 def test_no_function_over_80_lines_and_no_module_over_600():

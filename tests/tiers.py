@@ -25,6 +25,7 @@ QUICK_MODULES: Final = frozenset(
     f"tests/{name}.py"
     for name in (
         "test_adaptive",
+        "test_analysis",
         "test_cards",
         "test_cli_package",
         "test_client",
@@ -43,8 +44,10 @@ QUICK_MODULES: Final = frozenset(
         "test_remote_tokens",
         "test_ratings",
         "test_rules",
+        "test_simulation",
         "test_schedule",
         "test_sessions",
+        "test_stats",
         "test_stream",
         "test_table_competition",
         "test_twins",
@@ -56,12 +59,15 @@ QUICK_MODULES: Final = frozenset(
 SLOW_MODULES: Final = {
     f"tests/{name}.py": why
     for name, why in {
+        "test_expert": "expert sample bot processes in real matches",
         "test_api": "bot processes, from referee.api",
+        "test_analyze_league": "referee run, analyze and report: the CLI, bot processes and Chromium",
         "test_bot_errors": "bot processes that fail to start or raise, Node.js bots, the CLI",
         "test_init": "referee init and referee run, npm, bot processes in bubblewrap",
         "test_interrupt": "the CLI interrupted with SIGINT, Dask workers, bot processes",
         "test_startup": "Python processes that import the SDK, a bot process",
         "test_store_safety": "the CLI, bot processes, a tmpfs mount",
+        "test_summaries": "referee run and the read commands: the CLI and bot processes",
         "test_watch_one_match": "referee match and replay, bot processes, Chromium",
         "test_wrong_messages": "bot processes that send wrong messages, the CLI",
         "test_forfeit_scoring": "referee run, compare and report: the CLI and bot processes",

@@ -25,6 +25,7 @@ import click
 from referee.cli.lazy import LazyGroup
 
 COMMANDS: Final = {
+    "analyze": "referee.cli.analysis:analyze_command",
     "check": "referee.cli.bots:check_command",
     "compare": "referee.cli.compare:compare_command",
     "demo": "referee.cli.play:demo",

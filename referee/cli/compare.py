@@ -137,8 +137,9 @@ def compare_command(
 
     from pyramid_sdk.bot import TimeControl
     from pyramid_sdk.seeds import SEED_BITS
-    from referee.compare import CompareError, Sprt, make_plan
+    from referee.compare import CompareError, make_plan
     from referee.match.bots import BotSpecError
+    from referee.stats import HypothesisError, Sprt
 
     context = click.get_current_context()
     given = [
@@ -165,7 +166,7 @@ def compare_command(
             concurrency,
             tuple(path.resolve() for path in ro_paths),
         )
-    except (BotSpecError, CompareError) as exc:
+    except (BotSpecError, CompareError, HypothesisError) as exc:
         raise _Unusable(str(exc)) from None
     _play(plan, players, seed, logs, sandbox, log_level, as_json)
 

@@ -31,7 +31,7 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     from referee.report.text import FORMATS, crosstable_text, leaderboard_table
 
     store, league = results(league_file)
-    stored = stored_matches(store)  # decoded once: the board, the crosstable and the settlement all read it
+    stored = stored_matches(store)  # read once: the board, the crosstable and the settlement all use it
     board = ratings(league, stored)
     click.echo(FORMATS[fmt](board, league) if fmt != "table" else leaderboard_table(board, league), nl=False)
     if cross:
@@ -76,7 +76,7 @@ def replay_command(source: str, match_id: str | None, deal: int | None) -> None:
 
 def _to_replay(source: str, match_id: str | None) -> tuple[Replayable, bool, str]:
     """The match ``referee replay`` shows, whether its deals may be shown, and where it comes from."""
-    from referee.cli.storage import results, stored_matches
+    from referee.cli.storage import loader, results, stored_matches
     from referee.league.planning import schedule_of
     from referee.report.disclosure import disclosure
     from referee.report.records import NoSuchRecord, RecordsError, find_record
@@ -103,7 +103,7 @@ def _to_replay(source: str, match_id: str | None) -> tuple[Replayable, bool, str
             f"no stored match {match_id!r} in {league.database}; `referee matches {source}` lists the "
             "stored ones"
         )
-    match = stored[match_id]
+    match = next(loader(store)([match_id]))
     return match, disclosure(schedule, stored).deals_shown(match), str(league.database)
 
 
@@ -122,7 +122,7 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
 
     store, league = results(league_file)
     stored = stored_matches(store)
-    known = {e.name for e in league.entrants} | {name for m in stored.values() for name in m.record.seats}
+    known = {e.name for e in league.entrants} | {name for m in stored.values() for name in m.seats}
     if entrant is not None and entrant not in known:
         raise click.BadParameter(
             f"no entrant {entrant!r} in {league.name}; its entrants are {', '.join(sorted(known))}",
@@ -143,24 +143,22 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
 )
 def export_command(league_file: str, fmt: str, output: Path) -> None:
     """Writes every stored match of LEAGUE, one JSON object per line (docs/FORMATS.md)."""
-    from referee.cli.storage import results, stored_matches
+    from referee.cli.storage import loader, results, stored_matches
     from referee.league.planning import schedule_of
-    from referee.report.text import export_lines
+    from referee.report.text import export_lines, write_lines
 
     store, league = results(league_file)
     stored = stored_matches(store)
-    lines = list(export_lines(league, schedule_of(league, stored), stored))
+    lines = export_lines(league, schedule_of(league, stored), stored, loader(store))
     if str(output) == "-":
-        for line in lines:
+        for line in list(lines):  # every line made before the first is printed: a failure prints none
             click.echo(line)
         return
     try:
-        output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        count = write_lines(output, lines)
     except OSError as exc:
         raise click.ClickException(f"{output}: cannot write the export: {exc.strerror or exc}") from None
-    click.echo(
-        f"export: {len(lines)} match{'es' if len(lines) != 1 else ''} of {league.name} written to {output}"
-    )
+    click.echo(f"export: {count} match{'es' if count != 1 else ''} of {league.name} written to {output}")
 
 
 @click.command("report")
@@ -176,10 +174,10 @@ def report_command(league_file: str, output: Path, serve: bool, port: int) -> No
     import functools
     import http.server
 
-    from referee.cli.storage import results, stored_matches, write_league_report
+    from referee.cli.storage import loader, results, stored_matches, write_league_report
 
     store, league = results(league_file)
-    index = write_league_report(league, stored_matches(store), output)
+    index = write_league_report(league, stored_matches(store), output, load=loader(store))
     click.echo(f"report: {index}")
     if serve:
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))

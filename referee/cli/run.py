@@ -282,7 +282,7 @@ def _report_in_thread(league: League, folder: Path) -> Path | None:
     try:
         store = Store(league.database, write=False)
         try:
-            return write_league_report(league, store.matches(), folder, live=True)
+            return write_league_report(league, store.summaries(), folder, live=True, load=store.stream)
         finally:
             store.close()
     except (OSError, StoreError) as exc:

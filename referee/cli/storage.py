@@ -4,6 +4,7 @@ the top of a command module."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -17,6 +18,7 @@ from referee.league.ratings import Leaderboard, rate
 from referee.league.results import open_results
 from referee.league.storage import StorageError, StorageFault, StoreError
 from referee.league.store import Store, StoredMatch
+from referee.league.summary import MatchSummary, Summarized
 from referee.report.site import write_report
 
 EXIT_BUSY: Final = 5
@@ -70,29 +72,47 @@ def results(league_file: str) -> tuple[Store, League]:
         raise failure(exc, unread(exc)) from None
 
 
-def stored_matches(store: Store) -> dict[str, StoredMatch]:
-    """Every stored match, or one line if one of them does not decode: never a partial result."""
+def stored_matches(store: Store) -> dict[str, MatchSummary]:
+    """Every stored match's summary (no deal decoded), or one line if one of them does not decode:
+    never a partial result."""
     try:
-        return store.matches()
+        return store.summaries()
     except StoreError as exc:
         raise failure(exc, unread(exc)) from None
 
 
-def ratings(league: League, stored: dict[str, StoredMatch]) -> Leaderboard:
+def loader(store: Store) -> Callable[[Sequence[str]], Iterator[StoredMatch]]:
+    """Decodes stored matches a few at a time (replay, export, report), or says in one line why not."""
+
+    def load(ids: Sequence[str]) -> Iterator[StoredMatch]:
+        try:
+            yield from store.stream(ids)
+        except StoreError as exc:
+            raise failure(exc, unread(exc)) from None
+
+    return load
+
+
+def ratings(league: League, stored: Mapping[str, Summarized]) -> Leaderboard:
     """The leaderboard of the stored results, without storing it (``referee run`` does)."""
     return rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
 
 
-def say_settlement(league: League, stored: dict[str, StoredMatch], err: bool = False) -> None:
+def say_settlement(league: League, stored: Mapping[str, Summarized], err: bool = False) -> None:
     """For an ``until: settled`` league: whether its ranking is settled, and its weakest adjacent pair."""
     if league.settling is not None:
         click.echo(plan_of(league, stored).settlement.line(), err=err)
 
 
 def write_league_report(
-    league: League, stored: dict[str, StoredMatch], folder: Path, live: bool = False
+    league: League,
+    stored: Mapping[str, Summarized],
+    folder: Path,
+    live: bool = False,
+    load: Callable[[Sequence[str]], Iterator[StoredMatch]] | None = None,
 ) -> Path:
-    """Writes the HTML report of ``stored`` into ``folder``; returns its index page."""
+    """Writes the HTML report of ``stored`` into ``folder`` (its match pages decoded through ``load``, a
+    few at a time); returns its index page."""
     schedule = list(schedule_of(league, stored))
     board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
-    return write_report(league, schedule, stored, board, folder, live)
+    return write_report(league, schedule, stored, board, folder, live, load)

@@ -37,7 +37,7 @@ from pyramid_sdk.seeds import derive_seed
 from referee.league.modes import RatingMode, Settling
 from referee.league.ratings import ENVIRONMENT, rate_game, rated_games
 from referee.league.schedule import ScheduledMatch, Seating, seatings, table_matches
-from referee.league.store import StoredMatch
+from referee.league.summary import Summarized
 from referee.match.outcome import MatchStatus
 
 _NORMAL: Final = NormalDist()
@@ -138,7 +138,7 @@ def plan(
     seating: Seating,
     mode: RatingMode,
     settling: Settling,
-    stored: Mapping[str, StoredMatch],
+    stored: Mapping[str, Summarized],
 ) -> Plan:
     """The batches chosen so far from ``stored``, and where the ranking stands.
 
@@ -157,7 +157,8 @@ def plan(
         schedule.extend(_matches(league_seed, number, batch, orders, first))
         added = schedule[first:]
         if not all(
-            (m := stored.get(s.match_id)) is not None and m.status is MatchStatus.COMPLETE for s in added
+            (m := stored.get(s.match_id)) is not None and m.summary.status is MatchStatus.COMPLETE
+            for s in added
         ):
             pairs = adjacent(ratings, together, settling) if number > 1 else ()  # no ranking yet
             return Plan(tuple(schedule), Settlement(Stop.PLAYING, number, len(schedule), pairs, settling))

@@ -35,7 +35,8 @@ from referee.league.planning import (
 )
 from referee.league.preflight import Broken, PreflightError
 from referee.league.schedule import ScheduledMatch
-from referee.league.store import Store, StoredMatch
+from referee.league.store import Store
+from referee.league.summary import Summarized
 from referee.match.outcome import (
     VOID_RETRIES,
     Attempt,
@@ -110,7 +111,7 @@ class Competition:
         self.store = store
         self.skip_broken = skip_broken
         """Go on without the entrants that fail the preflight (disqualified) instead of stopping."""
-        self.known: dict[str, StoredMatch] | None = None
+        self.known: dict[str, Summarized] | None = None
         """An ``until: settled`` league's stored results as read so far (see :meth:`_plan`)."""
         self.settlement: Settlement | None = None
         """An ``until: settled`` league's standing after its last complete batch."""
@@ -189,11 +190,11 @@ class Competition:
         missing = self.missing()
         progress = self.progress = Progress(total=len(self.schedule), done=len(self.schedule) - len(missing))
         progress.settled = self.settlement.line() if self.settlement is not None else ""
-        stored = self.store.matches()
+        stored = self.store.summaries()  # no deal decoded: the points are in each match's summary
         for planned in self.schedule:
             earlier = stored.get(planned.match_id)
             if earlier is not None and earlier.status is MatchStatus.COMPLETE:
-                progress.count(planned.entrants, earlier.record.credited_totals)
+                progress.count(planned.entrants, earlier.credited)
         return missing
 
     def missing(self) -> list[ScheduledMatch]:
@@ -220,7 +221,7 @@ class Competition:
         if self.league.settling is None:
             return schedule_of(self.league)
         if self.known is None:
-            self.known = self.store.matches()
+            self.known = dict(self.store.summaries())
         else:
             self.known.update(
                 self.store.matches([m.match_id for m in self.schedule if not self._complete(m)])
@@ -232,7 +233,7 @@ class Competition:
     def _complete(self, scheduled: ScheduledMatch) -> bool:
         assert self.known is not None
         stored = self.known.get(scheduled.match_id)
-        return stored is not None and stored.status is MatchStatus.COMPLETE
+        return stored is not None and stored.summary.status is MatchStatus.COMPLETE
 
     def playable(self, scheduled: ScheduledMatch) -> bool:
         """Whether no entrant of the match is disqualified."""

@@ -19,7 +19,8 @@ from referee.league.host import confinement_of, log_dir_of
 from referee.league.planning import joined, league_settings, schedule_of, with_cohorts, with_known_seed
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StoreError
-from referee.league.store import Store, StoredMatch
+from referee.league.store import Store
+from referee.league.summary import MatchSummary
 from referee.league.timing import eta_text
 from referee.league.versions import fingerprint
 from referee.match.outcome import MatchStatus
@@ -37,7 +38,7 @@ class _Stored:
 
     league: League
     state: str
-    stored: dict[str, StoredMatch] = field(default_factory=dict)
+    stored: dict[str, MatchSummary] = field(default_factory=dict)
     seconds: list[float] = field(default_factory=list)
     invalid: set[str] = field(default_factory=set)
 
@@ -188,4 +189,4 @@ def _state(store: Store, league: League, fresh: bool) -> _Stored:
         if invalid
         else ""
     )
-    return _Stored(league, state, store.matches(), store.match_seconds(), invalid)
+    return _Stored(league, state, store.summaries(), store.match_seconds(), invalid)

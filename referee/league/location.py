@@ -73,8 +73,14 @@ def companions(database: Path) -> tuple[Path, ...]:
         lock_path(database),
         tokens_path(database),
         record_path(database),
+        analysis_dir(database),
         *backups,
     )
+
+
+def analysis_dir(database: Path) -> Path:
+    """The folder of ``referee analyze``'s results beside ``database``: ``<database name>-analysis``."""
+    return database.parent / f"{database.stem}-analysis"
 
 
 def backup_path(database: Path, stamp: str) -> Path:

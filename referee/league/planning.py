@@ -7,21 +7,21 @@ run and every command that reads results, so that all of them see one schedule.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from referee.league.config import League
 from referee.league.schedule import ScheduledMatch, build_schedule
-from referee.league.store import Store, StoredMatch, settings_fingerprint
+from referee.league.store import Store
+from referee.league.summary import Summarized
 
 if TYPE_CHECKING:
     from referee.league.adaptive import Plan
 
 
-def schedule_of(
-    league: League, stored: Mapping[str, StoredMatch] | None = None
-) -> tuple[ScheduledMatch, ...]:
+def schedule_of(league: League, stored: Mapping[str, Summarized] | None = None) -> tuple[ScheduledMatch, ...]:
     """The league's matches: the one schedule that every executor, the ratings and every report use. An
     ``until: settled`` league's depend on its ``stored`` results."""
     if league.settling is not None:
@@ -33,7 +33,7 @@ def schedule_of(
     return build_schedule(seed, names, league.players, league.rounds, league.seating, league.design)
 
 
-def plan_of(league: League, stored: Mapping[str, StoredMatch]) -> Plan:
+def plan_of(league: League, stored: Mapping[str, Summarized]) -> Plan:
     """An ``until: settled`` league's batches so far and how settled its ranking is (``adaptive.py``,
     imported here, where it is used: it rates with TrueSkill)."""
     from referee.league.adaptive import plan  # noqa: PLC0415
@@ -68,14 +68,15 @@ def league_settings(league: League) -> str:
     from ``balanced`` to ``all`` keeps the 12 matches played and adds the other 12."""
     if league.seed is None:
         return ""
-    return settings_fingerprint(
+    return json.dumps(
         {
             "seed": league.seed,
             "rules": league.rules.to_dict(),
             "per_action": league.time_control.per_action,
             "bank": league.time_control.bank,
             "max_faults": league.max_faults,
-        }
+        },
+        sort_keys=True,
     )
 
 
