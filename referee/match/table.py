@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
@@ -148,10 +148,7 @@ class Table:
                 lineup = await self.seat(sitting)
             if lineup.failed is not None:
                 self.release(lineup)
-                failed = lineup.failed
-                return NotStarted(
-                    failed.entrant, failed.reason, tuple(lineup.started), failed.lasting, tuple(attempts)
-                )
+                return replace(lineup.failed, started=tuple(lineup.started), attempts=tuple(attempts))
             started = time.time()
             try:
                 outcome = await play_match(
