@@ -38,6 +38,7 @@ COMMANDS: Final = {
     "report": "referee.cli.results:report_command",
     "run": "referee.cli.run:run_command",
     "submit": "referee.cli.bots:submit_command",
+    "token": "referee.cli.token:token_group",
 }
 """Every command: its name and where its click command is (``module:attribute``), loaded on first use."""
 
