@@ -40,7 +40,7 @@ from referee.league.summary import MatchSummary, Summarized
 from referee.match.faults import Fault
 from referee.match.outcome import MatchStatus
 from referee.report.crosstable import crosstable
-from referee.report.disclosure import HIDDEN_NOTE, disclosure, mask_cards, table_key
+from referee.report.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
 from referee.report.figures import FILTERS, leaderboard_cell
 from referee.report.transcript import pyramids_of
 
@@ -492,22 +492,9 @@ def write_report(
             folder / asset, (resources.files("referee.report") / "templates" / asset).read_text("utf-8")
         )
     shown = disclosure(schedule, summaries)
-    tallies = {name: EntrantTally() for name in names}
-    analysed: list[tuple[Analysis, tuple[str, ...]]] = []
-    for (scheduled, summary), match in zip(played, fetch([s.match_id for s, _ in played]), strict=True):
-        shows = shown.deals_shown(summary)
-        analysis = None
-        # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
-        # run's matches (a 4-player match's analysis takes a tenth of a second to read).
-        if not live and shows and summary.status is MatchStatus.COMPLETE:
-            analysis = analyses.load(league.database, match.match_id, match.record)
-        if analysis is not None:
-            analysed.append((analysis, scheduled.entrants))
-        view = match_view(scheduled, match, shows, colours, analysis)
-        write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
-        for seat, name in enumerate(scheduled.entrants):
-            if name in tallies and scheduled.entrants.index(name) == seat:
-                tallies[name].add(scheduled, match, seat, shows)
+    tallies, analysed = _match_pages(
+        folder, league, played, fetch([s.match_id for s, _ in played]), shown, common, live, names
+    )
     losses: dict[str, Summary] = {summary.name: summary for summary in summarise(analysed)}
     for name in names:
         standing = next(s for s in board.standings if s.entrant == name)
@@ -542,6 +529,40 @@ def write_report(
         ),
     )
     return index
+
+
+def _match_pages(
+    folder: Path,
+    league: League,
+    played: list[tuple[ScheduledMatch, MatchSummary]],
+    matches: Iterator[StoredMatch],
+    shown: Disclosure,
+    common: dict[str, Any],
+    live: bool,
+    names: list[str],
+) -> tuple[dict[str, EntrantTally], list[tuple[Analysis, tuple[str, ...]]]]:
+    """Writes each played match's page as ``matches`` decodes it (one at a time), and returns what the
+    entrants' pages sum up of them: their tallies, and the analyses kept by ``referee analyze``."""
+    render = _ENVIRONMENT.get_template
+    colours = common["colours"]
+    match_pages = common["match_pages"]
+    tallies = {name: EntrantTally() for name in names}
+    analysed: list[tuple[Analysis, tuple[str, ...]]] = []
+    for (scheduled, summary), match in zip(played, matches, strict=True):
+        shows = shown.deals_shown(summary)
+        analysis = None
+        # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
+        # run's matches (a 4-player match's analysis takes a tenth of a second to read).
+        if not live and shows and summary.status is MatchStatus.COMPLETE:
+            analysis = analyses.load(league.database, match.match_id, match.record)
+        if analysis is not None:
+            analysed.append((analysis, scheduled.entrants))
+        view = match_view(scheduled, match, shows, colours, analysis)
+        write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
+        for seat, name in enumerate(scheduled.entrants):
+            if name in tallies and scheduled.entrants.index(name) == seat:
+                tallies[name].add(scheduled, match, seat, shows)
+    return tallies, analysed
 
 
 def _whole(stored: Mapping[str, Summarized]) -> Callable[[Sequence[str]], Iterator[StoredMatch]]:
