@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,6 +30,7 @@ from referee.analysis import storage as analyses
 from referee.analysis.estimate import Analysis
 from referee.analysis.summary import Summary, summarise
 from referee.analysis.view import page_view, viewer_view
+from referee.files import write_atomic
 from referee.league.config import League
 from referee.league.ratings import ENVIRONMENT, Leaderboard, RatingMode
 from referee.league.schedule import ScheduledMatch
@@ -93,19 +92,6 @@ ASSETS: Final = ("style.css", "report.js", "viewer.js")
 
 def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True, slots=True)
