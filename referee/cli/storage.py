@@ -19,7 +19,6 @@ from referee.league.results import open_results
 from referee.league.storage import StorageError, StorageFault, StoreError
 from referee.league.store import Store, StoredMatch
 from referee.league.summary import MatchSummary, Summarized
-from referee.report.site import write_report
 
 EXIT_BUSY: Final = 5
 """`referee run`'s exit status when another live run holds the league's results database."""
@@ -113,6 +112,8 @@ def write_league_report(
 ) -> Path:
     """Writes the HTML report of ``stored`` into ``folder`` (its match pages decoded through ``load``, a
     few at a time); returns its index page."""
+    from referee.report.site import write_report
+
     schedule = list(schedule_of(league, stored))
     board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
     return write_report(league, schedule, stored, board, folder, live, load)

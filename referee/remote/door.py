@@ -31,7 +31,8 @@ from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from referee.match.server import SERVER_OPTIONS, _add_referee_service
 from referee.match.sessions import Context, Session, decode_request
-from referee.remote.lobby import LEAGUE_OVER, Latency, Lobby
+from referee.remote.lobby import LEAGUE_OVER, Lobby
+from referee.remote.record import Latency
 from referee.remote.settings import RemoteSettings
 from referee.remote.tokens import TokenBook
 

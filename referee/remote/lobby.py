@@ -10,15 +10,14 @@ would not start, and says who was missing; the other matches go on meanwhile.
 from __future__ import annotations
 
 import asyncio
-import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import grpc
 
 from referee.match.bots import BotSpec
 from referee.match.launcher import STOP_GRACE, BotProcess, Unclaimed
 from referee.match.sessions import INTERRUPTED, Session
+from referee.remote.record import Latency
 
 LEAGUE_OVER = "the league is over: the referee needs this bot no more"
 
@@ -38,28 +37,6 @@ class Absent(Unclaimed):
             else f"remote entrant {', '.join(map(repr, busy))} was still playing after {wait:g}s"
         )
         super().__init__(problem)
-
-
-@dataclass(slots=True)
-class Latency:
-    """What a run saw of one remote entrant's connections: round trips and decision latencies."""
-
-    round_trips: list[float] = field(default_factory=list)
-    decisions: list[float] = field(default_factory=list)
-    allowance: float = 0.0
-
-    def line(self) -> str:
-        """One line for people, in milliseconds.
-
-        >>> Latency([0.012], [0.02, 0.03, 0.5], 0.012).line()
-        'round trip 12.0 ms, allowance 12.0 ms; 3 decisions: median 30.0 ms, max 500.0 ms'
-        """
-        trip = statistics.median(self.round_trips) * 1000 if self.round_trips else 0.0
-        text = f"round trip {trip:.1f} ms, allowance {self.allowance * 1000:.1f} ms"
-        if not self.decisions:
-            return text + "; no decisions"
-        median, most = statistics.median(self.decisions) * 1000, max(self.decisions) * 1000
-        return f"{text}; {len(self.decisions)} decisions: median {median:.1f} ms, max {most:.1f} ms"
 
 
 class Lobby:

@@ -7,16 +7,39 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from referee.league.config import League
 from referee.remote.files import record_path
-from referee.remote.lobby import Latency
 
 KEEP: Final = 100_000
 """Decision latencies kept per entrant (the latest)."""
+
+
+@dataclass(slots=True)
+class Latency:
+    """What a run saw of one remote entrant's connections: round trips and decision latencies."""
+
+    round_trips: list[float] = field(default_factory=list)
+    decisions: list[float] = field(default_factory=list)
+    allowance: float = 0.0
+
+    def line(self) -> str:
+        """One line for people, in milliseconds.
+
+        >>> Latency([0.012], [0.02, 0.03, 0.5], 0.012).line()
+        'round trip 12.0 ms, allowance 12.0 ms; 3 decisions: median 30.0 ms, max 500.0 ms'
+        """
+        trip = statistics.median(self.round_trips) * 1000 if self.round_trips else 0.0
+        text = f"round trip {trip:.1f} ms, allowance {self.allowance * 1000:.1f} ms"
+        if not self.decisions:
+            return text + "; no decisions"
+        median, most = statistics.median(self.decisions) * 1000, max(self.decisions) * 1000
+        return f"{text}; {len(self.decisions)} decisions: median {median:.1f} ms, max {most:.1f} ms"
 
 
 def load(path: Path) -> dict[str, Latency]:

@@ -23,7 +23,6 @@ from referee.league.ratings import Leaderboard, Standing
 from referee.league.schedule import ScheduledMatch
 from referee.league.store import StoredMatch
 from referee.league.summary import Summarized
-from referee.league.timing import eta_text
 from referee.match.faults import Fault
 from referee.match.outcome import MatchStatus
 from referee.report.crosstable import Crosstable
@@ -379,6 +378,8 @@ def progress_line(
     else:
         rate = workers * played / spent if played and spent > 0 else 0.0
     eta = (total - done) / rate if rate else math.inf
+    from referee.league.timing import eta_text  # noqa: PLC0415 (timing loads the launcher: a run has it)
+
     text = f"{done}/{total} matches  {rate:.2f}/s  ETA {eta_text(eta)}" + (f"  void {void}" if void else "")
     if leader is None:
         return text[:width]
