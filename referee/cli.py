@@ -91,6 +91,7 @@ from referee.report.text import (
 )
 from referee.report.transcript import brief, deal_by_card
 from referee.starter import StarterError, write_starter
+from referee.web.command import serve
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -1471,3 +1472,6 @@ def compare_command(
         click.echo("\n".join(result.lines()))
         click.echo(f"seed {seed} (--seed {seed} replays this comparison)")
     sys.exit(int(result.verdict))
+
+
+main.add_command(serve)
