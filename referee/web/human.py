@@ -22,7 +22,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,6 +33,7 @@ from starlette.routing import Route
 from pyramid_sdk.actions import Action, Declare, InvalidActionError, Play, parse_action
 from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.observation import Observation
+from pyramid_sdk.record import MatchRecord, RecordError
 from pyramid_sdk.seeds import SEED_BITS
 from referee.league.config import League
 from referee.league.tournament import confinement_of, log_dir_of
@@ -41,7 +42,7 @@ from referee.match.outcome import MatchOutcome
 from referee.match.runner import Decision, Seat, play_match
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher, take_seats
-from referee.report.records import RecordsError, from_line
+from referee.report.records import RecordedMatch, RecordsError, from_line
 from referee.report.site import match_page
 from referee.report.text import ONE_MATCH, match_line
 from referee.web.live import LiveMatch, public_view, watched
@@ -157,7 +158,8 @@ class HumanStore:
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path)
         db.execute(
-            "CREATE TABLE IF NOT EXISTS human_matches (id INTEGER PRIMARY KEY, finished REAL, line TEXT)"
+            "CREATE TABLE IF NOT EXISTS human_matches "
+            "(id INTEGER PRIMARY KEY, finished REAL, line TEXT, record TEXT)"
         )
         return db
 
@@ -172,7 +174,10 @@ class HumanStore:
                 line = match_line(
                     f"human-{number}", ONE_MATCH, seed, outcome.status, outcome.record, outcome.faults
                 )
-                db.execute("UPDATE human_matches SET line = ? WHERE id = ?", (line, number))
+                record = json.dumps(outcome.record.to_dict(), ensure_ascii=False)  # with its talk
+                db.execute(
+                    "UPDATE human_matches SET line = ?, record = ? WHERE id = ?", (line, record, number)
+                )
             return number
         finally:
             db.close()
@@ -189,6 +194,21 @@ class HumanStore:
 
     def line(self, number: int) -> dict[str, Any] | None:
         return next((line for n, _, line in self.lines() if n == number), None)
+
+    def replayable(self, number: int) -> RecordedMatch | None:
+        """The match as its replay page shows it: the whole record, its talk too (an export line has
+        none), with its faults and status from its line."""
+        if not self.path.is_file():
+            return None
+        db = self._connect()
+        try:
+            row = db.execute("SELECT line, record FROM human_matches WHERE id = ?", (number,)).fetchone()
+        finally:
+            db.close()
+        if row is None:
+            return None
+        recorded = from_line(json.loads(row[0]))
+        return replace(recorded, record=MatchRecord.from_dict(json.loads(row[1])))
 
 
 def human_database(league: League) -> Path:
@@ -347,15 +367,14 @@ async def human_replay(request: Request) -> Response:
     league = _league(request)
     if league is None:
         return HTMLResponse("the league is starting", status_code=503)
-    line = await asyncio.to_thread(
-        HumanStore(human_database(league)).line, int(request.path_params["number"])
-    )
-    if line is None:
-        return HTMLResponse("no such human match", status_code=404)
     try:
-        recorded = from_line(line)
-    except (RecordsError, KeyError, TypeError, ValueError) as exc:
+        recorded = await asyncio.to_thread(
+            HumanStore(human_database(league)).replayable, int(request.path_params["number"])
+        )
+    except (RecordsError, RecordError, KeyError, TypeError, ValueError) as exc:
         return HTMLResponse(f"this match cannot be shown: {exc}", status_code=500)
+    if recorded is None:
+        return HTMLResponse("no such human match", status_code=404)
     assert recorded.seed is not None
     return HTMLResponse(
         match_page(recorded.record, recorded.faults, recorded.status, recorded.seed, linked=True)
