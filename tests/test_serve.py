@@ -240,6 +240,23 @@ def test_the_api_answers_as_the_export(league):
     assert names == ["slow", "heuristic", "random"]
 
 
+@needs_chromium
+def test_no_page_scrolls_sideways_on_a_phone(league, browser):
+    wait_for(lambda: len(league.get("/api/v1/matches")["matches"]) == 3, timeout=600, every=0.5)
+    browser.set_window_size(420, 900)
+    try:
+        for page in ("/", "/matches.html", "/entrant-slow.html", "/match-0001.html", "/play"):
+            browser.get(league.url + page)
+            wide, width = browser.execute_script(
+                "return [document.documentElement.scrollWidth, window.innerWidth]"
+            )
+            assert wide <= width, f"{page} is {wide} px wide in a {width} px window"
+        browser.get(league.url + "/match-0001.html")
+        browser.save_screenshot(str(artifacts() / "serve-phone-match.png"))
+    finally:
+        browser.set_window_size(1280, 1600)
+
+
 def test_a_request_naming_another_host_is_refused(league):
     request = urllib.request.Request(league.url + "/api/v1/live", headers={"Host": "evil.example"})
     with pytest.raises(urllib.error.HTTPError) as refused:

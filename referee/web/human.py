@@ -143,7 +143,7 @@ class HumanTable:
             "over": over,
             "problem": self.problem,
             "totals": list(self.totals),
-            "seed": self.seed if over else None,
+            "seed": str(self.seed) if over else None,  # as text: 63 bits do not fit a JavaScript number
             "replay": f"/human/{self.stored_id}" if self.stored_id is not None else None,
         }
 
