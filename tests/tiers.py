@@ -45,6 +45,7 @@ QUICK_MODULES: Final = frozenset(
         "test_sessions",
         "test_stream",
         "test_twins",
+        "test_web",
         "test_wire",
     )
 )
