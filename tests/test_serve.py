@@ -68,7 +68,7 @@ entrants:
 def no_bot_left_behind():
     """Replaces conftest's check per test: the servers of this module play on across its tests, their
     bots running between them; :func:`no_bot_left_behind_the_module` checks the module as a whole."""
-    yield
+    return
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -335,6 +335,22 @@ def test_a_person_plays_a_whole_match_by_clicking(duel, browser):
     # stored apart: the league's results know nothing of it
     assert HOSTILE not in duel.referee("matches", "league.yaml")
     assert (duel.folder / "results-human.sqlite").is_file()
+
+
+def test_a_new_entrant_joins_without_a_restart(duel):
+    wait_for(lambda: len(duel.get("/api/v1/matches")["matches"]) == 1, timeout=300, every=0.3)
+    league = duel.folder / "league.yaml"
+    league.write_text(
+        league.read_text(encoding="utf-8")
+        + f"  - name: newcomer\n    module: sample_bots.random_bot:RandomBot\n    cwd: {ROOT}\n",
+        encoding="utf-8",
+    )
+    wait_for(lambda: "newcomer" in [e["name"] for e in duel.get("/api/v1/entrants")["entrants"]], 60)
+    matches = wait_for(
+        lambda: len(got := duel.get("/api/v1/matches")["matches"]) == 3 and got, timeout=300, every=0.3
+    )
+    assert sum("newcomer" in m["seats"] for m in matches) == 2
+    assert duel.process.poll() is None
 
 
 def test_ctrl_c_stops_the_server_and_the_league_with_nothing_lost(tmp_path):

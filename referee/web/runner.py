@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Final
 
 from referee.league.config import League, LeagueError, load_league
-from referee.league.preflight import Broken, PreflightError, tail
+from referee.league.preflight import Broken, tail
 from referee.league.ratings import Leaderboard, rate
 from referee.league.schedule import ScheduledMatch
-from referee.league.storage import StoreError
 from referee.league.store import Store, StoredMatch
 from referee.league.tournament import (
     Progress,
@@ -136,10 +135,7 @@ class LeagueRunner:
         builds = await run_builds(league, log_dir)
         async with open_launcher(log_dir, tournament.confinement()) as launcher:
             failed = [Broken(n, r, tail(log_dir / f"{n}.build.log")) for n, r in builds.items()]
-            try:
-                await tournament.preflight(launcher, failed, set(builds))
-            except PreflightError:  # cannot happen with skip_broken; kept loud if it does
-                raise
+            await tournament.preflight(launcher, failed, set(builds))  # broken ones sit out
             self.problem = "; ".join(f"{b.name}: {b.reason}" for b in tournament.broken)
             stopping: set[asyncio.Task[None]] = set()
             try:
@@ -204,7 +200,3 @@ def _shown(tournament: Tournament, scheduled: ScheduledMatch) -> bool:
         for m in tournament.schedule
         if table_key(m) == key and m.match_id != scheduled.match_id
     )
-
-
-def problem_text(exc: StoreError) -> str:
-    return str(exc)
