@@ -353,6 +353,31 @@ def test_a_new_entrant_joins_without_a_restart(duel):
     assert duel.process.poll() is None
 
 
+@needs_chromium
+def test_a_new_version_replays_and_its_page_shows_each_versions_results(duel, browser):
+    wait_for(lambda: len(duel.get("/api/v1/matches")["matches"]) == 3, timeout=300, every=0.3)
+    before = duel.get("/api/v1/entrants/newcomer")["versions"]
+    assert [v["matches"] for v in before] == [2]
+    league = duel.folder / "league.yaml"
+    league.write_text(league.read_text(encoding="utf-8") + '    version: "2"\n', encoding="utf-8")
+    versions = wait_for(
+        lambda: (
+            len(got := duel.get("/api/v1/entrants/newcomer")["versions"]) == 2
+            and got[0]["matches"] == 2
+            and got
+        ),
+        timeout=300,
+        every=0.3,
+    )
+    assert versions[0]["version"] == "2"
+    assert versions[1]["matches"] == 2  # the replaced version's results, kept
+    assert versions[1]["mean_points"] == before[0]["mean_points"]
+    browser.get(duel.url + "/entrant-newcomer.html")
+    rows = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#versions tbody tr"), timeout=30)
+    assert rows[0].text.startswith("2 (playing now) 2")
+    assert rows[1].text.startswith("before ")
+
+
 def test_ctrl_c_stops_the_server_and_the_league_with_nothing_lost(tmp_path):
     served = serve(tmp_path, LEAGUE)
     league = next(served)

@@ -16,9 +16,11 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from referee.league.config import League
+from referee.league.versions import fingerprint
 from referee.report.text import export_lines, leaderboard_json
 from referee.web.events import Hub
 from referee.web.runner import LeagueRunner, read_results
+from referee.web.versions import VersionArchive, archive_path, as_json, summary
 
 VERSION: Final = 1
 SUMMARY_DROPS: Final = ("deals",)
@@ -96,6 +98,21 @@ async def entrants(request: Request) -> Response:
     return JSONResponse({"version": VERSION, "entrants": rows})
 
 
+async def entrant(request: Request) -> Response:
+    """One entrant and each version's results: the one playing now, then the replaced ones."""
+    league = _league(request)
+    if league is None:
+        return _not_ready(request)
+    name = request.path_params["name"]
+    if name not in {e.name for e in league.entrants}:
+        return JSONResponse({"error": f"no entrant {name!r}"}, status_code=404)
+    stored, _, _ = await asyncio.to_thread(read_results, league)
+    found = league.entrant(name)
+    now = summary(name, found.version or fingerprint(found)[:8], stored.values())
+    earlier = await asyncio.to_thread(VersionArchive(archive_path(league)).of, name)
+    return JSONResponse({"version": VERSION, "name": name, "versions": [as_json(v) for v in (now, *earlier)]})
+
+
 async def live_list(request: Request) -> Response:
     runner: LeagueRunner = request.app.state.runner
     return JSONResponse({"version": VERSION, "in_play": [m.summary() for m in runner.live.values()]})
@@ -121,6 +138,7 @@ ROUTES: Final = [
     Route("/api/v1/matches", matches),
     Route("/api/v1/matches/{match_id:path}", one_match),
     Route("/api/v1/entrants", entrants),
+    Route("/api/v1/entrants/{name}", entrant),
     Route("/api/v1/live", live_list),
     Route("/api/v1/live/{match_id:path}", live_one),
     Route("/api/v1/events", events),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -39,6 +40,7 @@ from referee.match.setup import open_launcher
 from referee.report.disclosure import table_key
 from referee.web.events import Hub
 from referee.web.live import LiveMatch, watched
+from referee.web.versions import VersionArchive, archive_path, summary
 
 LOGGER = logging.getLogger(__name__)
 POLL: Final = 1.0
@@ -121,11 +123,15 @@ class LeagueRunner:
             await asyncio.sleep(self.poll)
 
     def _new_versions(self, store: Store, league: League) -> None:
-        """As ``referee run`` does: the stored matches of a changed entrant are played again."""
+        """As ``referee run`` does: the stored matches of a changed entrant are played again. Their
+        summary is kept first, as the earlier version's results (``versions.py``)."""
         prints = {entrant.name: fingerprint(entrant) for entrant in league.entrants}
         changed = store.new_versions(prints)
+        archive = VersionArchive(archive_path(league))
         for name, ids in changed.items():
             LOGGER.info("new version of %s: its %d stored match(es) are played again", name, len(ids))
+            label = f"before {time.strftime('%Y-%m-%d %H:%M', time.localtime())}"
+            archive.add(name, summary(name, label, store.matches(ids).values(), time.time()))
         store.set_versions(prints, list(changed))
 
     async def _pass(self, league: League, store: Store, digest: str) -> None:

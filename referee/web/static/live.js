@@ -2,7 +2,8 @@
 // After each stored match the server rewrites the report and sends `match_finished` on its event
 // stream; this script then fetches the page again and swaps its <main> in place (the report's script
 // runs again for sorting and the chart's legend). On the index and the matches list it keeps a box of
-// the matches in play, each linking to its live view. Every name is set as text, never as markup.
+// the matches in play, each linking to its live view; on an entrant's page, a table of each version's
+// results. Every name is set as text, never as markup.
 (() => {
   const page = location.pathname.split("/").pop() || "index.html";
   const listsPlay = page === "index.html" || page === "matches.html" || page === "";
@@ -27,6 +28,7 @@
     script.src = "/report.js?again=" + mine;
     document.body.appendChild(script);
     await showInPlay();
+    await showVersions();
   }
 
   function box() {
@@ -67,6 +69,37 @@
     section.replaceChildren(title, list, play);
   }
 
+  async function showVersions() {
+    if (!page.startsWith("entrant-")) return;
+    const name = document.querySelector("h1").textContent.trim();
+    const answer = await fetch("/api/v1/entrants/" + encodeURIComponent(name), { cache: "no-store" });
+    if (!answer.ok) return;
+    const { versions } = await answer.json();
+    const section = document.createElement("section");
+    section.id = "versions";
+    const title = document.createElement("h2");
+    title.textContent = "Versions";
+    const table = document.createElement("table");
+    const head = table.createTHead().insertRow();
+    for (const label of ["version", "matches", "wins", "points / match", "faults"]) {
+      const cell = document.createElement("th");
+      cell.scope = "col";
+      cell.textContent = label;
+      head.appendChild(cell);
+    }
+    const body = table.createTBody();
+    versions.forEach((version, number) => {
+      const row = body.insertRow();
+      const label = number === 0 ? `${version.version} (playing now)` : version.version;
+      for (const value of [label, version.matches, version.wins, version.mean_points ?? "—", version.faults]) {
+        row.insertCell().textContent = String(value);
+      }
+    });
+    document.getElementById("versions")?.remove();
+    section.append(title, table);
+    document.querySelector("main").prepend(section);
+  }
+
   const events = new EventSource("/api/v1/events");
   let opened = 0;
   events.addEventListener("open", () => {
@@ -77,4 +110,5 @@
   events.addEventListener("match_started", showInPlay);
   if (waiting) setInterval(() => location.reload(), 5000);
   showInPlay();
+  showVersions();
 })();
