@@ -337,14 +337,18 @@ def test_a_person_plays_a_whole_match_by_clicking(duel, browser):
     assert (duel.folder / "results-human.sqlite").is_file()
 
 
-def test_a_new_entrant_joins_without_a_restart(duel):
-    wait_for(lambda: len(duel.get("/api/v1/matches")["matches"]) == 1, timeout=300, every=0.3)
+def add_newcomer(duel: Served) -> None:
+    """A third entrant, appended to the duel's league file while it is served (once)."""
     league = duel.folder / "league.yaml"
-    league.write_text(
-        league.read_text(encoding="utf-8")
-        + f"  - name: newcomer\n    module: sample_bots.random_bot:RandomBot\n    cwd: {ROOT}\n",
-        encoding="utf-8",
-    )
+    text = league.read_text(encoding="utf-8")
+    if "newcomer" not in text:
+        wait_for(lambda: len(duel.get("/api/v1/matches")["matches"]) == 1, timeout=300, every=0.3)
+        addition = f"  - name: newcomer\n    module: sample_bots.random_bot:RandomBot\n    cwd: {ROOT}\n"
+        league.write_text(text + addition, encoding="utf-8")
+
+
+def test_a_new_entrant_joins_without_a_restart(duel):
+    add_newcomer(duel)
     wait_for(lambda: "newcomer" in [e["name"] for e in duel.get("/api/v1/entrants")["entrants"]], 60)
     matches = wait_for(
         lambda: len(got := duel.get("/api/v1/matches")["matches"]) == 3 and got, timeout=300, every=0.3
@@ -355,6 +359,7 @@ def test_a_new_entrant_joins_without_a_restart(duel):
 
 @needs_chromium
 def test_a_new_version_replays_and_its_page_shows_each_versions_results(duel, browser):
+    add_newcomer(duel)
     wait_for(lambda: len(duel.get("/api/v1/matches")["matches"]) == 3, timeout=300, every=0.3)
     before = duel.get("/api/v1/entrants/newcomer")["versions"]
     assert [v["matches"] for v in before] == [2]
@@ -363,6 +368,7 @@ def test_a_new_version_replays_and_its_page_shows_each_versions_results(duel, br
     versions = wait_for(
         lambda: (
             len(got := duel.get("/api/v1/entrants/newcomer")["versions"]) == 2
+            and got[0]["version"] == "2"
             and got[0]["matches"] == 2
             and got
         ),
