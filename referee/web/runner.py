@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Final
 
 from referee.league.config import League, LeagueError, load_league
+from referee.league.lock import LeagueBusyError
 from referee.league.preflight import Broken, tail
 from referee.league.ratings import Leaderboard, rate
 from referee.league.schedule import ScheduledMatch
+from referee.league.storage import StorageError, StoreError
 from referee.league.store import Store, StoredMatch
 from referee.league.tournament import (
     Progress,
@@ -103,7 +105,14 @@ class LeagueRunner:
                 self._trouble(str(exc))
                 await self._until_changed(digest)
                 continue
-            store, league = open_store(league)  # a busy or damaged database stops serve: one line
+            try:
+                store, league = open_store(league)
+            except StoreError as exc:
+                if self.league is None or isinstance(exc, LeagueBusyError | StorageError):
+                    raise  # nothing to serve, or a database that cannot be trusted: serve stops, one line
+                self._trouble(f"{exc}; the pages show the league as it was")  # e.g. its rules changed
+                await self._until_changed(digest)
+                continue
             try:
                 self._new_versions(store, league)
                 self.league = league
