@@ -34,6 +34,7 @@ players: 3
 schedule: {{format: round-robin, rounds: 3, seating: single}}
 rules: {{talk: open}}
 time_control: {{per_action: 5s, bank: 60s}}
+concurrency: 2
 database: results.sqlite
 entrants:
   - name: slow

@@ -6,8 +6,7 @@ It is built on what ``referee run`` uses (the league file, :func:`open_store`, t
 played here is the match ``referee run`` would play: same seed, same seats, same record. The league file
 is read again whenever it changes (a new entrant from ``referee submit``, a ``--replace``d version): the
 store, the builds, the launcher and the preflight are then set up again for the league as it now is, and
-the next matches are planned from it. Matches are played one at a time, so a watcher always has the
-match in play to look at and the bots get the machine's attention.
+the next matches are planned from it. Up to the league's ``concurrency`` matches are in play at once.
 """
 
 from __future__ import annotations
@@ -94,6 +93,7 @@ class LeagueRunner:
         self.live: dict[str, LiveMatch] = {}
         """The matches in play, by id."""
         self.played = 0
+        self._writing = asyncio.Lock()
 
     async def run(self) -> None:
         """Until cancelled: each pass plays the league as the file says now, until the file changes."""
@@ -146,30 +146,44 @@ class LeagueRunner:
     async def _pass(self, league: League, store: Store, digest: str) -> None:
         log_dir = log_dir_of(league)
         log_dir.mkdir(parents=True, exist_ok=True)
-        tournament = Tournament(league, store, log_dir, 1, self.hidden, skip_broken=True)
+        tournament = Tournament(league, store, log_dir, None, self.hidden, skip_broken=True)
         builds = await run_builds(league, log_dir)
         async with open_launcher(log_dir, tournament.confinement()) as launcher:
             failed = [Broken(n, r, tail(log_dir / f"{n}.build.log")) for n, r in builds.items()]
             await tournament.preflight(launcher, failed, set(builds))  # broken ones sit out
             self.problem = "; ".join(f"{b.name}: {b.reason}" for b in tournament.broken)
             stopping: set[asyncio.Task[None]] = set()
+            playing: dict[str, asyncio.Task[None]] = {}
             try:
                 while league_text(self.league_file) == digest:
-                    scheduled = self._next(tournament)
+                    for match_id, task in list(playing.items()):
+                        if task.done():
+                            del playing[match_id]
+                            task.result()  # a failure of the referee's own stops serve, loudly
+                    scheduled = None
+                    if len(playing) < tournament.concurrency:
+                        scheduled = self._next(tournament, set(playing))
                     if scheduled is None:
-                        await asyncio.sleep(self.poll)
+                        waits = {*playing.values(), asyncio.ensure_future(asyncio.sleep(self.poll))}
+                        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                         continue
-                    await self._play_one(tournament, scheduled, launcher, stopping)
+                    playing[scheduled.match_id] = asyncio.create_task(
+                        self._play_one(tournament, scheduled, launcher, stopping)
+                    )
+                await asyncio.gather(*playing.values())  # the league changed: finish what is in play
             finally:
+                for task in playing.values():
+                    task.cancel()
+                await asyncio.gather(*playing.values(), return_exceptions=True)
                 await asyncio.gather(*stopping, return_exceptions=True)
 
-    def _next(self, tournament: Tournament) -> ScheduledMatch | None:
-        """The first missing match whose entrants can all play; an ``until: settled`` league plans its
-        next batch once the last one is stored."""
+    def _next(self, tournament: Tournament, playing: set[str]) -> ScheduledMatch | None:
+        """The first missing match not in play whose entrants can all play; an ``until: settled``
+        league plans its next batch once the last one is stored."""
         missing = tournament.missing()
-        if not missing and tournament.league.settling is not None:
+        if not missing and not playing and tournament.league.settling is not None:
             missing = tournament.extend(Progress(total=len(tournament.schedule)))
-        return next((match for match in missing if tournament._playable(match)), None)
+        return next((m for m in missing if m.match_id not in playing and tournament._playable(m)), None)
 
     async def _play_one(
         self,
@@ -195,7 +209,8 @@ class LeagueRunner:
         finally:
             self.live.pop(scheduled.match_id, None)
         self.played += 1
-        await asyncio.to_thread(self.on_stored, tournament.league)
+        async with self._writing:  # one rewrite at a time, each from the latest results
+            await asyncio.to_thread(self.on_stored, tournament.league)
         self.hub.publish(
             "match_finished",
             match_id=scheduled.match_id,
