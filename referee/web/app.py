@@ -11,9 +11,8 @@ JSON, which another site's page cannot do without this server's consent.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -26,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from referee.web import api, human
 from referee.web.events import Hub
 from referee.web.pages import with_live_script
+from referee.web.render import render
 from referee.web.runner import LeagueRunner
 
 HEADERS: Final = {
@@ -36,9 +36,6 @@ HEADERS: Final = {
 }
 """On every answer. The report's only inline script is JSON data, which a policy does not run anyway."""
 
-TEMPLATES: Final = Environment(
-    loader=PackageLoader("referee.web", "templates"), autoescape=select_autoescape(["html"]), trim_blocks=True
-)
 STATIC: Final = Path(__file__).parent / "static"
 ASSETS: Final = ("style.css", "report.js", "viewer.js")
 REPORT_ASSETS: Final = Path(__file__).parent.parent / "report" / "templates"
@@ -59,10 +56,6 @@ class SafetyHeaders:
             await send(message)
 
         await self.app(scope, receive, sending)
-
-
-def render(name: str, status: int = 200, **values: Any) -> HTMLResponse:
-    return HTMLResponse(TEMPLATES.get_template(name).render(**values), status_code=status)
 
 
 def _waiting(request: Request) -> HTMLResponse:

@@ -46,6 +46,7 @@ from referee.report.records import RecordedMatch, RecordsError, from_line
 from referee.report.site import match_page
 from referee.report.text import ONE_MATCH, match_line
 from referee.web.live import LiveMatch, public_view, watched
+from referee.web.render import render
 
 LOGGER = logging.getLogger(__name__)
 HUMAN_CLOCK: Final = 600.0
@@ -299,8 +300,6 @@ def _league(request: Request) -> League | None:
 
 
 async def play_page(request: Request) -> Response:
-    from referee.web.app import render  # noqa: PLC0415  (app imports this module)
-
     league = _league(request)
     if league is None:
         return render("waiting.html", status=503, problem=request.app.state.runner.problem)
@@ -331,8 +330,6 @@ async def start_table(request: Request) -> Response:
 
 
 async def table_page(request: Request) -> Response:
-    from referee.web.app import render  # noqa: PLC0415
-
     table = _tables(request).tables.get(request.path_params["token"])
     if table is None:
         return HTMLResponse("no such table", status_code=404)
