@@ -50,6 +50,7 @@ QUICK_MODULES: Final = frozenset(
         "test_stream",
         "test_table_competition",
         "test_twins",
+        "test_web",
         "test_wire",
     )
 )
@@ -81,6 +82,7 @@ SLOW_MODULES: Final = {
         "test_quality": "ruff and mypy",
         "test_referee_log": "the CLI and bot processes",
         "test_report_browser": "the CLI and Chromium",
+        "test_serve": "referee serve, bot processes and Chromium",
         "test_report_viewer": "the CLI and Chromium",
         "test_results_cli": "the CLI and bot processes",
         "test_sandbox": "bot processes in bubblewrap",
