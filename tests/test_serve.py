@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
@@ -297,7 +297,10 @@ def test_a_person_plays_a_whole_match_by_clicking(duel, browser):
     # the first card by keyboard: the digit of its place in the hand
     def keyed():
         buttons = browser.find_elements(By.CSS_SELECTOR, "#hand button")
-        enabled = [i for i, b in enumerate(buttons) if b.is_enabled()]
+        try:
+            enabled = [i for i, b in enumerate(buttons) if b.is_enabled()]
+        except StaleElementReferenceException:  # the hand was drawn again meanwhile: look again
+            return False
         if enabled and browser.find_element(By.ID, "declare").get_attribute("hidden"):
             ActionChains(browser).send_keys(str(enabled[0] + 1)).perform()
             return True

@@ -77,7 +77,8 @@ async def serve_forever(league_file: Path, host: str, port: int, site: Path) -> 
     def stop() -> None:
         hub.close()
         server.should_exit = True
-        playing.cancel()
+        if not playing.cancelling():  # once: a second cancel would cut short the stopping of the bots
+            playing.cancel()
 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
