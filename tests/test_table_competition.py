@@ -3,6 +3,7 @@ only (``module:`` entrants), so no process starts, but real matches on the real 
 results database."""
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,12 @@ from referee.league.host import Host
 from referee.league.local import LocalDriver
 from referee.match.bots import BotSpec
 from referee.match.faults import RefereeInternalError
+from referee.match.launcher import Confinement, Launcher
 from referee.match.outcome import VOIDS_IN_A_ROW, Attempt, Finished, MatchStatus, NotStarted, VoidStreak
+from referee.match.sandbox import SandboxMode
+from referee.match.sessions import SessionRegistry
 from referee.match.table import Sitting, Table
+from referee.remote.lobby import Lobby
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = "sample_bots.random_bot:RandomBot"
@@ -174,5 +179,33 @@ def test_a_competition_plans_again_when_an_entrant_joins_and_keeps_its_seed(tmp_
         assert competition.store.cohorts() == (("a", "b", "c", "d"),)  # nothing stored yet: one group
         with pytest.raises(ValueError, match="its seed changed"):
             competition.replan(load_league(league_file(tmp_path, seed=seed + 1)))
+    finally:
+        competition.close()
+
+
+def test_a_tables_remote_seats_are_claimed_together_and_only_the_unconnected_are_charged(tmp_path):
+    """A match with remote entrants claims them all at once from the lobby (a real one, nobody
+    connected, a short wait): none connected, none of the match's other bots is started, and the start
+    failure counts for each remote entrant that was missing; a claim that failed only because an
+    entrant was busy elsewhere (``charged=()``) counts against no one."""
+    lobby = Lobby(wait=0.05)
+    launcher = Launcher(SessionRegistry(), tmp_path / "none.sock", confinement=Confinement(SandboxMode.NONE))
+    launcher.remote = lobby
+    sitting = Sitting("m1", 7, (BotSpec("a", remote=True), BotSpec("b", remote=True)))
+    result = asyncio.run(Table(launcher, Rules(players=2), TimeControl(), max_faults=3).play(sitting))
+    assert isinstance(result, NotStarted)
+    assert result.charged == ("a", "b")
+    assert result.started == ()
+    assert "was not connected within 0.05s" in result.reason
+    assert launcher.processes == set()
+
+    competition = Competition.open(load_league(league_file(tmp_path, seed=1)))
+    try:
+        match = next(m for m in competition.schedule if m.entrants == ("a", "b"))
+        assert competition.not_started(match, replace(result, entrant="a"), tries=1)
+        assert competition.start_failures == {"a": 1, "b": 1}
+        busy = NotStarted("a", "still playing", charged=())
+        assert competition.not_started(match, busy, tries=1)
+        assert competition.start_failures == {"a": 1, "b": 1}
     finally:
         competition.close()

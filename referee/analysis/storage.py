@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pyramid_sdk.record import MatchRecord
 from referee.analysis.estimate import Analysis, fingerprint
+from referee.files import write_atomic
 from referee.league.location import analysis_dir
 
 LOGGER = logging.getLogger(__name__)
@@ -35,7 +36,6 @@ def analysis_path(database: Path, match_id: str) -> Path:
 
 def save(database: Path, match_id: str, analysis: Analysis) -> Path:
     """Writes the analysis atomically (a reader never sees half a file); returns its path."""
-    from referee.report.site import write_atomic  # noqa: PLC0415 (here: the report imports this module)
 
     path = analysis_path(database, match_id)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -39,6 +39,7 @@ COMMANDS: Final = {
     "run": "referee.cli.run:run_command",
     "serve": "referee.cli.serve:serve_command",
     "submit": "referee.cli.bots:submit_command",
+    "token": "referee.cli.token:token_group",
 }
 """Every command: its name and where its click command is (``module:attribute``), loaded on first use."""
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from referee.cli.common import InputError, run_until_signal, sandbox_options
+from referee.cli.common import InputError, listen_options, run_until_signal, sandbox_options
 
 if TYPE_CHECKING:
     from referee.check import CheckReport
@@ -25,23 +25,52 @@ if TYPE_CHECKING:
     help="Folder for the bot's stdout and stderr (NAME.log), as referee match --logs keeps them.",
 )
 @sandbox_options
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@listen_options("Check a remote bot that connects here")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def check_command(
     cwd: Path | None,
     logs: Path | None,
     sandbox: str,
     ro_paths: tuple[Path, ...],
+    listen: str | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    insecure: bool,
     command: tuple[str, ...],
 ) -> None:
     """Conformance run of one bot: referee check -- python my_bot.py
 
     Plays a 2-, 3- and 4-player match against random opponents, each with a fresh process of COMMAND in
     its sandbox, as a league does; reports the handshake, decision latency p50/p99 and any fault. Exit
-    code 0 only if clean.
+    code 0 only if clean. With --listen HOST:PORT and no COMMAND it checks a remote bot instead: it prints
+    a one-time token, and the bot that connects with it plays the three matches (docs/REMOTE.md).
     """
-    report = _check(command, cwd, sandbox, ro_paths, logs)
+    if listen is not None:  # a remote bot: it connects to the door with the one-time token printed
+        report = _check_remote(listen, tls_cert, tls_key, insecure, logs)
+    elif not command:
+        raise click.UsageError("give the bot's COMMAND, or --listen HOST:PORT for a remote bot")
+    else:
+        report = _check(command, cwd, sandbox, ro_paths, logs)
     click.echo("\n".join(report.lines()))
     sys.exit(0 if report.clean else 1)
+
+
+def _check_remote(
+    listen: str, tls_cert: Path | None, tls_key: Path | None, insecure: bool, logs: Path | None
+) -> CheckReport:
+    """``referee check --listen``: the remote bot that connects to the door plays the check."""
+    import asyncio
+
+    from referee.remote.attach import check_remote
+    from referee.remote.settings import RemoteSettings, RemoteSettingsError
+
+    try:
+        return run_until_signal(check_remote(RemoteSettings(listen, tls_cert, tls_key, insecure), logs))
+    except RemoteSettingsError as exc:
+        raise click.ClickException(str(exc)) from None
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        click.echo("interrupted: the check did not finish", err=True)
+        sys.exit(130)
 
 
 def _check(

@@ -124,6 +124,22 @@ def sandbox_options(command: Any) -> Any:
     )(command)
 
 
+def listen_options(what: str) -> Callable[[F], F]:
+    """``--listen``, ``--tls-cert``, ``--tls-key`` and ``--insecure``: the door for remote bots
+    (docs/REMOTE.md); ``what`` says what the door is for."""
+
+    def decorate(command: F) -> F:
+        path = click.Path(dir_okay=False, path_type=Path)
+        command = click.option(
+            "--insecure", is_flag=True, help="Allow --listen on a non-loopback address without TLS."
+        )(command)
+        command = click.option("--tls-key", type=path, help="TLS private key (PEM).")(command)
+        command = click.option("--tls-cert", type=path, help="TLS certificate (PEM).")(command)
+        return click.option("--listen", metavar="HOST:PORT", help=f"{what} (docs/REMOTE.md).")(command)
+
+    return decorate
+
+
 seed_option = click.option(
     "--seed", type=click.IntRange(min=0), default=2026, show_default=True, help="Match seed."
 )

@@ -199,7 +199,8 @@ def _checked_specs(bots: tuple[str, ...], ro_paths: tuple[Path, ...]) -> list[Bo
 def _keep_match(outcome: MatchOutcome, seed: int, html: Path | None, record_file: Path | None) -> None:
     """Writes the page and the record ``referee match`` was asked for, void or not (what was played is
     kept), each whole or not at all; a file that cannot be written is one line, after the match."""
-    from referee.report.site import write_atomic, write_match_page
+    from referee.files import write_atomic
+    from referee.report.site import write_match_page
     from referee.report.text import ONE_MATCH, match_line
 
     record = outcome.record

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from referee.cli.common import log_level_option, run_until_signal, say
+from referee.cli.common import listen_options, log_level_option, run_until_signal, say
 
 if TYPE_CHECKING:
     import asyncio
@@ -67,6 +67,7 @@ REPORT_EVERY = 2.0
     help="Print the schedule's size and an estimated duration (with nothing stored, timed on a few deals "
     "of sample matches with the bots); store nothing and write nothing.",
 )
+@listen_options("Listen for remote entrants here")
 def run_command(
     league_file: str,
     concurrency: int | None,
@@ -77,6 +78,10 @@ def run_command(
     dask_address: str | None,
     skip_broken: bool,
     dry_run: bool,
+    listen: str | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    insecure: bool,
 ) -> None:
     """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
 
@@ -87,6 +92,7 @@ def run_command(
     from referee.cli.storage import StorageFailure, failure, league_of, unread
     from referee.league.running import FolderError, LeagueRun
     from referee.league.storage import StorageError, StorageFault, StoreError
+    from referee.remote.settings import RemoteSettings, RemoteSettingsError
 
     if workers is not None and dask_address is not None:
         raise click.UsageError("give --workers (a cluster on this machine) or --dask (a running one)")
@@ -105,7 +111,12 @@ def run_command(
         click.echo("\n".join(lines))
         return
     try:
-        run = LeagueRun.open(league, fresh, report_dir, concurrency, workers, dask_address, skip_broken, say)
+        door = RemoteSettings(listen, tls_cert, tls_key, insecure)
+        run = LeagueRun.open(
+            league, fresh, report_dir, concurrency, workers, dask_address, skip_broken, say, door
+        )
+    except RemoteSettingsError as exc:
+        raise click.ClickException(str(exc)) from None
     except StoreError as exc:
         damaged = isinstance(exc, StorageError) and exc.fault is StorageFault.DAMAGED
         raise failure(

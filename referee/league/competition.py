@@ -306,10 +306,11 @@ class Competition:
         try the match again later in the run; if not, it is left unplayed, never a result. A match with
         void attempts before the failed start counts as played void (they are stored)."""
         self.started(result.started)
-        if result.lasting:
-            self.disqualify(result.entrant, result.reason)
-        else:
-            self.start_failed(result.entrant, result.reason)
+        for name in result.failed:
+            if result.lasting:
+                self.disqualify(name, result.reason)
+            else:
+                self.start_failed(name, result.reason)
         if result.attempts:
             self._count(scheduled, result.attempts[-1].outcome)
             return False

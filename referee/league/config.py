@@ -32,6 +32,7 @@ from referee.league.modes import RatingMode, Settling, Until, first_batch_tables
 from referee.league.schedule import Design, Format, Seating, seatings
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.sandbox import Limits, SandboxMode, parse_size
+from referee.remote.settings import WAIT, RemoteSettings
 
 
 class LeagueError(ValueError):
@@ -109,10 +110,18 @@ class _Entrant(_Strict):
     name: Name
     command: str | None = None
     module: str | None = None
+    remote: bool = False
     cwd: str = "."
     build: str | None = None
     paths: list[str] = []
     version: str | None = Field(None, min_length=1, max_length=200)
+
+
+class _Remote(_Strict):
+    listen: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    wait: Duration = WAIT
 
 
 class _League(_Strict):
@@ -130,6 +139,7 @@ class _League(_Strict):
     database: str | None = None
     sandbox: Literal["auto", "required", "none"] = "auto"
     limits: _Limits = Field(default_factory=_Limits)
+    remote: _Remote = Field(default_factory=_Remote)
     entrants: list[_Entrant] = Field(min_length=1)
 
 
@@ -185,6 +195,8 @@ class League:
 
     settling: Settling | None = None
     """``schedule.until: settled`` and its settings; ``None``: the whole schedule is played."""
+    remote: RemoteSettings = field(default_factory=RemoteSettings)
+    """The door for remote entrants (``remote:``; ``referee run --listen`` overrides it)."""
 
     @property
     def players(self) -> int:
@@ -277,8 +289,14 @@ def _entrants(path: Path, data: Any, raw: _League, check_commands: bool) -> list
 
 
 def _entrant(path: Path, data: Any, item: _Entrant, where: list[int | str], check_commands: bool) -> Entrant:
-    if (item.command is None) == (item.module is None):
-        raise LeagueError(f"{_where(path, data, where)}: give exactly one of command: or module:")
+    if (item.command is not None) + (item.module is not None) + item.remote != 1:
+        raise LeagueError(
+            f"{_where(path, data, where)}: give exactly one of command:, module: or remote: true"
+        )
+    if item.remote and item.build is not None:
+        raise LeagueError(f"{_where(path, data, [*where, 'build'])}: a remote entrant builds nothing")
+    if item.remote:  # no process of the organiser's: nothing to build, check or show (REMOTE.md)
+        return Entrant(item.name, BotSpec(item.name, remote=True), None, item.version)
     base = path.parent
     cwd = (base / item.cwd).resolve()
     if not cwd.is_dir():
@@ -345,7 +363,15 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         dask=raw.dask,
         design=design,
         settling=settling,
+        remote=_remote(raw.remote, base),
     )
+
+
+def _remote(raw: _Remote, base: Path) -> RemoteSettings:
+    """The door's settings, with paths from the league file's folder (docs/REMOTE.md)."""
+    cert = (base / raw.tls_cert).resolve() if raw.tls_cert else None
+    key = (base / raw.tls_key).resolve() if raw.tls_key else None
+    return RemoteSettings(raw.listen, cert, key, wait=raw.wait)
 
 
 def _design(schedule: _Schedule, names: list[str], players: int, path: Path, data: Any) -> Design:

@@ -114,9 +114,13 @@ def timed_estimate(
             )
         )
     for name, reason in sorted(timed.failures.items()):
+        rough = f"counted as {timing.ROUGH_START:g}s a start, {1000 * timing.ROUGH_DECISION:g}ms a decision"
+        if league.entrant(name).spec.remote:  # it plays from its own machine (docs/REMOTE.md)
+            lines.append(f"not timed: {name}: a remote entrant ({rough})")
+            continue
         lines.append(
-            f"not timed: {name}: {reason} (the run's preflight would stop there, exit {EXIT_PREFLIGHT}; "
-            f"counted as {timing.ROUGH_START:g}s a start, {1000 * timing.ROUGH_DECISION:g}ms a decision)"
+            f"not timed: {name}: {reason} "
+            f"(the run's preflight would stop there, exit {EXIT_PREFLIGHT}; {rough})"
         )
     each = timed.match_seconds(league.rules, [match.entrants for match in pending])
     decisions = timing.decisions_per_seat(league.rules)

@@ -16,6 +16,7 @@ from referee.league.competition import Competition, Progress, RunReport
 from referee.league.host import Host, run_builds
 from referee.league.preflight import Broken, preflight, tail
 from referee.league.schedule import ScheduledMatch
+from referee.match.launcher import RemoteSource
 from referee.match.outcome import Attempt, NotStarted
 from referee.match.setup import open_launcher
 from referee.match.table import Lineup, Table
@@ -32,6 +33,8 @@ class LocalDriver:
         self.competition = competition
         self.host = host
         self.concurrency = concurrency or competition.league.concurrency
+        self.remote: RemoteSource | None = None
+        """The lobby of the remote entrants, when the referee listens for them (``referee.remote``)."""
 
     async def run(self, on_progress: Callable[[Progress], None] = _quiet) -> RunReport:
         competition, host = self.competition, self.host
@@ -41,7 +44,7 @@ class LocalDriver:
             return competition.report()
         host.log_dir.mkdir(parents=True, exist_ok=True)
         builds = await run_builds(host.league, host.log_dir)
-        async with open_launcher(host.log_dir, host.confinement) as launcher:
+        async with open_launcher(host.log_dir, host.confinement, remote=self.remote) as launcher:
             try:
                 failed = [
                     Broken(name, reason, tail(host.log_dir / f"{name}.build.log"))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from referee.league.lock import lock_path
+from referee.remote.files import record_path, tokens_path
 
 LEGACY_DATABASE: Final = "results.sqlite"
 """The default ``database:`` before it was named after the league file."""
@@ -70,6 +71,8 @@ def companions(database: Path) -> tuple[Path, ...]:
         database,
         *(database.with_name(database.name + suffix) for suffix in SQLITE_FILES),
         lock_path(database),
+        tokens_path(database),
+        record_path(database),
         analysis_dir(database),
         *backups,
     )

@@ -18,6 +18,8 @@ from referee.league.local import LocalDriver
 from referee.league.store import Store
 from referee.league.versions import fingerprint
 from referee.match.sandbox import SandboxError
+from referee.remote.attach import door_settings, with_door
+from referee.remote.settings import RemoteSettings, RemoteSettingsError
 
 __all__ = ["EXIT_PREFLIGHT", "FolderError", "LeagueRun"]
 
@@ -72,14 +74,23 @@ class LeagueRun:
         dask_address: str | None = None,
         skip_broken: bool = False,
         say: Callable[[str], None] = lambda line: None,
+        door: RemoteSettings | None = None,
     ) -> LeagueRun:
         """Opens the league's competition (see :meth:`Competition.open` for its errors), plays again the
         matches of entrants with a new version, makes the log and report folders (:class:`FolderError`)
-        and picks the driver: Dask with ``workers`` or ``dask_address``, else this process."""
+        and picks the driver: Dask with ``workers`` or ``dask_address``, else this process. A league with
+        remote entrants plays them through the door (``door``: ``referee run``'s options over the league
+        file's ``remote:``); settings that cannot work are :class:`RemoteSettingsError`, before any play."""
+        on_dask = workers is not None or dask_address is not None
+        settings = door_settings(league, door or RemoteSettings(), on_dask)
         competition = Competition.open(league, fresh, say, skip_broken)
         try:
             replay_new_versions(competition.store, competition.league, say)
             host = Host.of(competition.league, _folders(competition.league, report_dir))
+            if settings is not None:  # remote entrants: only this process plays them (refused on Dask)
+                local = LocalDriver(competition, host, concurrency or competition.league.concurrency)
+                driver = with_door(competition.league, local, settings)
+                return cls(competition, host, driver, local.concurrency, (SandboxError, RemoteSettingsError))
             return cls._with_driver(competition, host, concurrency, workers, dask_address, say)
         except BaseException:
             competition.close()

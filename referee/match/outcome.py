@@ -67,13 +67,20 @@ class NotStarted:
     the match stays unplayed. ``entrant`` is the first seat that failed and ``reason`` why; ``started``
     the entrants whose bots did start. ``lasting`` is a failure that repeats every time (an in-process
     bot that does not import), ``attempts`` the void plays of this match before a retry failed to start
-    (they are stored, as void)."""
+    (they are stored, as void). ``charged``: the entrants whose failed start counts, when not just
+    ``entrant`` (remote entrants not connected; none that was busy in another match)."""
 
     entrant: str
     reason: str
     started: tuple[str, ...] = ()
     lasting: bool = False
     attempts: tuple[Attempt, ...] = ()
+    charged: tuple[str, ...] | None = None
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """The entrants whose failed start counts against them."""
+        return (self.entrant,) if self.charged is None else self.charged
 
 
 TableResult = Finished | NotStarted

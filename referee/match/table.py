@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import FaultPolicy
-from referee.match.launcher import BotProcess, Launcher, interrupted
+from referee.match.launcher import BotProcess, Launcher, Unclaimed, interrupted
 from referee.match.outcome import VOID_RETRIES, Attempt, Finished, MatchStatus, NotStarted, TableResult
 from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 
@@ -81,9 +81,33 @@ class Table:
         more. The lineup's ``failed`` names the first seat that did not start (its processes are still
         to be stopped: :meth:`release`)."""
         lineup = Lineup()
-        seats = await asyncio.gather(*(self._seat(bot, lineup) for bot in sitting.bots))
+        claimed = await self._claim([bot for bot in sitting.bots if bot.remote], lineup)
+        if lineup.failed is not None:
+            return lineup
+        seats = await asyncio.gather(
+            *(claimed[bot.name] if bot.remote else self._seat(bot, lineup) for bot in sitting.bots)
+        )
         lineup.seats = [seat for seat in seats if seat is not None]
         return lineup
+
+    async def _claim(self, bots: list[BotSpec], lineup: Lineup) -> dict[str, Awaitable[Seat]]:
+        """The remote entrants' seats of a match, claimed all together before any other bot starts, as
+        :func:`~referee.match.setup.take_seats` does (two tables never each hold an entrant the other
+        waits for). One not connected within the league's wait fails like a start; one still busy in
+        another match is named but not charged."""
+        if not bots:
+            return {}
+        assert self.launcher is not None, "a remote entrant needs a launcher (with a lobby)"
+        try:
+            claimed = await self.launcher.claim(bots)
+        except BotSpecError as exc:
+            charged = exc.names if isinstance(exc, Unclaimed) else tuple(bot.name for bot in bots)
+            busy = exc.busy if isinstance(exc, Unclaimed) else ()
+            lineup.failed = NotStarted((*charged, *busy, bots[0].name)[0], str(exc), charged=charged)
+            return {}
+        lineup.processes.extend(claimed)
+        lineup.started.extend(bot.name for bot in bots)
+        return {process.spec.name: _seated(process) for process in claimed}
 
     async def _seat(self, bot: BotSpec, lineup: Lineup) -> Seat | None:
         if bot.module:
@@ -124,10 +148,7 @@ class Table:
                 lineup = await self.seat(sitting)
             if lineup.failed is not None:
                 self.release(lineup)
-                failed = lineup.failed
-                return NotStarted(
-                    failed.entrant, failed.reason, tuple(lineup.started), failed.lasting, tuple(attempts)
-                )
+                return replace(lineup.failed, started=tuple(lineup.started), attempts=tuple(attempts))
             started = time.time()
             try:
                 outcome = await play_match(
@@ -158,6 +179,12 @@ class Table:
     async def close(self) -> None:
         """Waits until every process this table started is stopped."""
         await asyncio.gather(*self.stopping, return_exceptions=True)
+
+
+async def _seated(process: BotProcess) -> Seat:
+    """The seat of a claimed remote connection (awaited beside the seats still starting)."""
+    assert process.session is not None
+    return RemoteSeat(process.session, process.spec.name)
 
 
 async def stop_all(launcher: Launcher, processes: list[BotProcess], interrupted: bool = False) -> None:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,6 +30,7 @@ from referee.analysis import storage as analyses
 from referee.analysis.estimate import Analysis
 from referee.analysis.summary import Summary, summarise
 from referee.analysis.view import page_view, viewer_view
+from referee.files import write_atomic
 from referee.league.config import League
 from referee.league.ratings import ENVIRONMENT, Leaderboard, RatingMode
 from referee.league.schedule import ScheduledMatch
@@ -40,7 +39,7 @@ from referee.league.summary import MatchSummary, Summarized
 from referee.match.faults import Fault
 from referee.match.outcome import MatchStatus
 from referee.report.crosstable import crosstable
-from referee.report.disclosure import HIDDEN_NOTE, disclosure, mask_cards, table_key
+from referee.report.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
 from referee.report.figures import FILTERS, leaderboard_cell
 from referee.report.transcript import pyramids_of
 
@@ -93,19 +92,6 @@ ASSETS: Final = ("style.css", "report.js", "viewer.js")
 
 def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,22 +486,9 @@ def write_report(
             folder / asset, (resources.files("referee.report") / "templates" / asset).read_text("utf-8")
         )
     shown = disclosure(schedule, summaries)
-    tallies = {name: EntrantTally() for name in names}
-    analysed: list[tuple[Analysis, tuple[str, ...]]] = []
-    for (scheduled, summary), match in zip(played, fetch([s.match_id for s, _ in played]), strict=True):
-        shows = shown.deals_shown(summary)
-        analysis = None
-        # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
-        # run's matches (a 4-player match's analysis takes a tenth of a second to read).
-        if not live and shows and summary.status is MatchStatus.COMPLETE:
-            analysis = analyses.load(league.database, match.match_id, match.record)
-        if analysis is not None:
-            analysed.append((analysis, scheduled.entrants))
-        view = match_view(scheduled, match, shows, colours, analysis)
-        write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
-        for seat, name in enumerate(scheduled.entrants):
-            if name in tallies and scheduled.entrants.index(name) == seat:
-                tallies[name].add(scheduled, match, seat, shows)
+    tallies, analysed = _match_pages(
+        folder, league, played, fetch([s.match_id for s, _ in played]), shown, common, live, names
+    )
     losses: dict[str, Summary] = {summary.name: summary for summary in summarise(analysed)}
     for name in names:
         standing = next(s for s in board.standings if s.entrant == name)
@@ -550,6 +523,40 @@ def write_report(
         ),
     )
     return index
+
+
+def _match_pages(
+    folder: Path,
+    league: League,
+    played: list[tuple[ScheduledMatch, MatchSummary]],
+    matches: Iterator[StoredMatch],
+    shown: Disclosure,
+    common: dict[str, Any],
+    live: bool,
+    names: list[str],
+) -> tuple[dict[str, EntrantTally], list[tuple[Analysis, tuple[str, ...]]]]:
+    """Writes each played match's page as ``matches`` decodes it (one at a time), and returns what the
+    entrants' pages sum up of them: their tallies, and the analyses kept by ``referee analyze``."""
+    render = _ENVIRONMENT.get_template
+    colours = common["colours"]
+    match_pages = common["match_pages"]
+    tallies = {name: EntrantTally() for name in names}
+    analysed: list[tuple[Analysis, tuple[str, ...]]] = []
+    for (scheduled, summary), match in zip(played, matches, strict=True):
+        shows = shown.deals_shown(summary)
+        analysis = None
+        # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
+        # run's matches (a 4-player match's analysis takes a tenth of a second to read).
+        if not live and shows and summary.status is MatchStatus.COMPLETE:
+            analysis = analyses.load(league.database, match.match_id, match.record)
+        if analysis is not None:
+            analysed.append((analysis, scheduled.entrants))
+        view = match_view(scheduled, match, shows, colours, analysis)
+        write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
+        for seat, name in enumerate(scheduled.entrants):
+            if name in tallies and scheduled.entrants.index(name) == seat:
+                tallies[name].add(scheduled, match, seat, shows)
+    return tallies, analysed
 
 
 def _whole(stored: Mapping[str, Summarized]) -> Callable[[Sequence[str]], Iterator[StoredMatch]]:

@@ -10,7 +10,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Final, Protocol, TextIO
+from typing import Any, Final, Protocol, TextIO
 
 from rich import box
 from rich.console import Console
@@ -19,7 +19,7 @@ from rich.table import Table
 from pyramid_sdk.cards import format_cards
 from pyramid_sdk.record import MatchRecord
 from referee.league.config import League
-from referee.league.ratings import Leaderboard
+from referee.league.ratings import Leaderboard, Standing
 from referee.league.schedule import ScheduledMatch
 from referee.league.store import StoredMatch
 from referee.league.summary import Summarized
@@ -50,9 +50,11 @@ COLUMNS = (
 
 def leaderboard_table(board: Leaderboard, league: League | None = None, title: str = "") -> str:
     """The terminal's leaderboard, titled with the league's name (or ``title``), and its format below."""
+    remote = remote_names(league)
+    marked = f"\nremote (plays from its own machine, not sandboxed): {', '.join(remote)}" if remote else ""
     table = Table(
         title=title or (league.name if league else None),
-        caption=f"format: {league.schedule_label}" if league else None,
+        caption=f"format: {league.schedule_label}{marked}" if league else None,
         box=box.SIMPLE_HEAVY,
     )
     for key, header in COLUMNS:
@@ -64,23 +66,35 @@ def leaderboard_table(board: Leaderboard, league: League | None = None, title: s
     return buffer.getvalue().rstrip() + "\n"
 
 
+def remote_names(league: League | None) -> list[str]:
+    """The league's remote entrants (docs/REMOTE.md): their bots are not sandboxed."""
+    return [entrant.name for entrant in league.entrants if entrant.spec.remote] if league else []
+
+
 def _format(league: League | None) -> dict[str, str]:
     """The key that says which format produced a JSON or CSV leaderboard's row: ``format: sampled``."""
     return {"format": str(league.design.format)} if league else {}
 
 
+def _row(standing: Standing, league: League | None) -> dict[str, Any]:
+    """A JSON or CSV leaderboard's row; with a ``remote`` column when the league has remote entrants."""
+    remote = remote_names(league)
+    marked = {"remote": standing.entrant in remote} if remote else {}
+    return {**standing.to_dict(), **_format(league), **marked}
+
+
 def leaderboard_json(board: Leaderboard, league: League | None = None) -> str:
-    rows = [{**standing.to_dict(), **_format(league)} for standing in board.standings]
+    rows = [_row(standing, league) for standing in board.standings]
     return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
 
 
 def leaderboard_csv(board: Leaderboard, league: League | None = None) -> str:
     out = io.StringIO()
-    keys = [key for key, _ in COLUMNS] + list(_format(league))
+    keys = [key for key, _ in COLUMNS] + list(_format(league)) + (["remote"] if remote_names(league) else [])
     writer = csv.DictWriter(out, fieldnames=keys, lineterminator="\n")
     writer.writeheader()
     for standing in board.standings:
-        row = {**standing.to_dict(), **_format(league)}
+        row = _row(standing, league)
         writer.writerow({key: "" if row[key] is None else row[key] for key in keys})
     return out.getvalue()
 
@@ -141,6 +155,7 @@ def export_lines(
     ``load`` decodes the matches as their lines are made (:meth:`referee.league.store.Store.stream`), so
     memory does not grow with the league: ``stored`` need hold only summaries."""
     shown = disclosure(schedule, stored).deals_shown
+    remote = remote_names(league)
     present = [scheduled for scheduled in schedule if scheduled.match_id in stored]
     for scheduled, match in zip(present, load([s.match_id for s in present]), strict=True):
         place = {
@@ -150,6 +165,8 @@ def export_lines(
             "table_id": scheduled.table_id,
             "rotation": match.rotation,
         }
+        if remote:  # which seats played from their own machines, unsandboxed (docs/SECURITY.md)
+            place["remote_entrants"] = [name for name in match.record.seats if name in remote]
         yield match_line(
             match.match_id, place, match.seed, match.status, match.record, match.faults, shown(match)
         )
