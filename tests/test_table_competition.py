@@ -168,7 +168,11 @@ def test_a_competition_plans_again_when_an_entrant_joins_and_keeps_its_seed(tmp_
     competition = Competition.open(load_league(path))
     try:
         seed, before = competition.seed, {m.match_id for m in competition.schedule}
+        competition.disqualify("a", "did not start 3 times in a row")
+        assert not all(competition.playable(m) for m in competition.schedule)
         missing = competition.replan(load_league(league_file(tmp_path, names="abcd")))
+        assert competition.disqualified == {}  # a new version may start: the preflight says again
+        assert all(competition.playable(m) for m in missing)
         assert competition.seed == seed
         assert len(competition.schedule) == len(missing) == 12  # 6 pairs, 2 seatings each
         assert before <= {m.match_id for m in competition.schedule}  # the old tables keep their ids

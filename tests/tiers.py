@@ -51,6 +51,7 @@ QUICK_MODULES: Final = frozenset(
         "test_stream",
         "test_table_competition",
         "test_twins",
+        "test_web",
         "test_wire",
     )
 )
@@ -84,6 +85,7 @@ SLOW_MODULES: Final = {
         "test_remote": "referee run listening for remote bots: the CLI, openssl, Python and Node.js bots",
         "test_remote_door": "openssl for the test's certificates; the door on real gRPC, in-process",
         "test_report_browser": "the CLI and Chromium",
+        "test_serve": "referee serve, bot processes and Chromium",
         "test_report_viewer": "the CLI and Chromium",
         "test_results_cli": "the CLI and bot processes",
         "test_sandbox": "bot processes in bubblewrap",

@@ -37,6 +37,7 @@ COMMANDS: Final = {
     "replay": "referee.cli.results:replay_command",
     "report": "referee.cli.results:report_command",
     "run": "referee.cli.run:run_command",
+    "serve": "referee.cli.serve:serve_command",
     "submit": "referee.cli.bots:submit_command",
     "token": "referee.cli.token:token_group",
 }

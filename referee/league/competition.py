@@ -162,14 +162,17 @@ class Competition:
     def replan(self, league: League) -> list[ScheduledMatch]:
         """The league file changed while the competition is open (an entrant joined or left, say): the
         same seed and results, the entrants stored again (a newcomer joins as a cohort of its own), the
-        schedule planned again; returns the matches still to play. Settings that would invalidate the
-        stored results (rules, time control, fault limit, another seed) raise ``ValueError``."""
+        schedule planned again; returns the matches still to play. The run's disqualifications and
+        failed starts are forgotten: an entrant may be a new version now, and the driver runs the
+        preflight again (``referee serve`` does, per change of the file). Settings that would invalidate
+        the stored results (rules, time control, fault limit, another seed) raise ``ValueError``."""
         if league.seed not in (None, self.seed):
             raise ValueError(f"{league.path}: its seed changed; the stored results would not be its own")
         league = replace(league, seed=self.seed, seed_secret=self.league.seed_secret)
         if league_settings(league) != league_settings(self.league):
             raise ValueError(f"{league.path}: its settings changed; the stored results would not be its own")
         self.league = _enter(self.store, league)
+        self.disqualified, self.start_failures, self.broken = {}, {}, []
         self.known = None
         self.schedule = self._plan()
         return self.begin()

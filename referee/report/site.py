@@ -422,26 +422,34 @@ def _played_view(
     }
 
 
-def write_match_page(
-    path: Path, record: MatchRecord, faults: Sequence[Fault], status: MatchStatus, seed: int
-) -> None:
-    """One match on a page of its own (``referee match --html``): the report's match page, with the
-    viewer, its script and the style inside the page, so that the one file opens from disk, anywhere,
-    with nothing beside it and no network. Seats take the report's colours in seat order."""
+def match_page(
+    record: MatchRecord, faults: Sequence[Fault], status: MatchStatus, seed: int, linked: bool = False
+) -> str:
+    """One match on a page of its own: the report's match page, with the viewer, its script and the
+    style inside the page, so that the one file opens from disk, anywhere, with nothing beside it and no
+    network; or, ``linked``, with links to ``/style.css`` and ``/viewer.js`` (a page of ``referee serve``,
+    whose security policy runs no inline script). Seats take the report's colours in seat order."""
     colours = entrant_colours(record.seats)
     view = _played_view(record, faults, colours)
     assets = resources.files("referee.report") / "templates"
-    page = _ENVIRONMENT.get_template("one_match.html").render(
+    return _ENVIRONMENT.get_template("one_match.html").render(
         **view,
         status=status,
         seed=seed,
         colours=colours,
         other_colour=OTHER_COLOUR,
         live=False,
-        style=(assets / "style.css").read_text("utf-8"),
-        viewer=(assets / "viewer.js").read_text("utf-8").replace("</", "<\\/"),
+        linked=linked,
+        style="" if linked else (assets / "style.css").read_text("utf-8"),
+        viewer="" if linked else (assets / "viewer.js").read_text("utf-8").replace("</", "<\\/"),
     )
-    write_atomic(path, page)
+
+
+def write_match_page(
+    path: Path, record: MatchRecord, faults: Sequence[Fault], status: MatchStatus, seed: int
+) -> None:
+    """:func:`match_page` written to ``path`` (``referee match --html``)."""
+    write_atomic(path, match_page(record, faults, status, seed))
 
 
 def write_report(
