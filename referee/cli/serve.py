@@ -58,8 +58,10 @@ def serve_command(league_file: Path, http: str, log_level: str) -> None:
     from referee.logs import referee_logging
 
     host, port = parse_http(http)
+    from referee.web.runner import without_remote
+
     try:
-        league = load_league(league_file)
+        league = without_remote(load_league(league_file))
     except LeagueError as exc:
         raise click.ClickException(str(exc)) from None
     log_file = log_dir_of(league) / "referee.log"

@@ -69,6 +69,20 @@ def read_results(league: League) -> tuple[dict[str, StoredMatch], tuple[Schedule
     return stored, schedule, board
 
 
+def without_remote(league: League) -> League:
+    """``league``, if it has no remote entrant: ``referee serve`` opens no door for them (docs/SERVER.md),
+    and an entrant that could never connect would only fail its starts until it is disqualified. One line
+    says so instead, naming them; ``referee run --listen`` plays such a league (docs/REMOTE.md)."""
+    remote = [entrant.name for entrant in league.entrants if entrant.spec.remote]
+    if remote:
+        what = "is a remote entrant" if len(remote) == 1 else "are remote entrants"
+        raise LeagueError(
+            f"{league.path}: {', '.join(remote)} {what}: referee serve does not listen for remote bots; "
+            "play this league with referee run --listen (docs/REMOTE.md)"
+        )
+    return league
+
+
 class LeagueRunner:
     """Plays a league on and on; ``on_stored`` runs (in a thread) after each stored match, before the
     listeners hear of it, so a page that reloads on the event finds it."""
@@ -103,7 +117,7 @@ class LeagueRunner:
             while True:
                 digest = league_text(self.league_file)
                 try:
-                    competition = self._competition(load_league(self.league_file))
+                    competition = self._competition(without_remote(load_league(self.league_file)))
                 except LeagueError as exc:
                     self._trouble(str(exc))
                     await self._until_changed(digest)
