@@ -107,7 +107,9 @@ def test_serve_refuses_a_league_with_remote_entrants_in_one_line(tmp_path):
     refused, naming the entrant and what plays it (referee run --listen); a league without one passes."""
     from referee.web.runner import without_remote
 
-    with pytest.raises(LeagueError, match=r"far is a remote entrant: referee serve does not listen .* --listen"):
+    with pytest.raises(
+        LeagueError, match=r"far is a remote entrant: referee serve does not listen .* --listen"
+    ):
         without_remote(load_league(_league(tmp_path, "    remote: true\n")))
     local = load_league(_league(tmp_path, "    module: sample_bots.random_bot:RandomBot\n"))
     assert without_remote(local) is local
