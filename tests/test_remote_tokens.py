@@ -14,6 +14,7 @@ from referee.league.config import LeagueError, load_league
 from referee.remote.door import MAX_BAD_HELLOS, Doorman
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
 from referee.remote.tokens import TokenBook, TokenError
+from referee.web.runner import without_remote
 
 
 def test_a_token_is_shown_once_and_only_its_salted_hash_is_kept(tmp_path):
@@ -105,8 +106,6 @@ def test_bad_hellos_from_one_address_shut_it_out_for_a_while_and_not_others():
 def test_serve_refuses_a_league_with_remote_entrants_in_one_line(tmp_path):
     """referee serve opens no door: a remote entrant could only fail its starts there, so the league is
     refused, naming the entrant and what plays it (referee run --listen); a league without one passes."""
-    from referee.web.runner import without_remote
-
     with pytest.raises(
         LeagueError, match=r"far is a remote entrant: referee serve does not listen .* --listen"
     ):
