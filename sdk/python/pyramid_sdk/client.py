@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import sys
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -33,6 +31,8 @@ from pyramid_sdk.handshake import CONNECT, hello_request
 from pyramid_sdk.stream import AsyncioStream, StreamEnded, ThreadStream, single_thread
 
 if TYPE_CHECKING:
+    import threading
+
     from pyramid_sdk.bot import Bot
 
 ENV_ADDRESS = "PYRAMID_ADDRESS"
@@ -106,6 +106,9 @@ def _serve_remote(
 ) -> None:
     """Plays as a remote entrant: connects, plays what it is offered, and reconnects with backoff after
     a drop, an absent referee or an interrupted one, until the league is over or Ctrl-C."""
+    import random  # noqa: PLC0415 (its jitter is a remote bot's only: a sandboxed bot starts without it)
+
+    interrupted = _ctrl_c_seen()
     delay = BACKOFF_FIRST
     while True:
         connection = _Connection(bot, address, token, credentials, remote=True)
@@ -118,18 +121,38 @@ def _serve_remote(
                 raise ConnectionRefused(str(exc)) from None
             why = str(exc)
         except KeyboardInterrupt:
-            print(f"{bot.name}: stopped (Ctrl-C)", file=sys.stderr)
-            return
-        if connection.welcomed:
-            delay = BACKOFF_FIRST
-        wait = delay * random.uniform(0.8, 1.2)
-        print(f"{bot.name}: {why}; reconnecting in {wait:.1f}s", file=sys.stderr, flush=True)
+            interrupted.set()
         try:
-            time.sleep(wait)
+            if interrupted.is_set():  # also when gRPC turned the Ctrl-C into a failed connection
+                print(f"{bot.name}: stopped (Ctrl-C)", file=sys.stderr)
+                return
+            if connection.welcomed:
+                delay = BACKOFF_FIRST
+            wait = delay * random.uniform(0.8, 1.2)
+            print(f"{bot.name}: {why}; reconnecting in {wait:.1f}s", file=sys.stderr, flush=True)
+            interrupted.wait(wait)
         except KeyboardInterrupt:
-            print(f"{bot.name}: stopped (Ctrl-C)", file=sys.stderr)
-            return
+            interrupted.set()
         delay = min(delay * 2, BACKOFF_MAX)
+
+
+def _ctrl_c_seen() -> threading.Event:
+    """An event set by Ctrl-C (SIGINT), which still raises KeyboardInterrupt as usual: a remote bot's
+    reconnection loop reads it, so that a Ctrl-C that arrives inside a gRPC call, and comes out of it as
+    a failed connection rather than as KeyboardInterrupt, still stops the bot."""
+    import signal  # noqa: PLC0415 (a remote bot's only, as is its loop)
+    import threading  # noqa: PLC0415
+
+    seen = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        return seen  # signals reach the main thread only
+
+    def on_sigint(signum: int, frame: object) -> None:
+        seen.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    return seen
 
 
 def read_token() -> str:
