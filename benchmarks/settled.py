@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.league.config import load_league
+from referee.league.planning import schedule_of
 from referee.league.ratings import rate
 from referee.league.schedule import ScheduledMatch, tables
 from referee.league.store import Store
-from referee.league.tournament import schedule_of
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

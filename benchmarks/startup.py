@@ -5,6 +5,10 @@
 ``python -c 'import grpc'``, whole processes in turn, N pairs (default 20); prints each one's median CPU
 and wall seconds and the median of the pairs' ratios.
 
+``python benchmarks/startup.py cli [--runs N]``: the ``referee`` command's start, ``referee --help`` and
+``referee X --help`` for a few commands (the program as its console script runs it), each against
+``python -c 'import grpc'``, in turn, N pairs (default 20); prints the medians and the median ratio.
+
 ``python benchmarks/startup.py hello [--runs N]``: the wall time of a random bot process
 (``sample_bots/random_bot.py``) from its start to its hello at a real referee server, against
 ``python -c 'import grpc'`` run to its end, in turn; prints the medians and the median ratio.
@@ -37,7 +41,9 @@ from pathlib import Path
 from tournament import fast_league  # benchmarks/tournament.py
 
 import sample_bots
-from referee.league.tournament import Tournament, open_store
+from referee.league.competition import Competition
+from referee.league.host import Host
+from referee.league.local import LocalDriver
 
 BOTS = Path(sample_bots.__file__).resolve().parent
 """The sample bots of the checkout whose code this interpreter runs."""
@@ -77,6 +83,34 @@ def imports(runs: int) -> None:
     print(summary("import pyramid_sdk.client", mine))
     print(summary("import grpc", yardstick))
     print(ratios(mine, yardstick))
+
+
+CLI_STARTS = (
+    ("--help",),
+    ("run", "--help"),
+    ("leaderboard", "--help"),
+    ("match", "--help"),
+    ("compare", "--help"),
+)
+"""The command lines whose start ``cli`` times: the group's help loads every command's module."""
+
+
+def cli(runs: int) -> None:
+    for args in CLI_STARTS:
+        program = [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())", *args]
+        whole_process(program), whole_process(GRPC)  # warm the file cache
+        mine, yardstick = [], []
+        for _ in range(runs):
+            mine.append(whole_process(program))
+            yardstick.append(whole_process(GRPC))
+        print(
+            summary(f"referee {' '.join(args)}", mine),
+            "|",
+            summary("import grpc", yardstick),
+            "|",
+            ratios(mine, yardstick),
+            flush=True,
+        )
 
 
 async def _hello_pairs(runs: int) -> list[tuple[float, float]]:
@@ -124,19 +158,19 @@ def league_run(entrants: int, in_process: bool) -> float:
     """matches/s of the fast league from an empty database, at concurrency 2."""
     folder = Path(tempfile.mkdtemp(prefix="pyramid-bench-"))
     try:
-        store, league = open_store(fast_league(folder, entrants, in_process))
-        tournament = Tournament(league, store, folder / "logs", concurrency=2)
+        competition = Competition.open(fast_league(folder, entrants, in_process))
+        host = Host.of(competition.league, log_dir=folder / "logs")
         started = time.perf_counter()
-        progress = asyncio.run(tournament.run())
+        report = asyncio.run(LocalDriver(competition, host, concurrency=2).run())
         elapsed = time.perf_counter() - started
-        store.close()
+        competition.close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     kind = "in-process" if in_process else "command"
-    rate = progress.played / elapsed
+    rate = report.progress.played / elapsed
     print(
-        f"league bots={kind} matches={progress.played} seconds={elapsed:.1f} matches_per_s={rate:.3f} "
-        f"processes_started={tournament.processes_started}",
+        f"league bots={kind} matches={report.progress.played} seconds={elapsed:.1f} matches_per_s={rate:.3f} "
+        f"processes_started={report.processes_started}",
         flush=True,
     )
     return rate
@@ -153,13 +187,15 @@ def leagues(pairs: int, entrants: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["imports", "hello", "league"])
+    parser.add_argument("what", choices=["imports", "cli", "hello", "league"])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--entrants", type=int, default=5)
     args = parser.parse_args()
     if args.what == "imports":
         imports(args.runs)
+    elif args.what == "cli":
+        cli(args.runs)
     elif args.what == "hello":
         hello(args.runs)
     else:

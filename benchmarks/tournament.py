@@ -29,8 +29,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from referee.league.competition import Competition
 from referee.league.config import League, load_league
-from referee.league.tournament import Tournament, open_store
+from referee.league.host import Host
+from referee.league.local import LocalDriver
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,18 +74,19 @@ def concurrency_runs(league: League) -> None:
         folder = Path(tempfile.mkdtemp(prefix="pyramid-bench-"))
         try:
             fresh = replace(league, database=folder / "results.sqlite")
-            store, fresh = open_store(fresh)
-            tournament = Tournament(fresh, store, folder / "logs", concurrency)
+            competition = Competition.open(fresh)
+            host = Host.of(competition.league, log_dir=folder / "logs")
             started = time.perf_counter()
-            progress = asyncio.run(tournament.run())
+            report = asyncio.run(LocalDriver(competition, host, concurrency).run())
             elapsed = time.perf_counter() - started
+            competition.close()
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        rates[concurrency] = progress.played / elapsed
+        rates[concurrency] = report.progress.played / elapsed
         print(
-            f"tournament league={league.name!r} concurrency={concurrency} matches={progress.played} "
+            f"tournament league={league.name!r} concurrency={concurrency} matches={report.progress.played} "
             f"seconds={elapsed:.1f} matches_per_s={rates[concurrency]:.3f} "
-            f"processes_started={tournament.processes_started}"
+            f"processes_started={report.processes_started}"
         )
     print(f"tournament speedup_2_over_1={rates[2] / rates[1]:.2f}")
 
@@ -95,12 +98,13 @@ def executor_run(executor: str, entrants: int) -> tuple[float, float]:
 
     folder = Path(tempfile.mkdtemp(prefix="pyramid-bench-"))
     try:
-        store, league = open_store(fast_league(folder, entrants))
-        tournament = Tournament(league, store, folder / "logs", concurrency=2)
-        dask = DaskExecutor(tournament, workers=2) if executor == "dask" else None
+        competition = Competition.open(fast_league(folder, entrants))
+        store, host = competition.store, Host.of(competition.league, log_dir=folder / "logs")
+        local = LocalDriver(competition, host, concurrency=2)
+        dask = DaskExecutor(competition, host, workers=2, concurrency=2) if executor == "dask" else None
         own_before = cpu()
         started = time.perf_counter()
-        progress = asyncio.run(dask.run() if dask is not None else tournament.run())
+        report = asyncio.run(dask.run() if dask is not None else local.run())
         elapsed = time.perf_counter() - started
         own_after = cpu()
         decisions = sum(sum(match.decisions) for match in store.matches().values())
@@ -113,6 +117,7 @@ def executor_run(executor: str, entrants: int) -> tuple[float, float]:
     else:
         referee_cpu, client_cpu = own, 0.0
     per_decision = referee_cpu / decisions
+    progress = report.progress
     rate = progress.played / elapsed
     setup = dask.setup_seconds if dask is not None else 0.0
     print(
@@ -120,7 +125,7 @@ def executor_run(executor: str, entrants: int) -> tuple[float, float]:
         f"decisions={decisions} seconds={elapsed:.1f} setup_seconds={setup:.1f} matches_per_s={rate:.3f} "
         f"referee_cpu_us_per_decision={per_decision * 1e6:.0f} "
         f"client_cpu_us_per_decision={client_cpu / decisions * 1e6:.0f} "
-        f"referee_decisions_per_s={1 / per_decision:.0f} processes_started={tournament.processes_started}",
+        f"referee_decisions_per_s={1 / per_decision:.0f} processes_started={report.processes_started}",
         flush=True,
     )
     return rate, progress.played / (elapsed - setup)

@@ -20,7 +20,7 @@ from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
 from referee.match.bots import BotSpec, BotSpecError, default_name
 from referee.match.faults import Fault
-from referee.match.launcher import Confinement
+from referee.match.launcher import Confinement, RemoteSource
 from referee.match.outcome import MatchStatus
 from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.setup import open_launcher
@@ -38,6 +38,8 @@ class CheckReport:
     error: str = ""
     log: Path | None = None
     """The file the bot's output went to (``referee check --logs DIR``), if any."""
+    notes: list[str] = field(default_factory=list)
+    """Lines about the connection (a remote bot's round trip), shown after the latency."""
 
     @property
     def clean(self) -> bool:
@@ -55,6 +57,7 @@ class CheckReport:
                 f"  latency       p50 {statistics.median(ordered) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms "
                 f"over {len(ordered)} decisions"
             )
+        lines += [f"  {note}" for note in self.notes]
         for fault in self.faults:
             lines.append(f"  fault         deal {fault.deal} {fault.kind}: {fault.detail}")
         if self.error:
@@ -72,19 +75,26 @@ async def check_bot(
     confinement: Confinement | None = None,
     paths: tuple[Path, ...] = (),
     log_dir: Path | None = None,
+    remote: RemoteSource | None = None,
 ) -> CheckReport:
     """Plays the three matches, each with a fresh process in its sandbox, as a league would. The deals
     come from a fresh random seed unless ``seed`` is given, so a bot cannot learn them by heart. With
-    ``log_dir``, the bot's output goes to a file there, as ``referee match --logs`` keeps it."""
-    spec = BotSpec(name=default_name(command) if command else "bot", command=command, cwd=cwd, paths=paths)
-    report = CheckReport(" ".join(command))
+    ``log_dir``, the bot's output goes to a file there, as ``referee match --logs`` keeps it. With
+    ``remote`` (a lobby) and no ``command``, the bot is the remote one that connects to its door."""
+    if remote is not None and not command:
+        spec = BotSpec(name="remote", remote=True)
+    else:
+        spec = BotSpec(
+            name=default_name(command) if command else "bot", command=command, cwd=cwd, paths=paths
+        )
+    report = CheckReport(" ".join(command) or "connected to the door")
     try:
         spec.check()
     except BotSpecError as exc:
         report.error = str(exc)
         return report
     seed = secrets.randbits(63) if seed is None else seed
-    async with open_launcher(log_dir, confinement) as launcher:
+    async with open_launcher(log_dir, confinement, remote=remote) as launcher:
         report.log = launcher.log_of(spec)
         for players in (2, 3, 4):
             started = time.monotonic()
@@ -93,7 +103,8 @@ async def check_bot(
             except BotSpecError as exc:
                 report.error = str(exc)
                 return report
-            report.handshake = max(report.handshake, time.monotonic() - started)
+            if not spec.remote:  # a remote bot's wait is its author's, not a start-up
+                report.handshake = max(report.handshake, time.monotonic() - started)
             assert process.session is not None
             seats: list[Seat] = [RemoteSeat(process.session, spec.name, exit_words=process.exit_words)]
             seats += [LocalSeat(RandomBot(), f"random{i}") for i in range(1, players)]

@@ -19,12 +19,8 @@ match when it plays B's.
 
 from __future__ import annotations
 
-import asyncio
-import collections
-import enum
 import math
-import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -32,16 +28,10 @@ from typing import Any, Final
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
-from referee.league.tournament import VOID_RETRIES, VOIDS_IN_A_ROW
-from referee.match.bots import BotSpec, BotSpecError
-from referee.match.faults import FaultPolicy, RefereeInternalError
-from referee.match.launcher import BotProcess, Confinement, Launcher, interrupted
-from referee.match.outcome import MatchOutcome, MatchStatus
-from referee.match.runner import Seat, play_match
-from referee.match.setup import open_launcher, own_name, take_seats
+from referee.match.bots import BotSpec
+from referee.match.outcome import MatchOutcome
+from referee.stats import Z95, Estimate, Sprt, Verdict
 
-Z95: Final = statistics.NormalDist().inv_cdf(0.975)
-"""The two-sided 95% quantile of the normal distribution, 1.96."""
 SPRT_MIN_PAIRS: Final = 16
 """Pairs before the sequential test may stop: its variance is estimated from the data, and a handful of
 pairs can make it look far smaller than it is."""
@@ -52,143 +42,14 @@ MATCH_ID: Final = "compare"
 
 
 class CompareError(Exception):
-    """A comparison that cannot be run as asked: a bad option or hypothesis. The message says which."""
-
-
-class Verdict(enum.IntEnum):
-    """The outcome of a comparison; its value is ``referee compare``'s exit code, so CI can gate on it."""
-
-    BETTER = 0
-    """A is better: the 95% interval lies above 0, or the sequential test accepted H1."""
-    NOT_BETTER = 1
-    """A is not better: the 95% interval reaches no higher than 0, or the sequential test accepted H0."""
-    UNDECIDED = 2
-    """Neither, within the matches allowed."""
-
-    @property
-    def words(self) -> str:
-        return {
-            Verdict.BETTER: "A is better",
-            Verdict.NOT_BETTER: "A is not better",
-            Verdict.UNDECIDED: "undecided",
-        }[self]
+    """A comparison that cannot be run as asked: a bad option. The message says which (a bad hypothesis
+    is :class:`referee.stats.HypothesisError`)."""
 
 
 EXIT_UNUSABLE: Final = 4
 """``referee compare``'s exit code when it gives no verdict: a bad option, a bot that does not load or
 start, no sandbox where one is required, a referee that keeps failing. Never 0, 1 or 2, which a CI gate
 reads as a verdict."""
-
-
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    """The mean difference per match (A minus B) over ``pairs`` pairs, and its spread.
-
-    >>> estimate = Estimate.of([4, 6, 2, 8])
-    >>> estimate.mean, round(estimate.se, 3), [round(bound, 2) for bound in estimate.ci95]
-    (5.0, 1.291, [2.47, 7.53])
-    >>> round(estimate.los, 4)
-    0.9999
-    >>> Estimate.of([0, 0, 0]).ci95, Estimate.of([0, 0, 0]).los
-    ((0.0, 0.0), 0.5)
-    """
-
-    pairs: int
-    mean: float
-    stdev: float
-    """The sample standard deviation of one pair's difference (0 with fewer than 2 pairs)."""
-
-    @classmethod
-    def of(cls, differences: Sequence[float]) -> Estimate:
-        if not differences:
-            return cls(0, 0.0, 0.0)
-        spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
-        return cls(len(differences), statistics.fmean(differences), spread)
-
-    @property
-    def known(self) -> bool:
-        """Whether there is a spread to speak of: two pairs at least."""
-        return self.pairs >= 2
-
-    @property
-    def se(self) -> float:
-        """The standard error of the mean."""
-        return self.stdev / math.sqrt(self.pairs) if self.pairs else math.inf
-
-    @property
-    def ci95(self) -> tuple[float, float]:
-        """The 95% confidence interval of the mean (normal approximation)."""
-        if not self.known:
-            return (-math.inf, math.inf)
-        return (self.mean - Z95 * self.se, self.mean + Z95 * self.se)
-
-    @property
-    def los(self) -> float:
-        """The likelihood of superiority, Φ(mean / se): how likely A is the better of the two."""
-        if not self.known:
-            return 0.5
-        if self.se == 0:
-            return 0.5 if self.mean == 0 else float(self.mean > 0)
-        return statistics.NormalDist().cdf(self.mean / self.se)
-
-
-@dataclass(frozen=True, slots=True)
-class Sprt:
-    """A sequential probability ratio test of H0: the mean difference is ``h0`` against H1: it is ``h1``
-    (points per match), with error rates ``alpha`` (H1 accepted when H0 holds) and ``beta``.
-
-    The pair differences are about normal with a variance nobody knows: a GSPRT replaces the variance by
-    its estimate from the data, which gives the log-likelihood ratio
-    ``(h1 - h0) · (2·mean - h0 - h1) / (2·se²)``, as Fishtest's normalized tests do for game pairs.
-    Wald's bounds: stop with H0 below ``log(beta / (1 - alpha))``, with H1 above ``log((1 - beta) / alpha)``.
-
-    >>> test = Sprt(h0=0.0, h1=2.0)
-    >>> round(test.lower, 3), round(test.upper, 3)
-    (-2.944, 2.944)
-    >>> round(test.llr(Estimate(pairs=100, mean=1.5, stdev=10.0)), 3)
-    1.0
-    >>> test.decide(Estimate(pairs=100, mean=4.0, stdev=10.0)), test.decide(Estimate(100, -1.0, 10.0))
-    (<Verdict.BETTER: 0>, <Verdict.NOT_BETTER: 1>)
-    """
-
-    h0: float = 0.0
-    h1: float = 2.0
-    alpha: float = 0.05
-    beta: float = 0.05
-
-    def __post_init__(self) -> None:
-        if not self.h1 > self.h0:
-            raise CompareError(f"--h1 must be more than --h0: got H0 {self.h0:g}, H1 {self.h1:g}")
-        for name, value in (("alpha", self.alpha), ("beta", self.beta)):
-            if not 0 < value < 0.5:
-                raise CompareError(f"--{name} must lie between 0 and 0.5, got {value:g}")
-
-    @property
-    def lower(self) -> float:
-        return math.log(self.beta / (1 - self.alpha))
-
-    @property
-    def upper(self) -> float:
-        return math.log((1 - self.beta) / self.alpha)
-
-    def llr(self, estimate: Estimate) -> float:
-        """The log-likelihood ratio of H1 against H0 after ``estimate``'s pairs. With no spread at all
-        (every pair the same difference) the data are as certain as data get: ±∞, or 0 at the midpoint."""
-        if not estimate.known:
-            return 0.0
-        drift = (self.h1 - self.h0) * (2 * estimate.mean - self.h0 - self.h1)
-        if estimate.se == 0:
-            return 0.0 if drift == 0 else math.copysign(math.inf, drift)
-        return drift / (2 * estimate.se**2)
-
-    def decide(self, estimate: Estimate) -> Verdict | None:
-        """The verdict once the ratio crosses a bound; ``None`` while it lies between them."""
-        ratio = self.llr(estimate)
-        if ratio >= self.upper:
-            return Verdict.BETTER
-        if ratio <= self.lower:
-            return Verdict.NOT_BETTER
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,200 +394,3 @@ def progress_text(snapshot: Snapshot) -> str:
     if snapshot.void:
         text += f"  void {snapshot.void}"
     return text
-
-
-def fixed_verdict(estimate: Estimate) -> Verdict:
-    """The verdict without a sequential test, from the 95% interval: better if it lies above 0, not
-    better if it reaches no higher than 0 (which includes two bots that never differ), else undecided.
-
-    >>> fixed_verdict(Estimate(50, 3.0, 5.0)), fixed_verdict(Estimate(50, 0.0, 0.0))
-    (<Verdict.BETTER: 0>, <Verdict.NOT_BETTER: 1>)
-    >>> fixed_verdict(Estimate(50, 1.0, 5.0)), fixed_verdict(Estimate(1, 9.0, 0.0))
-    (<Verdict.UNDECIDED: 2>, <Verdict.UNDECIDED: 2>)
-    """
-    if not estimate.known:
-        return Verdict.UNDECIDED
-    low, high = estimate.ci95
-    if low > 0:
-        return Verdict.BETTER
-    if high <= 0:
-        return Verdict.NOT_BETTER
-    return Verdict.UNDECIDED
-
-
-async def compare(
-    plan: Plan,
-    on_progress: Callable[[Snapshot], None] | None = None,
-    log_dir: Path | None = None,
-    confinement: Confinement | None = None,
-) -> Comparison:
-    """Plays ``plan``'s pairs in order, up to ``plan.concurrency`` matches at once, until the sequential
-    test decides (checked at the end of each round, from :data:`SPRT_MIN_PAIRS` pairs on) or every round
-    is played. The verdict depends only on the pairs in schedule order, never on which match finished
-    first, so any concurrency gives the same result. Command bots run in ``confinement`` (their sandbox),
-    with their output in ``log_dir/NAME.log`` if given.
-
-    Raises :class:`BotSpecError` when a bot cannot be loaded or started, :class:`RefereeInternalError`
-    when pairs keep being void (``VOIDS_IN_A_ROW`` in a row).
-    """
-    async with open_launcher(log_dir, confinement) as launcher:
-        plan = await own_names(plan, launcher)
-        return await _Comparer(plan, launcher, on_progress).run()
-
-
-async def own_names(plan: Plan, launcher: Launcher) -> Plan:
-    """``plan`` with every bot named as it names itself (a process's hello, an in-process bot's
-    ``name``), as ``referee match`` names its seats: each distinct bot is started once and stopped
-    before the first match, so that every match of the comparison seats the same names. When A and B
-    give the same name (two versions of one bot often do), they keep the names of their command lines
-    (``my_bot``, ``my_bot_v1``). A name taken already gets ``#2``, ``#3`` …, A's and B's first.
-
-    Raises :class:`BotSpecError` when a bot cannot be loaded or started (tried twice)."""
-    specs = [plan.a, plan.b, *plan.opponents]
-    distinct = list({replace(spec, name=""): spec for spec in specs}.values())
-    processes: list[BotProcess] = []
-    try:
-        try:
-            seats = await take_seats(launcher, distinct, processes=processes)
-        except BotSpecError:  # a busy machine can make a start miss its window
-            await asyncio.gather(*(launcher.stop(p) for p in processes), return_exceptions=True)
-            processes.clear()
-            seats = await take_seats(launcher, distinct, processes=processes)
-    finally:
-        await asyncio.gather(*(launcher.stop(p) for p in processes), return_exceptions=True)
-    own = {replace(spec, name=""): own_name(seat) for spec, seat in zip(distinct, seats, strict=True)}
-    wanted = [own[replace(spec, name="")] or spec.name for spec in specs]
-    if wanted[0] == wanted[1]:
-        wanted[:2] = plan.a.name, plan.b.name
-    names, taken = [], set()
-    for name in wanted:
-        unique, count = name, 1
-        while unique in taken:
-            count += 1
-            unique = f"{name}#{count}"
-        taken.add(unique)
-        names.append(unique)
-    a, b, *others = (replace(spec, name=name) for spec, name in zip(specs, names, strict=True))
-    return replace(plan, a=a, b=b, opponents=tuple(others))
-
-
-class _Comparer:
-    def __init__(
-        self, plan: Plan, launcher: Launcher, on_progress: Callable[[Snapshot], None] | None
-    ) -> None:
-        self.plan = plan
-        self.launcher = launcher
-        self.on_progress = on_progress
-        self.slots = asyncio.Semaphore(plan.concurrency)
-        self.void_reason = ""
-        self.decided = False
-        """The sequential test has decided: the matches still playing are cut short on purpose, and
-        their bots see their streams end with OK, not CANCELLED as in an interrupted comparison."""
-
-    async def run(self) -> Comparison:
-        plan = self.plan
-        keys = iter([(r, seat) for r in range(plan.rounds) for seat in range(plan.players)])
-        window: collections.deque[asyncio.Task[Pair | None]] = collections.deque()
-
-        def refill() -> None:
-            while len(window) < plan.concurrency:
-                key = next(keys, None)
-                if key is None:
-                    return
-                window.append(asyncio.create_task(self._pair(*key)))
-
-        pairs: list[Pair] = []
-        void = done = voids_in_a_row = 0
-        verdict: Verdict | None = None
-        refill()
-        try:
-            while window and verdict is None:
-                pair = await window.popleft()
-                refill()
-                done += 1
-                if pair is None:
-                    void += 1
-                    voids_in_a_row += 1
-                    if voids_in_a_row >= VOIDS_IN_A_ROW:
-                        raise RefereeInternalError(
-                            f"the referee stopped the comparison: {voids_in_a_row} pairs in a row were void, "
-                            f"the last one with {self.void_reason}"
-                        )
-                else:
-                    voids_in_a_row = 0
-                    pairs.append(pair)
-                estimate = Estimate.of([pair.difference for pair in pairs])
-                test = plan.sprt
-                if self.on_progress is not None:
-                    llr = None if test is None else test.llr(estimate)
-                    self.on_progress(Snapshot(done, plan.pairs, estimate, llr, void))
-                if test is not None and done % plan.players == 0 and len(pairs) >= SPRT_MIN_PAIRS:
-                    verdict = test.decide(estimate)
-                    self.decided = verdict is not None
-        finally:
-            for task in window:
-                task.cancel()
-            await asyncio.gather(*window, return_exceptions=True)
-        estimate = Estimate.of([pair.difference for pair in pairs])
-        if verdict is None:
-            verdict = Verdict.UNDECIDED if plan.sprt is not None else fixed_verdict(estimate)
-        return Comparison(plan, tuple(pairs), verdict, void)
-
-    async def _pair(self, round_number: int, seat: int) -> Pair | None:
-        """Both matches of a pair, at once where the concurrency allows; ``None`` if one stays void."""
-        seed = self.plan.deals(round_number)
-        outcomes = await asyncio.gather(
-            *(
-                self._match(self.plan.lineup(candidate, seat), seed)
-                for candidate in (self.plan.a, self.plan.b)
-            ),
-            return_exceptions=True,  # one match's failure leaves the other to finish, not orphaned
-        )
-        a, b = outcomes
-        for failure in (a, b):
-            if isinstance(failure, BaseException):
-                raise failure
-        if not (isinstance(a, MatchOutcome) and isinstance(b, MatchOutcome)):
-            return None
-        return Pair(round_number, seat, Side.of(a, seat), Side.of(b, seat))
-
-    async def _match(self, specs: list[BotSpec], seed: int) -> MatchOutcome | None:
-        """One match with fresh bots; a void one again from scratch, up to ``VOID_RETRIES`` times."""
-        plan = self.plan
-        for _ in range(VOID_RETRIES + 1):
-            async with self.slots:
-                processes: list[BotProcess] = []
-                try:
-                    seats = await self._seats(specs, processes)
-                    outcome = await play_match(
-                        seats,
-                        plan.rules,
-                        seed,
-                        match_id=MATCH_ID,
-                        time_control=plan.time_control,
-                        fault_policy=FaultPolicy(plan.max_faults),
-                    )
-                finally:
-                    await self._stop(processes)
-            if outcome.status is MatchStatus.COMPLETE:
-                return outcome
-            self.void_reason = outcome.void_reason
-        return None
-
-    async def _seats(self, specs: list[BotSpec], processes: list[BotProcess]) -> list[Seat]:
-        """A fresh seat per bot, every process started appended to ``processes`` so that the caller stops
-        it whatever happens. A start that fails is tried once more, all seats afresh: a busy machine can
-        make a start miss its window."""
-        try:
-            return await take_seats(self.launcher, specs, processes=processes)
-        except BotSpecError:
-            await self._stop(processes)
-            return await take_seats(self.launcher, specs, processes=processes)
-
-    async def _stop(self, processes: list[BotProcess]) -> None:
-        """Stops a match's processes, all of them whatever fails, and forgets them."""
-        cut = interrupted() and not self.decided  # Ctrl-C: their streams end with CANCELLED
-        await asyncio.gather(
-            *(self.launcher.stop(process, cut) for process in processes), return_exceptions=True
-        )
-        processes.clear()

@@ -9,7 +9,7 @@ can. The functions are module-level so that the Monte Carlo bot can reuse them a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from pyramid_sdk.actions import Declare
 from pyramid_sdk.bot import Bot
@@ -81,35 +81,65 @@ def top_power(high: list[int], led: Suit, trump: Suit, rule: TrickWinner) -> int
 def choose_card(obs: Observation) -> Card:
     """Win the trick if our side wants it and can, else lose it while shedding the riskiest card."""
     assert obs.declaration is not None
-    trump, rule = obs.declaration.trump, obs.rules.trick_winner
-    hand, trick, high = obs.legal_cards, obs.current_trick, hidden_top(obs)
-    need = obs.declaration.tricks - obs.taken[obs.declarer]
+    trick = obs.current_trick
+    return play_card(
+        obs.legal_cards,
+        trick.cards,
+        trick.leader,
+        hidden_top(obs),
+        obs.declaration,
+        obs.rules.trick_winner,
+        (obs.players, obs.seat, obs.declarer),
+        obs.taken[obs.declarer],
+        obs.tricks_left,
+    )
+
+
+def play_card(
+    hand: Sequence[Card],
+    trick: Sequence[Card],
+    leader: int,
+    high: list[int],
+    declaration: Declare,
+    rule: TrickWinner,
+    seats: tuple[int, int, int],
+    taken: int,
+    tricks_left: int,
+) -> Card:
+    """:func:`choose_card` from the facts it reads, so that a simulation (the expert bot's playouts on
+    a :class:`pyramid_sdk.simulation.World`) plays it without building an observation: the seat's
+    ``hand``, the ``trick`` so far and its ``leader``, :func:`hidden_top`, ``seats`` as ``(players,
+    seat, declarer)``, the declarer's ``taken`` tricks and the tricks left in the deal."""
+    players, seat, declarer = seats
+    trump = declaration.trump
+    need = declaration.tricks - taken
+    is_declarer = seat == declarer
     by_value = _by_value(trump)
-    if obs.is_declarer:
+    if is_declarer:
         # Winning a trick means leading the next one, and a declarer who has enough is then fed: so he
         # takes tricks only when he must, and keeps his sure winners (nothing hidden beats them) for last.
         sure = sum(power(c, c.suit, trump, rule) >= top_power(high, c.suit, trump, rule) for c in hand)
-        wants = need > 0 and (need >= obs.tricks_left or need > sure)
+        wants = need > 0 and (need >= tricks_left or need > sure)
     else:
         wants = need > 0  # beat a declarer who needs tricks, feed one who has enough
-    if not trick.cards:
+    if not trick:
         # On lead: the leader wins unless somebody plays over him, so lead high to win and low to lose;
         # a defender attacks with his best side card and keeps his trumps to beat the declarer.
-        if wants and not obs.is_declarer:
+        if wants and not is_declarer:
             return max(hand, key=lambda card: (card.suit is not trump, card.rank))
         return max(hand, key=by_value) if wants else min(hand, key=by_value)
 
-    led = trick.cards[0].suit
-    powers = [power(card, led, trump, rule) for card in trick.cards]
+    led = trick[0].suit
+    powers = [power(card, led, trump, rule) for card in trick]
     best = max(powers)
-    winning_seat = trick.seat_of(powers.index(best), obs.players)
-    declarer_played = any(trick.seat_of(i, obs.players) == obs.declarer for i in range(len(trick.cards)))
+    winning_seat = (leader + powers.index(best)) % players
+    declarer_played = any((leader + i) % players == declarer for i in range(len(trick)))
     winners = sorted((c for c in hand if power(c, led, trump, rule) > best), key=by_value)
     losers = sorted((c for c in hand if power(c, led, trump, rule) <= best), key=by_value)
     # The strongest card a seat after us may hold (none when we play last).
-    top = -1 if len(trick.cards) == obs.players - 1 else top_power(high, led, trump, rule)
+    top = -1 if len(trick) == players - 1 else top_power(high, led, trump, rule)
 
-    if obs.is_declarer:
+    if is_declarer:
         if wants and winners:
             # The cheapest card nobody after him can beat, else his strongest.
             return next((c for c in winners if power(c, led, trump, rule) >= top), winners[-1])
@@ -122,10 +152,10 @@ def choose_card(obs: Observation) -> Card:
             unbeatable = next((c for c in winners if power(c, led, trump, rule) >= top), None)
             if unbeatable is not None:
                 return unbeatable
-        if winning_seat == obs.declarer and winners:
+        if winning_seat == declarer and winners:
             return winners[0]  # beat him as cheaply as possible
         return losers[0] if losers else winners[0]
-    if declarer_played and winning_seat != obs.declarer:
+    if declarer_played and winning_seat != declarer:
         return max(hand, key=by_value)  # he loses this one anyway: shed a high card
     return losers[-1] if losers else winners[0]
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
 import uuid
 from collections.abc import Sequence
@@ -81,6 +83,14 @@ def play(
 # (other sessions on the machine may run bots too), including bots whose referee was killed.
 RUN_MARK = f"PYRAMID_TEST_RUN={uuid.uuid4().hex}"
 os.environ["PYRAMID_TEST_RUN"] = RUN_MARK.split("=", 1)[1]
+
+
+def stop_bot_processes(found: Sequence[str]) -> None:
+    """SIGKILLs the bot processes ``found`` lists (as :func:`bot_processes` gives them): a test that left
+    them behind has failed for it, and the tests after it must not fail for the same processes."""
+    for line in found:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(line.split(":", 1)[0]), signal.SIGKILL)
 
 
 def bot_processes() -> list[str]:

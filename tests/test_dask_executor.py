@@ -17,9 +17,10 @@ import pytest
 from distributed import Client, LocalCluster
 
 from arena import RUN_MARK, bot_processes
+from referee.league.competition import Competition
 from referee.league.config import LeagueError, load_league
 from referee.league.dask_executor import DaskExecutor, ExecutorError, Unplayable
-from referee.league.tournament import Tournament, open_store
+from referee.league.host import Host
 from test_tournament_e2e import (
     REFEREE,
     ROOT,
@@ -239,10 +240,10 @@ def test_a_worker_without_an_entrants_folder_is_named_and_nothing_is_stored(tmp_
     entrants = tuple(
         replace(e, spec=replace(e.spec, cwd=gone)) if e.name == "heuristic" else e for e in league.entrants
     )
-    store, league = open_store(replace(league, entrants=entrants))
-    tournament = Tournament(league, store, tmp_path / "logs")
+    competition = Competition.open(replace(league, entrants=entrants))
+    store, host = competition.store, Host.of(competition.league, log_dir=tmp_path / "logs")
     with pytest.raises(ExecutorError) as error:
-        asyncio.run(DaskExecutor(tournament, workers=2).run())
+        asyncio.run(DaskExecutor(competition, host, workers=2).run())
     message = str(error.value)
     assert message.count("worker tcp://") == 2
     assert f"lacks {gone} (heuristic's folder)" in message
@@ -259,18 +260,19 @@ class _FakeClient:
 @pytest.mark.quick
 def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
     league = load_league(league_at(tmp_path))
-    store, league = open_store(league)
-    executor = DaskExecutor(Tournament(league, store, tmp_path / "logs"), workers=2)
+    competition = Competition.open(league)
+    store, host = competition.store, Host.of(competition.league, log_dir=tmp_path / "logs")
+    executor = DaskExecutor(competition, host, workers=2)
     asyncio.run(
         executor._unplayable(Unplayable("start", "tcp://a", "random", "did not connect"), _FakeClient())
     )
-    assert executor.tournament.disqualified == {}
+    assert executor.competition.disqualified == {}
     assert executor.failed_starts == {"random": {"tcp://a": "did not connect"}}
     asyncio.run(
         executor._unplayable(Unplayable("start", "tcp://b", "random", "did not connect"), _FakeClient())
     )
-    assert "random" in executor.tournament.disqualified
-    assert "tcp://a, tcp://b" in executor.tournament.disqualified["random"]
+    assert "random" in executor.competition.disqualified
+    assert "tcp://a, tcp://b" in executor.competition.disqualified["random"]
     store.close()
 
 

@@ -214,7 +214,7 @@ def test_ctrl_c_in_a_script_of_the_python_api_cancels_the_bots_streams(tmp_path)
         encoding="utf-8",
     )
     run = ctrl_c([PY, str(script)], lambda _: bool(lines_of(tmp_path / "status.log", "PLAYING ")), cwd=ROOT)
-    out, _ = run.communicate(timeout=60)
-    assert out == "interrupted\n"
+    out, err = run.communicate(timeout=60)
+    assert out == "interrupted\n", err
     [status] = lines_of(tmp_path / "status.log", "STATUS ")
     assert status.startswith(CANCELLED)

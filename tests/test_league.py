@@ -174,7 +174,7 @@ BROKEN = [
             "    module: sample_bots.random_bot:RandomBot",
             "    module: sample_bots.random_bot:RandomBot\n    command: python x.py",
         ),
-        r":15: entrants\[1\]: give exactly one of command: or module:",
+        r":15: entrants\[1\]: give exactly one of command:, module: or remote: true",
     ),
     (
         "bad-module",

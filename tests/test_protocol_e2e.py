@@ -74,12 +74,14 @@ def test_a_python_bots_hooks_see_every_deal_end_and_the_match_end(tmp_path, monk
 
 def test_the_heuristic_and_monte_carlo_bots_play_as_processes():
     """Each plays exactly as its in-process twin would: the sampling bot at a fixed number of worlds is
-    deterministic for a given match seed, whatever the machine's speed."""
+    deterministic for a given match seed, whatever the machine's speed: its clock (10 s an action) leaves
+    its 5 s budget whole, so that a loaded machine cannot cut a decision short of the 8 worlds."""
     commands = [
         f"{sys.executable} sample_bots/heuristic.py",
         f"{sys.executable} sample_bots/montecarlo.py --budget 5 --samples 8",
     ]
-    outcome, _ = play(commands, seed=11, rules=Rules(players=2, talk="open"))
+    slow_clock = TimeControl(per_action=10.0, bank=300.0)
+    outcome, _ = play(commands, seed=11, rules=Rules(players=2, talk="open"), time_control=slow_clock)
     assert outcome.status is MatchStatus.COMPLETE, outcome.void_reason
     assert outcome.faults == ()
     assert_played_as(outcome.record, 0, HeuristicBot())

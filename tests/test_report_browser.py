@@ -9,9 +9,9 @@ from selenium.webdriver.common.by import By
 
 from browser import artifacts, chromium, needs_chromium
 from referee.league.config import load_league
+from referee.league.planning import schedule_of
 from referee.league.ratings import rate
 from referee.league.store import Store
-from referee.league.tournament import schedule_of
 from referee.report.site import write_report
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -30,7 +30,10 @@ def probe(module: str, before: str = "", **env: str) -> dict[str, object]:
     return json.loads(result.stdout)
 
 
-@pytest.mark.parametrize("module", ["referee.cli", "pyramid_sdk.client"])
+@pytest.mark.parametrize(
+    "module",
+    ["referee.match.server", "referee.match.launcher", "referee.match.sessions", "pyramid_sdk.client"],
+)
 def test_the_referee_and_sdk_tune_grpc_for_their_own_process_only(module):
     seen = probe(module)
     checked = CHECKED_VERSIONS[0] <= tuple(seen["version"]) <= CHECKED_VERSIONS[1]
@@ -94,7 +97,7 @@ def endpoint_writes(**env: str) -> int:
 
 
 def test_the_referees_connections_bypass_eventengine():
-    if not probe("referee.cli")["tuned"]:
+    if not probe("referee.match.server")["tuned"]:
         pytest.skip("this grpcio is outside the versions the setting was checked with")
     assert endpoint_writes(**{EXPERIMENTS_VARIABLE: ""}) > 0  # gRPC's default: EventEngine endpoints
     assert endpoint_writes() == 0

@@ -25,7 +25,9 @@ QUICK_MODULES: Final = frozenset(
     f"tests/{name}.py"
     for name in (
         "test_adaptive",
+        "test_analysis",
         "test_cards",
+        "test_cli_package",
         "test_client",
         "test_clock",
         "test_docs",
@@ -39,12 +41,17 @@ QUICK_MODULES: Final = frozenset(
         "test_properties",
         "test_protocol_doc",
         "test_protocol_stubs",
+        "test_remote_tokens",
         "test_ratings",
         "test_rules",
+        "test_simulation",
         "test_schedule",
         "test_sessions",
+        "test_stats",
         "test_stream",
+        "test_table_competition",
         "test_twins",
+        "test_web",
         "test_wire",
     )
 )
@@ -53,12 +60,15 @@ QUICK_MODULES: Final = frozenset(
 SLOW_MODULES: Final = {
     f"tests/{name}.py": why
     for name, why in {
+        "test_expert": "expert sample bot processes in real matches",
         "test_api": "bot processes, from referee.api",
+        "test_analyze_league": "referee run, analyze and report: the CLI, bot processes and Chromium",
         "test_bot_errors": "bot processes that fail to start or raise, Node.js bots, the CLI",
         "test_init": "referee init and referee run, npm, bot processes in bubblewrap",
         "test_interrupt": "the CLI interrupted with SIGINT, Dask workers, bot processes",
         "test_startup": "Python processes that import the SDK, a bot process",
         "test_store_safety": "the CLI, bot processes, a tmpfs mount",
+        "test_summaries": "referee run and the read commands: the CLI and bot processes",
         "test_watch_one_match": "referee match and replay, bot processes, Chromium",
         "test_wrong_messages": "bot processes that send wrong messages, the CLI",
         "test_forfeit_scoring": "referee run, compare and report: the CLI and bot processes",
@@ -72,7 +82,10 @@ SLOW_MODULES: Final = {
         "test_python_sdk_package": "a wheel built, a fresh venv, a bot process",
         "test_quality": "ruff and mypy",
         "test_referee_log": "the CLI and bot processes",
+        "test_remote": "referee run listening for remote bots: the CLI, openssl, Python and Node.js bots",
+        "test_remote_door": "openssl for the test's certificates; the door on real gRPC, in-process",
         "test_report_browser": "the CLI and Chromium",
+        "test_serve": "referee serve, bot processes and Chromium",
         "test_report_viewer": "the CLI and Chromium",
         "test_results_cli": "the CLI and bot processes",
         "test_sandbox": "bot processes in bubblewrap",

@@ -20,11 +20,14 @@ from pathlib import Path
 
 from pyramid_sdk.bot import MatchInfo
 from pyramid_sdk.seeds import derive_seed
+from referee.league.competition import Competition
 from referee.league.config import load_league
+from referee.league.host import Host
+from referee.league.local import LocalDriver
+from referee.league.planning import schedule_of
 from referee.league.ratings import Leaderboard, ci95, rate
 from referee.league.schedule import ScheduledMatch
 from referee.league.store import StoredMatch
-from referee.league.tournament import Tournament, open_store, schedule_of
 from sample_bots.montecarlo import MonteCarloBot
 from sample_bots.random_bot import RandomBot
 
@@ -112,9 +115,10 @@ def play(
     text = league_text(seed, entrants, seating, rating, players or len(entrants))
     path.write_text(text.replace("rounds: 1", f"rounds: {rounds}"), encoding="utf-8")
     league = load_league(path)
-    store, league = open_store(league)
+    competition = Competition.open(league)
+    league, store = competition.league, competition.store
     try:
-        asyncio.run(Tournament(league, store, folder / "logs").run())
+        asyncio.run(LocalDriver(competition, Host.of(league, log_dir=folder / "logs")).run())
         schedule, stored = schedule_of(league), store.matches()
         board = rate([name for name, _ in entrants], schedule, stored, league.rating)
         return Played(board, schedule, stored)

@@ -34,49 +34,17 @@ from typing import Final
 import trueskill
 
 from pyramid_sdk.seeds import derive_seed
-from referee.league.ratings import ENVIRONMENT, RatingMode, rate_game, rated_games
+from referee.league.modes import RatingMode, Settling
+from referee.league.ratings import ENVIRONMENT, rate_game, rated_games
 from referee.league.schedule import ScheduledMatch, Seating, seatings, table_matches
-from referee.league.store import StoredMatch
+from referee.league.summary import Summarized
 from referee.match.outcome import MatchStatus
 
 _NORMAL: Final = NormalDist()
 
 
-class Until(enum.StrEnum):
-    """When a league's schedule ends (league key ``schedule.until``)."""
-
-    COMPLETE = "complete"
-    """Every table of the format is played (the default)."""
-    SETTLED = "settled"
-    """Batches of tables chosen from the results, until the ranking is settled or ``max_matches``."""
-
-
 @dataclass(frozen=True, slots=True)
-class Settling:
-    """The settings of ``until: settled`` (docs/LEAGUE.md, "Until settled")."""
-
-    max_matches: int
-    """No batch is chosen that would take the schedule past this many matches."""
-    batch_tables: int
-    """Tables per batch after the first (the first seats every entrant once)."""
-    confidence: float = 0.95
-    """An adjacent pair is separated once P(the higher one is better) reaches this."""
-    margin: float = 0.0
-    """With a margin > 0, a pair is also settled once P(|μ difference| < margin) reaches ``confidence``:
-    two bots of equal strength never separate, and without it they would play on to ``max_matches``."""
-
-
-def first_batch_tables(entrants: int, players: int) -> int:
-    """Tables of the first batch: enough to seat every entrant once.
-
-    >>> first_batch_tables(6, 4), first_batch_tables(8, 4), first_batch_tables(3, 2)
-    (2, 2, 2)
-    """
-    return -(-entrants // players)
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
+class Neighbours:
     """Two entrants next to each other in the ranking, ``higher`` ranked above ``lower``."""
 
     higher: str
@@ -93,9 +61,9 @@ class Pair:
 
     def text(self) -> str:
         """
-        >>> Pair("a", "b", 0.9713, 0.0, 4).text()
+        >>> Neighbours("a", "b", 0.9713, 0.0, 4).text()
         'a > b 0.971'
-        >>> Pair("a", "b", 0.6, 0.98, 9).text()
+        >>> Neighbours("a", "b", 0.6, 0.98, 9).text()
         'a ≈ b 0.980'
         """
         if self.equal > self.separation:
@@ -123,12 +91,12 @@ class Settlement:
     """Batches chosen so far (the last one may still be playing)."""
     matches: int
     """Matches of those batches."""
-    pairs: tuple[Pair, ...]
+    pairs: tuple[Neighbours, ...]
     """The adjacent pairs of the ranking after the last complete batch, top first."""
     settling: Settling
 
     @property
-    def weakest(self) -> Pair | None:
+    def weakest(self) -> Neighbours | None:
         """The least settled adjacent pair."""
         return min(self.pairs, key=lambda pair: max(pair.separation, pair.equal), default=None)
 
@@ -136,9 +104,9 @@ class Settlement:
         """One line for the leaderboard and the run's end.
 
         >>> s = Settling(100, 2)
-        >>> Settlement(Stop.SETTLED, 3, 36, (Pair("a", "b", 0.99, 0.0, 3),), s).line()
+        >>> Settlement(Stop.SETTLED, 3, 36, (Neighbours("a", "b", 0.99, 0.0, 3),), s).line()
         'ranking settled after 3 batches, 36 matches (confidence 0.95); weakest: a > b 0.990'
-        >>> Settlement(Stop.CAPPED, 9, 96, (Pair("a", "b", 0.7, 0.0, 9),), s).line()
+        >>> Settlement(Stop.CAPPED, 9, 96, (Neighbours("a", "b", 0.7, 0.0, 9),), s).line()
         'ranking not settled at max_matches 100 (96 matches, 9 batches); weakest: a > b 0.700'
         """
         weakest = self.weakest
@@ -170,7 +138,7 @@ def plan(
     seating: Seating,
     mode: RatingMode,
     settling: Settling,
-    stored: Mapping[str, StoredMatch],
+    stored: Mapping[str, Summarized],
 ) -> Plan:
     """The batches chosen so far from ``stored``, and where the ranking stands.
 
@@ -189,7 +157,8 @@ def plan(
         schedule.extend(_matches(league_seed, number, batch, orders, first))
         added = schedule[first:]
         if not all(
-            (m := stored.get(s.match_id)) is not None and m.status is MatchStatus.COMPLETE for s in added
+            (m := stored.get(s.match_id)) is not None and m.summary.status is MatchStatus.COMPLETE
+            for s in added
         ):
             pairs = adjacent(ratings, together, settling) if number > 1 else ()  # no ranking yet
             return Plan(tuple(schedule), Settlement(Stop.PLAYING, number, len(schedule), pairs, settling))
@@ -232,7 +201,7 @@ def ranking(ratings: Mapping[str, trueskill.Rating]) -> list[str]:
 
 def adjacent(
     ratings: Mapping[str, trueskill.Rating], together: Counter[frozenset[str]], settling: Settling
-) -> tuple[Pair, ...]:
+) -> tuple[Neighbours, ...]:
     """Every pair of neighbours in the ranking, top first, with how settled it is."""
     order = ranking(ratings)
     pairs = []
@@ -246,13 +215,13 @@ def adjacent(
             equal = _NORMAL.cdf((settling.margin - gap) / spread) - _NORMAL.cdf(
                 (-settling.margin - gap) / spread
             )
-        pairs.append(Pair(higher, lower, separation, equal, together[frozenset((higher, lower))]))
+        pairs.append(Neighbours(higher, lower, separation, equal, together[frozenset((higher, lower))]))
     return tuple(pairs)
 
 
 def choose(
     order: Sequence[str],
-    pairs: Sequence[Pair],
+    pairs: Sequence[Neighbours],
     together: Counter[frozenset[str]],
     settling: Settling,
     players: int,
@@ -267,7 +236,8 @@ def choose(
     several tables of one batch (each with its own deals): one unsettled pair left gets the whole batch.
 
     >>> order = ["a", "b", "c", "d"]
-    >>> pairs = [Pair("a", "b", 0.99, 0, 1), Pair("b", "c", 0.6, 0, 1), Pair("c", "d", 0.8, 0, 1)]
+    >>> pairs = [Neighbours("a", "b", 0.99, 0, 1), Neighbours("b", "c", 0.6, 0, 1),
+    ...          Neighbours("c", "d", 0.8, 0, 1)]
     >>> choose(order, pairs, Counter(), Settling(100, 3), 2, 3)
     [('b', 'c'), ('c', 'd'), ('b', 'c')]
     >>> choose(order, pairs, Counter(), Settling(100, 3), 3, 2)
@@ -283,7 +253,7 @@ def choose(
         top, bottom = place[pair.higher], place[pair.lower]
 
         def nearness(
-            name: str, top: int = top, bottom: int = bottom, pair: Pair = pair
+            name: str, top: int = top, bottom: int = bottom, pair: Neighbours = pair
         ) -> tuple[int, int, int]:
             distance = top - place[name] if place[name] < top else place[name] - bottom
             times = shared[frozenset((name, pair.higher))] + shared[frozenset((name, pair.lower))]

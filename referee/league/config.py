@@ -26,13 +26,13 @@ from ruamel.yaml.error import YAMLError
 
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
-from referee.league.adaptive import Settling, Until, first_batch_tables
 from referee.league.designs import most_tables
 from referee.league.location import default_database
-from referee.league.ratings import RatingMode
+from referee.league.modes import RatingMode, Settling, Until, first_batch_tables
 from referee.league.schedule import Design, Format, Seating, seatings
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.sandbox import Limits, SandboxMode, parse_size
+from referee.remote.settings import WAIT, RemoteSettings
 
 
 class LeagueError(ValueError):
@@ -110,10 +110,18 @@ class _Entrant(_Strict):
     name: Name
     command: str | None = None
     module: str | None = None
+    remote: bool = False
     cwd: str = "."
     build: str | None = None
     paths: list[str] = []
     version: str | None = Field(None, min_length=1, max_length=200)
+
+
+class _Remote(_Strict):
+    listen: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    wait: Duration = WAIT
 
 
 class _League(_Strict):
@@ -131,6 +139,7 @@ class _League(_Strict):
     database: str | None = None
     sandbox: Literal["auto", "required", "none"] = "auto"
     limits: _Limits = Field(default_factory=_Limits)
+    remote: _Remote = Field(default_factory=_Remote)
     entrants: list[_Entrant] = Field(min_length=1)
 
 
@@ -154,7 +163,7 @@ class League:
     path: Path
     name: str
     seed: int | None
-    """``None``: a secret seed, drawn and kept by the results database (``tournament.open_store``)."""
+    """``None``: a secret seed, drawn and kept by the results database (``Competition.open``)."""
     rules: Rules
     rounds: int
     seating: Seating
@@ -186,6 +195,8 @@ class League:
 
     settling: Settling | None = None
     """``schedule.until: settled`` and its settings; ``None``: the whole schedule is played."""
+    remote: RemoteSettings = field(default_factory=RemoteSettings)
+    """The door for remote entrants (``remote:``; ``referee run --listen`` overrides it)."""
 
     @property
     def players(self) -> int:
@@ -238,10 +249,8 @@ def _where(path: Path, data: Any, location: Sequence[int | str]) -> str:
     return f"{path}{f':{line}' if line else ''}: {keys or 'file'}"
 
 
-def load_league(path: Path | str, check_commands: bool = True) -> League:
-    """Reads and validates a league file; raises :class:`LeagueError` with one line naming the key."""
-    path = Path(path).resolve()
-    data = read_yaml(path)
+def _validated(path: Path, data: Any) -> _League:
+    """The league file's keys, checked against the schema: a mapping of known keys and typed values."""
     if not isinstance(data, Mapping):
         raise LeagueError(f"{path}: a league file is a mapping of keys like name:, players:, entrants:")
     try:
@@ -258,13 +267,11 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
             f"seating: {seating} for what this did, or leave both out for the fairer default, balanced "
             "(docs/LEAGUE.md, 'Seatings')"
         )
-    settling = _settling(path, data, raw)
-    base = path.parent
-    try:
-        rules = Rules.for_table(raw.players, raw.rules)
-    except RulesError as exc:
-        problem = "set players at the top level, not in rules" if exc.field == "players" else exc.problem
-        raise LeagueError(f"{_where(path, data, ['rules', exc.field])}: {problem}") from None
+    return raw
+
+
+def _entrants(path: Path, data: Any, raw: _League, check_commands: bool) -> list[Entrant]:
+    """The league's entrants, each checked: a unique name, one bot, its folder and paths there."""
     entrants = []
     seen: set[str] = set()
     for index, item in enumerate(raw.entrants):
@@ -277,28 +284,53 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
                 "the name 'referee' is the referee's own (its log); choose another"
             )
         seen.add(item.name)
-        if (item.command is None) == (item.module is None):
-            raise LeagueError(f"{_where(path, data, where)}: give exactly one of command: or module:")
-        cwd = (base / item.cwd).resolve()
-        if not cwd.is_dir():
-            raise LeagueError(f"{_where(path, data, [*where, 'cwd'])}: no folder {cwd}")
-        extra = tuple((base / extra_path).resolve() for extra_path in item.paths)
-        for number, extra_path in enumerate(extra):
-            if not extra_path.exists():
-                raise LeagueError(
-                    f"{_where(path, data, [*where, 'paths', number])}: no such path {extra_path}"
-                )
-        try:
-            spec = BotSpec.parse(item.command or item.module or "", name=item.name, cwd=cwd)
-            spec = replace(spec, paths=extra)
-            if item.module is not None and not spec.module:
-                raise BotSpecError(f"module {item.module!r} must look like package.module:ClassName")
-            if check_commands and item.build is None:
-                spec.check()
-        except BotSpecError as exc:
-            key = "command" if item.command is not None else "module"
-            raise LeagueError(f"{_where(path, data, [*where, key])}: {exc}") from None
-        entrants.append(Entrant(item.name, spec, item.build, item.version))
+        entrants.append(_entrant(path, data, item, where, check_commands))
+    return entrants
+
+
+def _entrant(path: Path, data: Any, item: _Entrant, where: list[int | str], check_commands: bool) -> Entrant:
+    if (item.command is not None) + (item.module is not None) + item.remote != 1:
+        raise LeagueError(
+            f"{_where(path, data, where)}: give exactly one of command:, module: or remote: true"
+        )
+    if item.remote and item.build is not None:
+        raise LeagueError(f"{_where(path, data, [*where, 'build'])}: a remote entrant builds nothing")
+    if item.remote:  # no process of the organiser's: nothing to build, check or show (REMOTE.md)
+        return Entrant(item.name, BotSpec(item.name, remote=True), None, item.version)
+    base = path.parent
+    cwd = (base / item.cwd).resolve()
+    if not cwd.is_dir():
+        raise LeagueError(f"{_where(path, data, [*where, 'cwd'])}: no folder {cwd}")
+    extra = tuple((base / extra_path).resolve() for extra_path in item.paths)
+    for number, extra_path in enumerate(extra):
+        if not extra_path.exists():
+            raise LeagueError(f"{_where(path, data, [*where, 'paths', number])}: no such path {extra_path}")
+    try:
+        spec = BotSpec.parse(item.command or item.module or "", name=item.name, cwd=cwd)
+        spec = replace(spec, paths=extra)
+        if item.module is not None and not spec.module:
+            raise BotSpecError(f"module {item.module!r} must look like package.module:ClassName")
+        if check_commands and item.build is None:
+            spec.check()
+    except BotSpecError as exc:
+        key = "command" if item.command is not None else "module"
+        raise LeagueError(f"{_where(path, data, [*where, key])}: {exc}") from None
+    return Entrant(item.name, spec, item.build, item.version)
+
+
+def load_league(path: Path | str, check_commands: bool = True) -> League:
+    """Reads and validates a league file; raises :class:`LeagueError` with one line naming the key."""
+    path = Path(path).resolve()
+    data = read_yaml(path)
+    raw = _validated(path, data)
+    settling = _settling(path, data, raw)
+    base = path.parent
+    try:
+        rules = Rules.for_table(raw.players, raw.rules)
+    except RulesError as exc:
+        problem = "set players at the top level, not in rules" if exc.field == "players" else exc.problem
+        raise LeagueError(f"{_where(path, data, ['rules', exc.field])}: {problem}") from None
+    entrants = _entrants(path, data, raw, check_commands)
     if raw.workers is not None and raw.dask is not None:
         raise LeagueError(
             f"{_where(path, data, ['dask'])}: give workers: (a cluster on this machine) or dask: "
@@ -331,7 +363,15 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         dask=raw.dask,
         design=design,
         settling=settling,
+        remote=_remote(raw.remote, base),
     )
+
+
+def _remote(raw: _Remote, base: Path) -> RemoteSettings:
+    """The door's settings, with paths from the league file's folder (docs/REMOTE.md)."""
+    cert = (base / raw.tls_cert).resolve() if raw.tls_cert else None
+    key = (base / raw.tls_key).resolve() if raw.tls_key else None
+    return RemoteSettings(raw.listen, cert, key, wait=raw.wait)
 
 
 def _design(schedule: _Schedule, names: list[str], players: int, path: Path, data: Any) -> Design:

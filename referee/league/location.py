@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from referee.league.lock import lock_path
+from referee.remote.files import record_path, tokens_path
 
 LEGACY_DATABASE: Final = "results.sqlite"
 """The default ``database:`` before it was named after the league file."""
@@ -70,8 +71,16 @@ def companions(database: Path) -> tuple[Path, ...]:
         database,
         *(database.with_name(database.name + suffix) for suffix in SQLITE_FILES),
         lock_path(database),
+        tokens_path(database),
+        record_path(database),
+        analysis_dir(database),
         *backups,
     )
+
+
+def analysis_dir(database: Path) -> Path:
+    """The folder of ``referee analyze``'s results beside ``database``: ``<database name>-analysis``."""
+    return database.parent / f"{database.stem}-analysis"
 
 
 def backup_path(database: Path, stamp: str) -> Path:

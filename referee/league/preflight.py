@@ -66,7 +66,8 @@ async def preflight(league: League, launcher: Launcher, skip: set[str], concurre
         async with gate:
             return await check_entrant(entrant, league, launcher)
 
-    results = await asyncio.gather(*(one(e) for e in league.entrants if e.name not in skip))
+    tried = (e for e in league.entrants if e.name not in skip and not e.spec.remote)  # remote: no process
+    results = await asyncio.gather(*(one(e) for e in tried))
     return [item for item in results if item is not None]
 
 

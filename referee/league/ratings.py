@@ -16,7 +16,6 @@ referee's autopilot made for a forfeited seat is not its entrant's.
 
 from __future__ import annotations
 
-import enum
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,46 +24,16 @@ from typing import Final
 
 import trueskill
 
+from referee.league.modes import RatingMode as RatingMode  # noqa: PLC0414 (re-exported, defined here before)
 from referee.league.schedule import ScheduledMatch, tables
-from referee.league.store import StoredMatch
+from referee.league.summary import Summarized
 from referee.match.outcome import MatchStatus
-
-
-class RatingMode(enum.StrEnum):
-    """What one TrueSkill update stands for (league key ``rating``)."""
-
-    DUPLICATE = "duplicate"
-    """One update per table, once every seating of it is played: entrants ranked by their total points
-    across the table's matches. Right whenever a table has several seatings (the default)."""
-    MATCH = "match"
-    """One update per match, ranked by that match's totals. Fits ``seating: single`` (where it gives the
-    same result), or to watch ratings move match by match; with duplicate seatings its σ is too small."""
-
+from referee.stats import ci95, group_means, mean
 
 ENVIRONMENT: Final = trueskill.TrueSkill(
     mu=25.0, sigma=25.0 / 3, beta=25.0 / 6, tau=25.0 / 300, draw_probability=0.02
 )
 """The explicit environment: no global ``trueskill.setup``. Draws (equal totals) are rare in Pyramid."""
-
-
-# fmt: off
-T_975: Final = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086)
-# fmt: on
-"""Student's t, 97.5% quantile, for 1-20 degrees of freedom (1.96 beyond): few tables need wide intervals."""
-
-
-def ci95(values: Sequence[float]) -> float:
-    """Half-width of the 95% interval of the mean of ``values`` (Student's t); ∞ for one value.
-
-    >>> round(ci95([100.0, 110.0, 105.0]), 2), ci95([7.0]), ci95([])
-    (12.42, inf, 0.0)
-    """
-    if len(values) < 2:
-        return math.inf if values else 0.0
-    df = len(values) - 1
-    t = T_975[df - 1] if df <= len(T_975) else 1.96
-    return t * statistics.stdev(values) / math.sqrt(len(values))
 
 
 @dataclass(slots=True)
@@ -99,12 +68,12 @@ class Standing:
     def per_table(self) -> list[float]:
         """Mean points per match at each of its tables: the independent observations. The matches of a
         table replay the same deals, so they are not independent of one another."""
-        return [statistics.fmean(points) for points in self.table_points.values()]
+        return list(group_means(self.table_points.values()))
 
     @property
     def mean_points(self) -> float:
         """Mean points per match, each table weighing the same."""
-        return statistics.fmean(self.per_table) if self.table_points else 0.0
+        return mean(self.per_table)
 
     @property
     def points_ci95(self) -> float:
@@ -143,17 +112,17 @@ class Leaderboard:
     mode: RatingMode = RatingMode.DUPLICATE
 
 
-Game = list[tuple[ScheduledMatch, StoredMatch]]
+Game = list[tuple[ScheduledMatch, Summarized]]
 
 
 def rated_games(
-    schedule: Sequence[ScheduledMatch], stored: Mapping[str, StoredMatch], mode: RatingMode
+    schedule: Sequence[ScheduledMatch], stored: Mapping[str, Summarized], mode: RatingMode
 ) -> list[Game]:
     """The complete games of ``schedule`` in schedule order: single complete matches, or whole tables."""
     games: list[Game] = []
     for table in tables(schedule):
         played = [(s, stored[s.match_id]) for s in table if s.match_id in stored]
-        complete = [(s, m) for s, m in played if m.status is MatchStatus.COMPLETE]
+        complete = [(s, m) for s, m in played if m.summary.status is MatchStatus.COMPLETE]
         if mode is RatingMode.MATCH:
             games.extend([pair] for pair in complete)
         elif len(complete) == len(table):
@@ -165,10 +134,10 @@ def game_result(game: Game) -> dict[str, tuple[int, int]]:
     """Per entrant: (matches forfeited, credited points) over the game's matches."""
     result: dict[str, tuple[int, int]] = {}
     for scheduled, match in game:
-        credited = match.record.credited_totals
+        summary = match.summary
         for seat, name in enumerate(scheduled.entrants):
             forfeits, points = result.get(name, (0, 0))
-            result[name] = (forfeits + (seat in match.record.forfeits), points + credited[seat])
+            result[name] = (forfeits + (seat in summary.forfeits), points + summary.credited[seat])
     return result
 
 
@@ -222,7 +191,7 @@ def rate_game(ratings: dict[str, trueskill.Rating], game: Game) -> dict[str, tru
 def rate(
     entrants: Iterable[str],
     schedule: Sequence[ScheduledMatch],
-    stored: dict[str, StoredMatch],
+    stored: Mapping[str, Summarized],
     mode: RatingMode = RatingMode.DUPLICATE,
 ) -> Leaderboard:
     """Standings of ``entrants`` from the complete stored games of ``schedule``, in schedule order."""
@@ -246,22 +215,16 @@ def rate(
     return Leaderboard(tuple(ordered), tuple(history), mode)
 
 
-def _count(standings: dict[str, Standing], scheduled: ScheduledMatch, match: StoredMatch) -> None:
+def _count(standings: dict[str, Standing], scheduled: ScheduledMatch, match: Summarized) -> None:
     """Adds one counted match to its entrants' statistics."""
-    record = match.record
-    names = scheduled.entrants
-    credited = record.credited_totals
-    for seat, name in enumerate(names):
+    summary = match.summary
+    for seat, name in enumerate(scheduled.entrants):
         standing = standings[name]
         standing.matches += 1
-        standing.wins += record.ranks[seat] == 1
-        standing.table_points.setdefault(scheduled.table_id, []).append(credited[seat])
-        standing.forfeits += seat in record.forfeits
-    for deal in record.deals:
-        if record.on_autopilot(deal):
-            continue  # the referee's declaration, not the bot's
-        standing = standings[names[deal.declarer]]
-        standing.declarations += 1
-        standing.exact += deal.taken == deal.declaration.tricks
-    for fault in match.faults:
-        standings[names[fault.seat]].faults += 1
+        standing.wins += summary.ranks[seat] == 1
+        standing.table_points.setdefault(scheduled.table_id, []).append(summary.credited[seat])
+        standing.forfeits += seat in summary.forfeits
+        standing.declarations += summary.declarations[seat]
+        standing.exact += summary.exact[seat]
+    for seat in summary.fault_seats:
+        standings[scheduled.entrants[seat]].faults += 1

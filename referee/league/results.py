@@ -8,12 +8,10 @@ command plays it.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from referee.league.config import League
+from referee.league.planning import joined, league_settings, with_cohorts, with_known_seed
 from referee.league.storage import StoreError
 from referee.league.store import Store
-from referee.league.tournament import joined, league_settings, with_cohorts
 
 
 class NothingPlayedError(StoreError):
@@ -41,10 +39,8 @@ def open_results(league: League, league_file: str) -> tuple[Store, League]:
     try:
         if store.match_count() == 0:
             raise nothing
-        secret = store.meta("secret_seed")
-        if league.seed is None and secret is not None:
-            league = replace(league, seed=int(secret), seed_secret=True)
-        settings = league_settings(league) if league.seed is not None else ""  # "": a seed gone since
+        league = with_known_seed(league, store)
+        settings = league_settings(league)  # "": a secret seed gone since
         if store.meta("settings") != settings:
             store.claim(league.path, league.name, settings)  # another league's: say whose
             raise store.other_settings()

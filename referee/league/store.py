@@ -26,95 +26,21 @@ from pyramid_sdk.record import MatchRecord, RecordError
 from referee.league.location import relative_league_file
 from referee.league.lock import RunLock
 from referee.league.schedule import ScheduledMatch
+from referee.league.schema import (
+    DISQUALIFIED,
+    READABLE_VERSIONS,
+    RESULT_TABLES,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SUMMARIES,
+)
 from referee.league.storage import StorageError, StorageFault, StoreError, check_integrity, storage_error
+from referee.league.summary import JOINED, ROWS, MatchSummary, from_row, summarize
 from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import MatchOutcome, MatchStatus
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-SCHEMA_VERSION: Final = 2
-"""2 added ``seats.credited`` (docs/RULES.md, "Forfeits"). A version 1 file is read as it is and brought
-to version 2 when a run opens it for writing; an older referee refuses a version 2 file in one line
-instead of writing rows it does not know."""
-READABLE_VERSIONS: Final = (1, 2)
-
-SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS entrants (name TEXT PRIMARY KEY, kind TEXT NOT NULL, source TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS matches (
-    match_id TEXT PRIMARY KEY,
-    position INTEGER NOT NULL,
-    round INTEGER NOT NULL,
-    table_number INTEGER NOT NULL,
-    rotation INTEGER NOT NULL,
-    seed INTEGER NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('complete', 'void')),
-    void_reason TEXT NOT NULL DEFAULT '',
-    started_at REAL NOT NULL,
-    finished_at REAL NOT NULL,
-    elapsed REAL NOT NULL,
-    record TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS seats (
-    match_id TEXT NOT NULL REFERENCES matches ON DELETE CASCADE,
-    seat INTEGER NOT NULL,
-    entrant TEXT NOT NULL,
-    total INTEGER NOT NULL,
-    rank INTEGER NOT NULL,
-    forfeited INTEGER NOT NULL,
-    decisions INTEGER NOT NULL,
-    think_seconds REAL NOT NULL,
-    credited INTEGER NOT NULL,
-    PRIMARY KEY (match_id, seat)
-);
-CREATE TABLE IF NOT EXISTS deals (
-    match_id TEXT NOT NULL REFERENCES matches ON DELETE CASCADE,
-    number INTEGER NOT NULL,
-    dealer INTEGER NOT NULL,
-    declarer INTEGER NOT NULL,
-    declared INTEGER NOT NULL,
-    trump TEXT NOT NULL,
-    taken INTEGER NOT NULL,
-    points INTEGER NOT NULL,
-    PRIMARY KEY (match_id, number)
-);
-CREATE TABLE IF NOT EXISTS tricks (
-    match_id TEXT NOT NULL REFERENCES matches ON DELETE CASCADE,
-    deal INTEGER NOT NULL,
-    number INTEGER NOT NULL,
-    leader INTEGER NOT NULL,
-    cards TEXT NOT NULL,
-    winner INTEGER NOT NULL,
-    PRIMARY KEY (match_id, deal, number)
-);
-CREATE TABLE IF NOT EXISTS faults (
-    match_id TEXT NOT NULL REFERENCES matches ON DELETE CASCADE,
-    seat INTEGER NOT NULL,
-    deal INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    detail TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS disqualified (name TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS ratings (
-    position INTEGER NOT NULL,
-    match_id TEXT NOT NULL,
-    entrant TEXT NOT NULL,
-    mu REAL NOT NULL,
-    sigma REAL NOT NULL,
-    PRIMARY KEY (position, entrant)
-);
-"""
-
-
-DISQUALIFIED: Final = (
-    "CREATE TABLE IF NOT EXISTS disqualified (name TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL)"
-)
-"""Entrants disqualified by the last run that tried them (their bot did not build or start), with the
-reason; an entrant's row goes when a later run starts its bot. No match is stored for a disqualification."""
-
-
-RESULT_TABLES: Final = ("faults", "tricks", "deals", "seats", "ratings", "matches")
 
 
 class OtherLeagueError(StoreError):
@@ -147,6 +73,12 @@ class StoredMatch:
     faults: tuple[Fault, ...]
     decisions: tuple[int, ...]
     think_seconds: tuple[float, ...]
+
+    @property
+    def summary(self) -> MatchSummary:
+        """Its results without its deals, as the ``summaries`` table keeps them."""
+        place = (self.match_id, self.round, self.table, self.rotation, self.seed)
+        return summarize(place, self.status, self.record, self.faults)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,11 +153,13 @@ class Store:
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
         else:  # added after schema version 1 was out: files made before lack them
             self.db.execute(DISQUALIFIED)
+            self.db.execute(SUMMARIES)
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(entrants)")}
         if "fingerprint" not in columns:
             self.db.execute("ALTER TABLE entrants ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
         if version is not None and int(version) < 2:
             self._credit_seats()
+        self._fill_summaries()
 
     def _credit_seats(self) -> None:
         """Version 1 to 2, in one transaction: ``seats.credited``, each stored seat's credited total (its
@@ -240,6 +174,19 @@ class Store:
                     [(points, match_id, seat) for seat, points in enumerate(match.record.credited_totals)],
                 )
             self._set_meta("schema_version", str(SCHEMA_VERSION))
+
+    def _fill_summaries(self) -> None:
+        """Summarizes the stored matches that have no summary (stored by a referee from before them, or
+        of another summary format), one at a time so that memory stays flat, in transactions of
+        :data:`FILL_BATCH`; an interrupted fill is taken up by the next opening."""
+        missing = [(str(row[0]), int(row[6])) for row in self.db.execute(JOINED) if from_row(row) is None]
+        for start in range(0, len(missing), FILL_BATCH):
+            summaries = []
+            for match_id, chars in missing[start : start + FILL_BATCH]:
+                with contextlib.suppress(StorageError):  # an undecodable record: reads say so, as before
+                    summaries.append((match_id, self.match(match_id).summary.to_json(chars)))
+            with self.transaction() as db:
+                db.executemany("INSERT OR REPLACE INTO summaries VALUES (?, ?)", summaries)
 
     def close(self) -> None:
         """Closes the database and lets go of the run lock; a second call does nothing."""
@@ -468,6 +415,7 @@ class Store:
     def save(self, scheduled: ScheduledMatch, outcome: MatchOutcome, started_at: float) -> None:
         """Stores one finished (or void) match in one transaction, replacing an earlier void attempt."""
         record = outcome.record
+        text = record.to_json()
         with self.transaction() as db:
             db.execute("DELETE FROM matches WHERE match_id = ?", (scheduled.match_id,))
             db.execute(
@@ -484,7 +432,7 @@ class Store:
                     started_at,
                     time.time(),
                     outcome.elapsed,
-                    record.to_json(),
+                    text,
                 ),
             )
             credited = record.credited_totals
@@ -533,6 +481,11 @@ class Store:
             db.executemany(
                 "INSERT INTO faults VALUES (?, ?, ?, ?, ?)",
                 [(scheduled.match_id, f.seat, f.deal, str(f.kind), f.detail) for f in outcome.faults],
+            )
+            place = (scheduled.match_id, scheduled.round, scheduled.table, scheduled.rotation, scheduled.seed)
+            summary = summarize(place, outcome.status, record, outcome.faults)
+            db.execute(
+                "INSERT INTO summaries VALUES (?, ?)", (scheduled.match_id, summary.to_json(len(text)))
             )
 
     @_guarded
@@ -587,10 +540,50 @@ class Store:
         return stored
 
     @_guarded
+    def summaries(self) -> dict[str, MatchSummary]:
+        """Every stored match's summary by id, in the order :meth:`matches` gives them, without decoding
+        a deal. A match without a stored summary (a file from before them, read-only) is decoded alone
+        and summarized: the result is the same either way."""
+        has_table = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='summaries'"
+        ).fetchone()
+        rows = self.db.execute(JOINED if has_table else ROWS.format("NULL"))
+        summaries: dict[str, MatchSummary | None] = {str(row[0]): from_row(row) for row in rows}
+        missing = [match_id for match_id, summary in summaries.items() if summary is None]
+        for start in range(0, len(missing), FILL_BATCH):
+            for match_id, match in self.matches(missing[start : start + FILL_BATCH]).items():
+                summaries[match_id] = match.summary
+        return {match_id: summary for match_id, summary in summaries.items() if summary is not None}
+
+    def stream(self, ids: Sequence[str]) -> Iterator[StoredMatch]:
+        """The stored matches ``ids``, decoded, in that order: what an export, a report's pages and a
+        replay need. They are decoded :data:`STREAM_BATCH` at a time, so memory holds one batch however
+        long the league. Raises :class:`StoreError` for one that is not stored (any more)."""
+        for start in range(0, len(ids), STREAM_BATCH):
+            batch = ids[start : start + STREAM_BATCH]
+            decoded = self.matches(batch)
+            for match_id in batch:
+                if match_id not in decoded:
+                    raise StoreError(f"{self.path}: no stored match {match_id!r}")
+                yield decoded[match_id]
+
+    def match(self, match_id: str) -> StoredMatch:
+        """One stored match, decoded (:meth:`stream`)."""
+        return next(self.stream([match_id]))
+
+    @_guarded
     def write_ratings(self, history: list[tuple[int, str, str, float, float]]) -> None:
         with self.transaction() as db:
             db.execute("DELETE FROM ratings")
             db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)", history)
+
+
+FILL_BATCH: Final = 100
+"""Matches decoded at once (read) or summarized per transaction (a run's opening) when their stored
+summary is missing."""
+STREAM_BATCH: Final = 20
+"""Matches :meth:`Store.stream` decodes at once: few enough to keep memory flat (a match decoded takes
+about 0.2 MB), enough that the queries cost little beside the decoding."""
 
 
 def _record(text: str, faults: Sequence[Fault]) -> MatchRecord:
@@ -604,7 +597,3 @@ def _record(text: str, faults: Sequence[Fault]) -> MatchRecord:
     if isinstance(data, dict) and "forfeit_deals" not in data:
         data["faults"] = [fault.to_dict() for fault in faults]
     return MatchRecord.from_dict(data)
-
-
-def settings_fingerprint(data: dict[str, object]) -> str:
-    return json.dumps(data, sort_keys=True)

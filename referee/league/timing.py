@@ -13,6 +13,7 @@ league's matches).
 from __future__ import annotations
 
 import asyncio
+import math
 import statistics
 import time
 from collections.abc import Sequence
@@ -227,3 +228,11 @@ async def _play(match: Match, seats: list[Seat | None], league: League, measured
         measured.failures.setdefault(names[acting], f"bot {names[acting]!r} failed a decision ({problem})")
         seats[acting] = None
         match.apply(match.default_action())
+
+
+def eta_text(seconds: float) -> str:
+    """A duration as a person reads it: ``4m05s``, ``42s``; ``?`` if unknown."""
+    if not math.isfinite(seconds):
+        return "?"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

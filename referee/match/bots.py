@@ -36,6 +36,8 @@ class BotSpec:
     cwd: Path | None = None
     paths: tuple[Path, ...] = ()
     """Extra paths the sandboxed process may read (its ``cwd`` is always readable)."""
+    remote: bool = False
+    """A remote entrant: its bot connects from elsewhere with its token (docs/REMOTE.md)."""
 
     @classmethod
     def parse(cls, text: str, name: str | None = None, cwd: Path | None = None) -> BotSpec:
@@ -54,6 +56,8 @@ class BotSpec:
         """Raises :class:`BotSpecError` if the module's class cannot be loaded, or the command's program
         cannot be found, or (for an interpreter: ``python``, ``node``, ``bash``, …) the script it runs
         or the module of ``python -m``. Nothing of a command bot is run or imported."""
+        if self.remote:
+            return
         if self.module:
             self.load()
             return

@@ -25,11 +25,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
+from pyramid_sdk import transport
+
+transport.configure()  # before gRPC loads: it reads its settings once (see pyramid_sdk.transport)
+# isort: split
 import grpc
 
-from pyramid_sdk.client import ENV_ADDRESS, ENV_TOKEN, ENV_TOKEN_FD
+from pyramid_sdk.client import ENV_ADDRESS, ENV_TLS_CA, ENV_TOKEN, ENV_TOKEN_FD, ENV_TOKEN_FILE
 from referee.match.bots import BotSpec, BotSpecError, interpreter_family
 from referee.match.output import Tail, quote
 from referee.match.sandbox import (
@@ -273,7 +277,8 @@ def _environment(address: str, home: str, path: str) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if key.startswith("PYRAMID_") and key not in (ENV_TOKEN, ENV_TOKEN_FD, ENV_ADDRESS)
+        if key.startswith("PYRAMID_")
+        and key not in (ENV_TOKEN, ENV_TOKEN_FD, ENV_ADDRESS, ENV_TOKEN_FILE, ENV_TLS_CA)
     }
     for key in ("LANG", "LC_ALL", "TZ"):
         if key in os.environ:
@@ -285,6 +290,23 @@ def _environment(address: str, home: str, path: str) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
         ENV_ADDRESS: address,
     }
+
+
+class Unclaimed(BotSpecError):
+    """Remote entrants a claim could not take in time (``referee.remote.lobby.Absent``): ``names`` were
+    not connected (a failed start of theirs), ``busy`` were connected but still in another match (no
+    fault of theirs)."""
+
+    names: tuple[str, ...] = ()
+    busy: tuple[str, ...] = ()
+
+
+class RemoteSource(Protocol):
+    """Where a remote entrant's connection comes from (``referee.remote.lobby.Lobby``)."""
+
+    async def claim_bots(self, specs: Sequence[BotSpec]) -> list[BotProcess]:
+        """Connections for ``specs``, all at once; :class:`BotSpecError` naming who is missing."""
+        ...
 
 
 class Launcher:
@@ -309,6 +331,8 @@ class Launcher:
         """Those not stopped yet (a long league starts hundreds of thousands)."""
         self.started = 0
         self._uids: dict[str, int] = {}
+        self.remote: RemoteSource | None = None
+        """The lobby of remote entrants, when the referee listens for them."""
 
     def plan(self, spec: BotSpec) -> tuple[list[str], dict[str, str], Path | None]:
         """The command line that starts ``spec`` (in its sandbox, if any), its environment, and the
@@ -363,7 +387,21 @@ class Launcher:
         """The file the bot's output goes to (every process of the entrant appends to it)."""
         return self.log_dir / f"{_safe(spec.name)}.log" if self.log_dir else None
 
+    async def claim(self, specs: Sequence[BotSpec]) -> list[BotProcess]:
+        """The connections of remote entrants ``specs``, taken together (see ``referee.remote.lobby``):
+        a start that fails like a process that would not start."""
+        if self.remote is None:
+            raise BotSpecError(
+                f"bot {specs[0].name!r} is a remote entrant: the referee must listen for it "
+                "(referee run --listen HOST:PORT, docs/REMOTE.md)"
+            )
+        bots = await self.remote.claim_bots(specs)
+        self.processes.update(bots)
+        return bots
+
     async def start(self, spec: BotSpec, timeout: float = CONNECT_TIMEOUT) -> BotProcess:
+        if spec.remote:
+            return (await self.claim([spec]))[0]
         log = self.log_of(spec)
         process = BotProcess(spec, log, self.confinement.limits)
         self.processes.add(process)

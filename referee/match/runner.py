@@ -321,6 +321,8 @@ class _Runner:
         self.fault_counts = [0] * rules.players
         self.banks = [time_control.bank] * rules.players
         self.latencies: list[list[float]] = [[] for _ in seats]
+        self._lags = [seat.session.lag_allowance if isinstance(seat, RemoteSeat) else 0.0 for seat in seats]
+        """Each seat's lag allowance (remote connections only): added to its time, never charged."""
 
     async def run(self) -> MatchOutcome:
         started = time.monotonic()
@@ -385,7 +387,8 @@ class _Runner:
         decision = await self.seats[seat].decide(obs, per_action + self.banks[seat], self.banks[seat])
         elapsed = time.monotonic() - started
         self.latencies[seat].append(elapsed)
-        self.banks[seat] = max(0.0, self.banks[seat] - max(0.0, elapsed - per_action))
+        lag = self._lags[seat]  # a remote connection's round trip is not the bot's thinking time
+        self.banks[seat] = max(0.0, self.banks[seat] - max(0.0, elapsed - lag - per_action))
         self._charge_violations(seat)  # what it sent while asked, besides its answer: before the answer
         if match.forfeited[seat]:  # those cost it the match: its faults stop, the referee plays for it
             match.apply(match.default_action(), seat)

@@ -10,6 +10,10 @@ import asyncio
 import os
 from typing import Final
 
+from pyramid_sdk import transport
+
+transport.configure()  # before gRPC loads: it reads its settings once (see pyramid_sdk.transport)
+# isort: split
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 

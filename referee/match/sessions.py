@@ -18,6 +18,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from pyramid_sdk import transport
+
+transport.configure()  # before gRPC loads: it reads its settings once (see pyramid_sdk.transport)
+# isort: split
 import grpc
 from google.protobuf import text_format
 from google.protobuf.message import DecodeError
@@ -119,6 +123,11 @@ class Session:
         self.close_reason = ""
         self.status = grpc.StatusCode.OK
         """The status the stream ends with: OK, or CANCELLED when the referee was interrupted."""
+        self.lag_allowance = 0.0
+        """Seconds added to each decision's time for a remote connection's network round trip."""
+        self.latencies: list[float] | None = None
+        """A remote session's decision latencies (request written to reply read), seconds; else None."""
+        self._ping: tuple[int, asyncio.Future[None]] | None = None
         if LOGGER.isEnabledFor(logging.DEBUG):
             self._log_in(pb.ConnectRequest(hello=hello))
 
@@ -242,6 +251,7 @@ class Session:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Outcome] = loop.create_future()
         now = loop.time()
+        timeout += self.lag_allowance
         self._pending = (request_id, future)
         self._deadline = deadline = now + timeout
         self._write_deadline = now + max(timeout, 1.0)
@@ -267,9 +277,30 @@ class Session:
                 return Closed(self.close_reason)
             finally:
                 self._writer = None
-            return await future
+            outcome = await future
+            if self.latencies is not None and isinstance(outcome, pb.ActionReply):
+                self.latencies.append(loop.time() - now)
+            return outcome
         finally:
             self._pending = None
+
+    async def ping(self, nonce: int, timeout: float) -> float | None:
+        """Seconds until the bot's Pong for a Ping (a remote connection's round trip), or ``None`` if
+        none came within ``timeout``. Only between matches: the bot answers it when it next reads."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._ping = (nonce, future)
+        started = loop.time()
+        try:
+            message = pb.ConnectResponse(ping=pb.Ping(nonce=nonce)).SerializeToString()
+            if not await self.send(message, timeout):
+                return None
+            await asyncio.wait_for(future, max(0.0, started + timeout - loop.time()))
+        except TimeoutError:
+            return None
+        finally:
+            self._ping = None
+        return loop.time() - started
 
     def _on_deadline(self) -> None:
         """The session's timer. It fires at the deadline of the request pending when it was armed; if a
@@ -341,6 +372,10 @@ class Session:
         kind = message.WhichOneof("kind")
         if kind == "action":
             return self._reply(message.action.request_id, message.action)
+        if kind == "pong" and self._ping is not None and message.pong.nonce == self._ping[0]:
+            if not self._ping[1].done():
+                self._ping[1].set_result(None)
+            return True
         if kind == "hello":
             self._refuse_hello(message.hello)
             return self._stray("a second hello on this stream, refused: a bot says hello once")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from referee.match.bots import BotSpec, BotSpecError
-from referee.match.launcher import CONNECT_TIMEOUT, BotProcess, Confinement, Launcher
+from referee.match.launcher import CONNECT_TIMEOUT, BotProcess, Confinement, Launcher, RemoteSource
 from referee.match.runner import AbsentSeat, LocalSeat, RemoteSeat, Seat
 from referee.match.server import HELLO_TIMEOUT, create_server
 from referee.match.sessions import SessionRegistry, clean_name
@@ -28,14 +28,17 @@ async def open_launcher(
     log_dir: Path | None = None,
     confinement: Confinement | None = None,
     hello_timeout: float = HELLO_TIMEOUT,
+    remote: RemoteSource | None = None,
 ) -> AsyncIterator[Launcher]:
-    """A referee server on a Unix socket in a private folder, and a launcher whose bots reach it there;
-    the server, the folder and every process started are gone when the block ends."""
+    """A referee server on a Unix socket in a private folder, and a launcher whose bots reach it there
+    (and whose remote entrants come from ``remote``, a lobby); the server, the folder and every process
+    started are gone when the block ends."""
     registry = SessionRegistry()
     folder = Path(tempfile.mkdtemp(prefix="pyramid-referee-"))
     socket = folder / "referee.sock"
     try:
         launcher = Launcher(registry, socket, log_dir, confinement)
+        launcher.remote = remote
         server, _ = await create_server(registry, f"unix:{socket}", hello_timeout=hello_timeout)
         try:
             async with launcher:
@@ -84,14 +87,22 @@ async def take_seats(
     processes: list[BotProcess] | None = None,
 ) -> list[Seat]:
     """Seats for ``specs``, their processes started all at once: a fresh process per command bot, a fresh
-    object per in-process bot. ``processes``, if given, receives every process started, even when
-    another fails to: a caller that plays several matches at once on one launcher stops each match's own
-    when it ends."""
-    starts = [launcher.start(spec, connect_timeout) for spec in specs if not spec.module]
+    object per in-process bot, and the connection of each remote entrant (claimed together).
+    ``processes``, if given, receives every process started, even when another fails to: a caller that
+    plays several matches at once on one launcher stops each match's own when it ends."""
+    remote = [spec for spec in specs if spec.remote]
+    claimed: list[BotProcess | BaseException] = []
+    if remote:  # all at once, so that two tables never each hold one entrant the other waits for
+        try:
+            claimed = list(await launcher.claim(remote))
+        except BotSpecError as exc:
+            claimed = [exc] * len(remote)
+    starts = [launcher.start(spec, connect_timeout) for spec in specs if not spec.module and not spec.remote]
     results = await asyncio.gather(*starts, return_exceptions=True)
     if processes is not None:
-        processes.extend(result for result in results if isinstance(result, BotProcess))
-    started = iter(results)
+        processes.extend(result for result in [*claimed, *results] if isinstance(result, BotProcess))
+    local, connections = iter(results), iter(claimed)
+    started = (next(connections) if spec.remote else next(local) for spec in specs if not spec.module)
     seats: list[Seat] = []
     for index, spec in enumerate(specs):
         if spec.module:

@@ -8,7 +8,7 @@ played); its *difference* is A's points − B's points in it (credited points: w
 autopilot made for a forfeited seat does not count, docs/RULES.md "Forfeits"). The seatings of a table
 replay the same deals, so their differences are not independent: as for the leaderboard's points, one
 observation is a table's mean difference over its shared matches, the mean weighs every table the same,
-and the interval comes from the spread between tables (Student's t, :func:`referee.league.ratings.ci95`).
+and the interval comes from the spread between tables (Student's t, :func:`referee.stats.ci95`).
 With one table there is no spread to measure, and no interval.
 """
 
@@ -16,44 +16,17 @@ from __future__ import annotations
 
 import itertools
 import math
-import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from referee.league.ratings import T_975, RatingMode, ci95, rated_games
+from referee.league.ratings import RatingMode, rated_games
 from referee.league.schedule import ScheduledMatch
-from referee.league.store import StoredMatch
+from referee.league.summary import Summarized
+from referee.stats import ci95, group_means, mean, t_los
 
 SIGNIFICANT: Final = 0.975
 """The likelihood of superiority at which a difference is significant: the 95% interval excludes 0."""
-
-
-def t_cdf(t: float, df: int) -> float:
-    """P(T ≤ t) for Student's t with ``df`` degrees of freedom: exact for 1–20 (the finite series for
-    whole degrees, Abramowitz & Stegun 26.7.3–4), the normal law beyond, as :func:`ci95` switches to
-    1.96 there, so that a likelihood of at least 97.5% means a 95% interval that excludes 0.
-
-    >>> round(t_cdf(4.303, 2), 4), round(t_cdf(2.086, 20), 4), t_cdf(0.0, 5), round(t_cdf(-1.96, 40), 3)
-    (0.975, 0.975, 0.5, 0.025)
-    """
-    if df > len(T_975):
-        return statistics.NormalDist().cdf(t)
-    theta = math.atan(t / math.sqrt(df))
-    cos2 = math.cos(theta) ** 2
-    if df % 2:
-        term = series = math.cos(theta)
-        for power in range(3, df - 1, 2):
-            term *= (power - 1) / power * cos2
-            series += term
-        inside = 2 / math.pi * (theta + (math.sin(theta) * series if df > 1 else 0.0))
-    else:
-        term = series = 1.0
-        for power in range(2, df - 1, 2):
-            term *= (power - 1) / power * cos2
-            series += term
-        inside = math.sin(theta) * series
-    return 0.5 + inside / 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +42,7 @@ class Pair:
     @property
     def mean(self) -> float:
         """Mean points difference per shared match, each table weighing the same."""
-        return statistics.fmean(self.tables)
+        return mean(self.tables)
 
     @property
     def ci95(self) -> float:
@@ -89,12 +62,7 @@ class Pair:
         >>> Pair("a", "b", (10.0, 14.0, 12.0), 3).los > 0.975, Pair("a", "b", (1.0, -1.0), 2).los
         (True, 0.5)
         """
-        if len(self.tables) < 2:
-            return None
-        spread = statistics.stdev(self.tables)
-        if spread == 0:
-            return 1.0 if self.mean > 0 else 0.0 if self.mean < 0 else 0.5
-        return t_cdf(self.mean / (spread / math.sqrt(len(self.tables))), len(self.tables) - 1)
+        return t_los(self.tables)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,21 +80,21 @@ class Crosstable:
 def crosstable(
     names: Sequence[str],
     schedule: Sequence[ScheduledMatch],
-    stored: dict[str, StoredMatch],
+    stored: Mapping[str, Summarized],
     mode: RatingMode = RatingMode.DUPLICATE,
 ) -> Crosstable:
     """The crosstable of ``names`` (in leaderboard order) over the matches the leaderboard counts."""
     per_table: dict[tuple[str, str], dict[str, list[int]]] = {}
     for game in rated_games(schedule, stored, mode):
         for scheduled, match in game:
-            totals = match.record.credited_totals
+            totals = match.summary.credited
             for a, first in enumerate(scheduled.entrants):
                 for b, second in enumerate(scheduled.entrants):
                     if a != b:
                         differences = per_table.setdefault((first, second), {})
                         differences.setdefault(scheduled.table_id, []).append(totals[a] - totals[b])
     pairs = {
-        pair: Pair(*pair, tuple(statistics.fmean(d) for d in tables.values()), sum(map(len, tables.values())))
+        pair: Pair(*pair, group_means(tables.values()), sum(map(len, tables.values())))
         for pair, tables in per_table.items()
         if pair[0] in names and pair[1] in names
     }

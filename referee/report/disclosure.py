@@ -21,6 +21,7 @@ from typing import Final
 
 from referee.league.schedule import ScheduledMatch
 from referee.league.store import StoredMatch
+from referee.league.summary import MatchSummary, Summarized
 from referee.match.outcome import MatchStatus
 
 HIDDEN_NOTE: Final = "deals hidden until every match of this table is played"
@@ -29,7 +30,7 @@ _CARD_CODE: Final = re.compile(r"(?<![A-Za-z0-9])[9TJQKA][SHDC](?![A-Za-z0-9])")
 _CARD_SYMBOL: Final = re.compile(r"(?:10|[9JQKA])[♠♥♦♣]")
 
 
-def table_key(match: ScheduledMatch | StoredMatch) -> int:
+def table_key(match: ScheduledMatch | MatchSummary | StoredMatch) -> int:
     """The deals a match plays: matches with equal keys share every hand, seat by seat."""
     return match.seed
 
@@ -41,11 +42,11 @@ class Disclosure:
     pending_tables: frozenset[int]
     """Keys of tables with a scheduled match not stored complete yet (void counts as not played)."""
 
-    def deals_shown(self, match: ScheduledMatch | StoredMatch) -> bool:
+    def deals_shown(self, match: ScheduledMatch | MatchSummary | StoredMatch) -> bool:
         return table_key(match) not in self.pending_tables
 
 
-def disclosure(schedule: Iterable[ScheduledMatch], stored: Mapping[str, StoredMatch]) -> Disclosure:
+def disclosure(schedule: Iterable[ScheduledMatch], stored: Mapping[str, Summarized]) -> Disclosure:
     """The league's disclosure now. A stored match whose table is no longer scheduled (an entrant left
     the league) has no match to come that replays its deals, so it is shown.
 
@@ -55,7 +56,7 @@ def disclosure(schedule: Iterable[ScheduledMatch], stored: Mapping[str, StoredMa
     pending = set()
     for scheduled in schedule:
         match = stored.get(scheduled.match_id)
-        if match is None or match.status is not MatchStatus.COMPLETE:
+        if match is None or match.summary.status is not MatchStatus.COMPLETE:
             pending.add(table_key(scheduled))
     return Disclosure(frozenset(pending))
 

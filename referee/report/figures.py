@@ -50,6 +50,17 @@ def mean_off(value: float) -> str:
     return f"{value:.2f}"
 
 
+def loss(value: float | None) -> str:
+    """Points an analysed decision gave up (or a mean of them), and its standard error: two decimals;
+    ``—`` where nothing was decided."""
+    return "—" if value is None else f"{value:.2f}"
+
+
+def luck(value: float | None) -> str:
+    """A seat's luck in points, signed as :func:`difference`; ``—`` where no deal was analysed."""
+    return "—" if value is None else difference(value)
+
+
 def leaderboard_cell(key: str, standing: Standing) -> str:
     """A leaderboard figure (``key`` of :meth:`Standing.to_dict`) as the terminal table and the HTML
     leaderboard both show it: the interval only from two tables on."""
@@ -64,5 +75,7 @@ def leaderboard_cell(key: str, standing: Standing) -> str:
     return str(standing.to_dict()[key])
 
 
-FILTERS = {f.__name__: f for f in (rating, points, difference, interval, percent, likelihood, mean_off)}
+FILTERS = {
+    f.__name__: f for f in (rating, points, difference, interval, percent, likelihood, mean_off, loss, luck)
+}
 """The helpers by name, for the report's templates."""

@@ -108,3 +108,9 @@ def _recorded(line: Any) -> RecordedMatch:
         Fault(int(f["seat"]), int(f["deal"]), FaultKind(f["kind"]), str(f["detail"])) for f in line["faults"]
     )
     return RecordedMatch(str(line["match_id"]), status, None if hidden else int(line["seed"]), record, faults)
+
+
+def from_line(line: Any) -> RecordedMatch:
+    """One line of ``referee export`` or ``referee match --record``, already parsed from JSON, as a match
+    (checked through the rules as :func:`find_record` checks one)."""
+    return _recorded(line)

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
@@ -28,10 +26,16 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.rules import QUOTAS
+from referee.analysis import storage as analyses
+from referee.analysis.estimate import Analysis
+from referee.analysis.summary import Summary, summarise
+from referee.analysis.view import page_view, viewer_view
+from referee.files import write_atomic
 from referee.league.config import League
 from referee.league.ratings import ENVIRONMENT, Leaderboard, RatingMode
 from referee.league.schedule import ScheduledMatch
 from referee.league.store import StoredMatch
+from referee.league.summary import MatchSummary, Summarized
 from referee.match.faults import Fault
 from referee.match.outcome import MatchStatus
 from referee.report.crosstable import crosstable
@@ -65,7 +69,7 @@ _ENVIRONMENT.filters.update(FILTERS)  # figures rounded as the terminal prints t
 _ENVIRONMENT.globals["cell"] = leaderboard_cell
 
 
-def forfeit_note(record: MatchRecord, seat: int) -> str:
+def forfeit_note(record: MatchRecord | MatchSummary, seat: int) -> str:
     """`` (forfeited in deal N)`` after a forfeited seat's credited points, else nothing.
 
     >>> from pyramid_sdk import Match, Rules
@@ -88,19 +92,6 @@ ASSETS: Final = ("style.css", "report.js", "viewer.js")
 
 def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,15 +205,15 @@ def history_chart(
 
 
 def head_to_head(
-    names: list[str], schedule: list[ScheduledMatch], stored: dict[str, StoredMatch]
+    names: list[str], schedule: list[ScheduledMatch], stored: Mapping[str, Summarized]
 ) -> dict[tuple[str, str], tuple[int, int, int]]:
     """For each ordered pair that shared tables: (times a finished ahead of b, behind, level)."""
     table: dict[tuple[str, str], list[int]] = {}
     for scheduled in schedule:
         match = stored.get(scheduled.match_id)
-        if match is None or match.status is not MatchStatus.COMPLETE:
+        if match is None or match.summary.status is not MatchStatus.COMPLETE:
             continue
-        ranks = match.record.ranks
+        ranks = match.summary.ranks
         for a, name_a in enumerate(scheduled.entrants):
             for b, name_b in enumerate(scheduled.entrants):
                 if a != b:
@@ -231,58 +222,62 @@ def head_to_head(
     return {pair: (w, lost, level) for pair, (w, lost, level) in table.items()}
 
 
-def entrant_stats(
-    name: str,
-    schedule: list[ScheduledMatch],
-    stored: dict[str, StoredMatch],
-    shown: Disclosure | None = None,
-) -> dict[str, Any]:
-    """Pyramid accuracy per declared number, points per trump, faults (with whether their deal can be
-    linked to): for one entrant's page. The deals of tables not complete yet (``shown``) are left out,
+@dataclass(slots=True)
+class EntrantTally:
+    """What an entrant's page shows of its matches, added up one match at a time as the report goes
+    through them: pyramid accuracy per declared number, points per trump, faults (with whether their
+    deal can be linked to), the list of its matches. The deals of tables not complete yet are left out,
     and their fault details masked; so are the declarations the referee made after a forfeit."""
-    shown = shown or disclosure(schedule, stored)
-    hidden = 0
-    numbers: list[dict[str, Any]] = [
-        {"number": n, "quota": q, "declared": 0, "exact": 0, "off": 0, "points": 0}
-        for n, q in enumerate(QUOTAS)
-    ]
-    trumps: dict[Suit, dict[str, Any]] = {suit: {"suit": suit, "deals": 0, "points": 0} for suit in Suit}
-    faults = []
-    matches = []
-    for scheduled in schedule:
-        match = stored.get(scheduled.match_id)
-        if match is None or name not in scheduled.entrants:
-            continue
-        seat = scheduled.entrants.index(name)
-        matches.append((scheduled, match, seat))
-        if not shown.deals_shown(match):
-            hidden += 1
-            faults += [(scheduled, _masked(fault), False) for fault in match.faults if fault.seat == seat]
-            continue
+
+    numbers: list[dict[str, Any]] = field(
+        default_factory=lambda: [
+            {"number": n, "quota": q, "declared": 0, "exact": 0, "off": 0, "points": 0}
+            for n, q in enumerate(QUOTAS)
+        ]
+    )
+    trumps: dict[Suit, dict[str, Any]] = field(
+        default_factory=lambda: {suit: {"suit": suit, "deals": 0, "points": 0} for suit in Suit}
+    )
+    faults: list[tuple[ScheduledMatch, Fault, bool]] = field(default_factory=list)
+    matches: list[tuple[ScheduledMatch, MatchSummary, int]] = field(default_factory=list)
+    hidden: int = 0
+
+    def add(self, scheduled: ScheduledMatch, match: StoredMatch, seat: int, deals_shown: bool) -> None:
+        """Counts the entrant's ``seat`` of one stored match."""
+        self.matches.append((scheduled, match.summary, seat))
+        if not deals_shown:
+            self.hidden += 1
+            self.faults += [
+                (scheduled, _masked(fault), False) for fault in match.faults if fault.seat == seat
+            ]
+            return
         for deal in match.record.deals:
             if deal.declarer != seat or match.record.on_autopilot(deal):
                 continue
-            row = numbers[deal.declaration.tricks]
+            row = self.numbers[deal.declaration.tricks]
             row["declared"] += 1
             row["exact"] += deal.taken == deal.declaration.tricks
             row["off"] += abs(deal.taken - deal.declaration.tricks)
             row["points"] += deal.points
-            trumps[deal.declaration.trump]["deals"] += 1
-            trumps[deal.declaration.trump]["points"] += deal.points
-        faults += [(scheduled, fault, True) for fault in match.faults if fault.seat == seat]
-    for row in numbers:
-        count = row["declared"] or 1
-        row["exact_rate"] = row["exact"] / count if row["declared"] else None
-        row["mean_off"] = row["off"] / count
-        row["mean_points"] = row["points"] / count
-        row["heat"] = _heat(row["exact_rate"])
-    return {
-        "numbers": numbers,
-        "trumps": list(trumps.values()),
-        "faults": faults,
-        "matches": matches,
-        "hidden_matches": hidden,
-    }
+            self.trumps[deal.declaration.trump]["deals"] += 1
+            self.trumps[deal.declaration.trump]["points"] += deal.points
+        self.faults += [(scheduled, fault, True) for fault in match.faults if fault.seat == seat]
+
+    def page(self) -> dict[str, Any]:
+        """The entrant page's figures."""
+        for row in self.numbers:
+            count = row["declared"] or 1
+            row["exact_rate"] = row["exact"] / count if row["declared"] else None
+            row["mean_off"] = row["off"] / count
+            row["mean_points"] = row["points"] / count
+            row["heat"] = _heat(row["exact_rate"])
+        return {
+            "numbers": self.numbers,
+            "trumps": list(self.trumps.values()),
+            "faults": self.faults,
+            "matches": self.matches,
+            "hidden_matches": self.hidden,
+        }
 
 
 def _masked(fault: Fault) -> Fault:
@@ -307,12 +302,12 @@ def script_json(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def viewer_data(record: MatchRecord, colours: Sequence[str]) -> str:
+def viewer_data(record: MatchRecord, colours: Sequence[str], analysis: Analysis | None = None) -> str:
     """The match as ``viewer.js`` reads it, compact because every match page carries it once: per deal
     ``[number, dealer, declarer, declared, trump, taken, points, tricks, talk]``, a trick as
     ``[leader, cards, winner]`` with the cards' codes run together in play order (``"9STSQSKS"``), a
     message as ``[seat, trick, text]``. The hands are not sent: every card of a hand is played, so the
-    tricks hold them."""
+    tricks hold them. A kept analysis comes as ``analysis`` (:func:`referee.analysis.view.viewer_view`)."""
     deals = [
         [
             deal.number,
@@ -327,7 +322,10 @@ def viewer_data(record: MatchRecord, colours: Sequence[str]) -> str:
         ]
         for deal in record.deals
     ]
-    return script_json({"seats": list(record.seats), "colours": list(colours), "deals": deals})
+    data: dict[str, Any] = {"seats": list(record.seats), "colours": list(colours), "deals": deals}
+    if analysis is not None:
+        data["analysis"] = viewer_view(analysis)
+    return script_json(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,9 +348,11 @@ def match_view(
     match: StoredMatch,
     deals_shown: bool = True,
     colours: Mapping[str, str] | None = None,
+    analysis: Analysis | None = None,
 ) -> dict[str, Any]:
-    """What a match page shows: everything, or without ``deals_shown`` the results alone (no seed, no
-    deal, no pyramid, no viewer data, fault details masked)."""
+    """What a match page shows: everything (with its analysis, if one is kept), or without
+    ``deals_shown`` the results alone (no seed, no deal, no pyramid, no viewer data, no analysis, fault
+    details masked)."""
     record = match.record
     if not deals_shown:
         faults = [_masked(fault) for fault in match.faults]
@@ -366,11 +366,15 @@ def match_view(
             "hidden_note": HIDDEN_NOTE,
             "ranked": sorted((rank, seat) for seat, rank in enumerate(record.ranks)),
             "data": "",
+            "analysis": None,
         }
-    return {"scheduled": scheduled, "match": match, **_played_view(record, match.faults, colours or {})}
+    view = _played_view(record, match.faults, colours or {}, analysis)
+    return {"scheduled": scheduled, "match": match, **view}
 
 
-def _played_view(record: MatchRecord, faults: Sequence[Fault], colours: Mapping[str, str]) -> dict[str, Any]:
+def _played_view(
+    record: MatchRecord, faults: Sequence[Fault], colours: Mapping[str, str], analysis: Analysis | None = None
+) -> dict[str, Any]:
     """What a page shows of a played match: its deals trick by trick, the pyramids, the faults and the
     viewer's data."""
     seat_colours = [colours.get(name, OTHER_COLOUR) for name in record.seats]
@@ -413,45 +417,59 @@ def _played_view(record: MatchRecord, faults: Sequence[Fault], colours: Mapping[
         "pyramids": pyramids,
         "faults": list(faults),
         "hidden_note": "",
-        "data": viewer_data(record, seat_colours),
+        "data": viewer_data(record, seat_colours, analysis),
+        "analysis": page_view(analysis) if analysis is not None else None,
     }
 
 
-def write_match_page(
-    path: Path, record: MatchRecord, faults: Sequence[Fault], status: MatchStatus, seed: int
-) -> None:
-    """One match on a page of its own (``referee match --html``): the report's match page, with the
-    viewer, its script and the style inside the page, so that the one file opens from disk, anywhere,
-    with nothing beside it and no network. Seats take the report's colours in seat order."""
+def match_page(
+    record: MatchRecord, faults: Sequence[Fault], status: MatchStatus, seed: int, linked: bool = False
+) -> str:
+    """One match on a page of its own: the report's match page, with the viewer, its script and the
+    style inside the page, so that the one file opens from disk, anywhere, with nothing beside it and no
+    network; or, ``linked``, with links to ``/style.css`` and ``/viewer.js`` (a page of ``referee serve``,
+    whose security policy runs no inline script). Seats take the report's colours in seat order."""
     colours = entrant_colours(record.seats)
     view = _played_view(record, faults, colours)
     assets = resources.files("referee.report") / "templates"
-    page = _ENVIRONMENT.get_template("one_match.html").render(
+    return _ENVIRONMENT.get_template("one_match.html").render(
         **view,
         status=status,
         seed=seed,
         colours=colours,
         other_colour=OTHER_COLOUR,
         live=False,
-        style=(assets / "style.css").read_text("utf-8"),
-        viewer=(assets / "viewer.js").read_text("utf-8").replace("</", "<\\/"),
+        linked=linked,
+        style="" if linked else (assets / "style.css").read_text("utf-8"),
+        viewer="" if linked else (assets / "viewer.js").read_text("utf-8").replace("</", "<\\/"),
     )
-    write_atomic(path, page)
+
+
+def write_match_page(
+    path: Path, record: MatchRecord, faults: Sequence[Fault], status: MatchStatus, seed: int
+) -> None:
+    """:func:`match_page` written to ``path`` (``referee match --html``)."""
+    write_atomic(path, match_page(record, faults, status, seed))
 
 
 def write_report(
     league: League,
     schedule: list[ScheduledMatch],
-    stored: dict[str, StoredMatch],
+    stored: Mapping[str, Summarized],
     board: Leaderboard,
     folder: Path,
     live: bool = False,
+    load: Callable[[Sequence[str]], Iterator[StoredMatch]] | None = None,
 ) -> Path:
-    """Writes (or rewrites) the whole site into ``folder``; returns the index page."""
+    """Writes (or rewrites) the whole site into ``folder``; returns the index page. ``stored`` may hold
+    summaries only: ``load`` then decodes each match as its page is written, one at a time, so that
+    memory does not grow with the league (without ``load``, ``stored`` holds whole matches)."""
     folder.mkdir(parents=True, exist_ok=True)
+    fetch = load or _whole(stored)
+    summaries = {match_id: match.summary for match_id, match in stored.items()}
     names = [standing.entrant for standing in board.standings]
     pages = {name: f"entrant-{slug(name)}.html" for name in names}
-    played = [(s, stored[s.match_id]) for s in schedule if s.match_id in stored]
+    played = [(s, summaries[s.match_id]) for s in schedule if s.match_id in summaries]
     match_pages = {s.match_id: f"match-{s.position + 1:04d}.html" for s, _ in played}
     colours = entrant_colours([entrant.name for entrant in league.entrants])
     common = {
@@ -467,17 +485,21 @@ def write_report(
         write_atomic(
             folder / asset, (resources.files("referee.report") / "templates" / asset).read_text("utf-8")
         )
-    shown = disclosure(schedule, stored)
-    for scheduled, match in played:
-        view = match_view(scheduled, match, shown.deals_shown(match), colours)
-        write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
+    shown = disclosure(schedule, summaries)
+    tallies, analysed = _match_pages(
+        folder, league, played, fetch([s.match_id for s, _ in played]), shown, common, live, names
+    )
+    losses: dict[str, Summary] = {summary.name: summary for summary in summarise(analysed)}
     for name in names:
-        stats = entrant_stats(name, schedule, stored, shown)
         standing = next(s for s in board.standings if s.entrant == name)
         write_atomic(
             folder / pages[name],
             render("entrant.html").render(
-                **common, standing=standing, chart=history_chart(board, colours, only=[name]), **stats
+                **common,
+                standing=standing,
+                chart=history_chart(board, colours, only=[name]),
+                analysis=losses.get(name),
+                **tallies[name].page(),
             ),
         )
     write_atomic(
@@ -492,10 +514,59 @@ def write_report(
             board=board,
             chart=history_chart(board, colours),
             names=names,
-            h2h=head_to_head(names, schedule, stored),
-            cross=crosstable(names, schedule, stored, board.mode),
+            h2h=head_to_head(names, schedule, summaries),
+            cross=crosstable(names, schedule, summaries, board.mode),
             done=sum(1 for _, m in played if m.status is MatchStatus.COMPLETE),
+            analysed=len(analysed),
+            summaries=[losses[name] for name in names if name in losses],
             total=len(schedule),
         ),
     )
     return index
+
+
+def _match_pages(
+    folder: Path,
+    league: League,
+    played: list[tuple[ScheduledMatch, MatchSummary]],
+    matches: Iterator[StoredMatch],
+    shown: Disclosure,
+    common: dict[str, Any],
+    live: bool,
+    names: list[str],
+) -> tuple[dict[str, EntrantTally], list[tuple[Analysis, tuple[str, ...]]]]:
+    """Writes each played match's page as ``matches`` decodes it (one at a time), and returns what the
+    entrants' pages sum up of them: their tallies, and the analyses kept by ``referee analyze``."""
+    render = _ENVIRONMENT.get_template
+    colours = common["colours"]
+    match_pages = common["match_pages"]
+    tallies = {name: EntrantTally() for name in names}
+    analysed: list[tuple[Analysis, tuple[str, ...]]] = []
+    for (scheduled, summary), match in zip(played, matches, strict=True):
+        shows = shown.deals_shown(summary)
+        analysis = None
+        # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
+        # run's matches (a 4-player match's analysis takes a tenth of a second to read).
+        if not live and shows and summary.status is MatchStatus.COMPLETE:
+            analysis = analyses.load(league.database, match.match_id, match.record)
+        if analysis is not None:
+            analysed.append((analysis, scheduled.entrants))
+        view = match_view(scheduled, match, shows, colours, analysis)
+        write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
+        for seat, name in enumerate(scheduled.entrants):
+            if name in tallies and scheduled.entrants.index(name) == seat:
+                tallies[name].add(scheduled, match, seat, shows)
+    return tallies, analysed
+
+
+def _whole(stored: Mapping[str, Summarized]) -> Callable[[Sequence[str]], Iterator[StoredMatch]]:
+    """The matches of ``stored``, which holds whole matches (a caller that passes no loader)."""
+
+    def fetch(ids: Sequence[str]) -> Iterator[StoredMatch]:
+        for match_id in ids:
+            match = stored[match_id]
+            if not isinstance(match, StoredMatch):
+                raise TypeError(f"match {match_id} is a summary: pass a loader to read it whole")
+            yield match
+
+    return fetch

@@ -6,8 +6,11 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Final, Protocol
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Protocol, TextIO
 
 from rich import box
 from rich.console import Console
@@ -16,9 +19,10 @@ from rich.table import Table
 from pyramid_sdk.cards import format_cards
 from pyramid_sdk.record import MatchRecord
 from referee.league.config import League
-from referee.league.ratings import Leaderboard
+from referee.league.ratings import Leaderboard, Standing
 from referee.league.schedule import ScheduledMatch
 from referee.league.store import StoredMatch
+from referee.league.summary import Summarized
 from referee.match.faults import Fault
 from referee.match.outcome import MatchStatus
 from referee.report.crosstable import Crosstable
@@ -45,9 +49,11 @@ COLUMNS = (
 
 def leaderboard_table(board: Leaderboard, league: League | None = None, title: str = "") -> str:
     """The terminal's leaderboard, titled with the league's name (or ``title``), and its format below."""
+    remote = remote_names(league)
+    marked = f"\nremote (plays from its own machine, not sandboxed): {', '.join(remote)}" if remote else ""
     table = Table(
         title=title or (league.name if league else None),
-        caption=f"format: {league.schedule_label}" if league else None,
+        caption=f"format: {league.schedule_label}{marked}" if league else None,
         box=box.SIMPLE_HEAVY,
     )
     for key, header in COLUMNS:
@@ -59,23 +65,35 @@ def leaderboard_table(board: Leaderboard, league: League | None = None, title: s
     return buffer.getvalue().rstrip() + "\n"
 
 
+def remote_names(league: League | None) -> list[str]:
+    """The league's remote entrants (docs/REMOTE.md): their bots are not sandboxed."""
+    return [entrant.name for entrant in league.entrants if entrant.spec.remote] if league else []
+
+
 def _format(league: League | None) -> dict[str, str]:
     """The key that says which format produced a JSON or CSV leaderboard's row: ``format: sampled``."""
     return {"format": str(league.design.format)} if league else {}
 
 
+def _row(standing: Standing, league: League | None) -> dict[str, Any]:
+    """A JSON or CSV leaderboard's row; with a ``remote`` column when the league has remote entrants."""
+    remote = remote_names(league)
+    marked = {"remote": standing.entrant in remote} if remote else {}
+    return {**standing.to_dict(), **_format(league), **marked}
+
+
 def leaderboard_json(board: Leaderboard, league: League | None = None) -> str:
-    rows = [{**standing.to_dict(), **_format(league)} for standing in board.standings]
+    rows = [_row(standing, league) for standing in board.standings]
     return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
 
 
 def leaderboard_csv(board: Leaderboard, league: League | None = None) -> str:
     out = io.StringIO()
-    keys = [key for key, _ in COLUMNS] + list(_format(league))
+    keys = [key for key, _ in COLUMNS] + list(_format(league)) + (["remote"] if remote_names(league) else [])
     writer = csv.DictWriter(out, fieldnames=keys, lineterminator="\n")
     writer.writeheader()
     for standing in board.standings:
-        row = {**standing.to_dict(), **_format(league)}
+        row = _row(standing, league)
         writer.writerow({key: "" if row[key] is None else row[key] for key in keys})
     return out.getvalue()
 
@@ -126,15 +144,19 @@ FORMATS = {
 
 
 def export_lines(
-    league: League, schedule: Sequence[ScheduledMatch], stored: dict[str, StoredMatch]
+    league: League,
+    schedule: Sequence[ScheduledMatch],
+    stored: Mapping[str, Summarized],
+    load: Callable[[Sequence[str]], Iterator[StoredMatch]],
 ) -> Iterator[str]:
     """One JSON object per stored match of the schedule, in schedule order (docs/FORMATS.md). A match
-    of a table not complete yet has no seed and no deals, only its results (``referee.report.disclosure``)."""
+    of a table not complete yet has no seed and no deals, only its results (``referee.report.disclosure``).
+    ``load`` decodes the matches as their lines are made (:meth:`referee.league.store.Store.stream`), so
+    memory does not grow with the league: ``stored`` need hold only summaries."""
     shown = disclosure(schedule, stored).deals_shown
-    for scheduled in schedule:
-        match = stored.get(scheduled.match_id)
-        if match is None:
-            continue
+    remote = remote_names(league)
+    present = [scheduled for scheduled in schedule if scheduled.match_id in stored]
+    for scheduled, match in zip(present, load([s.match_id for s in present]), strict=True):
         place = {
             "league": league.name,
             "round": match.round,
@@ -142,9 +164,39 @@ def export_lines(
             "table_id": scheduled.table_id,
             "rotation": match.rotation,
         }
+        if remote:  # which seats played from their own machines, unsandboxed (docs/SECURITY.md)
+            place["remote_entrants"] = [name for name in match.record.seats if name in remote]
         yield match_line(
             match.match_id, place, match.seed, match.status, match.record, match.faults, shown(match)
         )
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> int:
+    """Writes ``lines`` to ``path`` as they come, one a line, and returns how many (an export to a file:
+    memory holds one line at a time). A regular file, or a new one, is written under a temporary name
+    beside it and renamed once complete, so a failure half-way leaves the old file as it was and no half
+    one; anything else (a pipe, ``/dev/stdout``) is written in place."""
+    if path.exists() and not path.is_file():
+        with path.open("w", encoding="utf-8") as out:
+            return _write_each(out, lines)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            count = _write_each(out, lines)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def _write_each(out: TextIO, lines: Iterable[str]) -> int:
+    count = 0
+    for line in lines:
+        out.write(line + "\n")
+        count += 1
+    return count
 
 
 ONE_MATCH: Final = {"league": None, "round": None, "table": None, "table_id": None, "rotation": None}
@@ -244,7 +296,7 @@ def replay_text(match: Replayable, deals_shown: bool = True) -> str:
 
 def matches_text(
     schedule: Sequence[ScheduledMatch],
-    stored: dict[str, StoredMatch],
+    stored: Mapping[str, Summarized],
     entrant: str | None = None,
     status: str | None = None,
 ) -> str:
@@ -254,31 +306,30 @@ def matches_text(
     and ``status`` filter.
     A stored match no longer in the schedule (its entrant left the league) comes last, as ``-``."""
     position = {scheduled.match_id: scheduled.position + 1 for scheduled in schedule}
-    order = sorted(stored.values(), key=lambda m: (position.get(m.match_id, len(position) + 1), m.match_id))
+    summaries = [match.summary for match in stored.values()]
+    order = sorted(summaries, key=lambda m: (position.get(m.match_id, len(position) + 1), m.match_id))
     rows = [("#", "match", "status", "points", "faults")]
     for match in order:
-        record = match.record
-        if entrant is not None and entrant not in record.seats:
+        if entrant is not None and entrant not in match.seats:
             continue
         if status is not None and str(match.status) != status:
             continue
         void = match.status is not MatchStatus.COMPLETE
-        credited = record.credited_totals
-        forfeited = dict(zip(record.forfeits, record.forfeit_deals, strict=True))
+        forfeited = dict(zip(match.forfeits, match.forfeit_deals, strict=True))
         points = "  ".join(
-            f"{name} {'—' if void else credited[seat]}"
+            f"{name} {'—' if void else match.credited[seat]}"
             + (f" (forfeit in deal {forfeited[seat]})" if seat in forfeited else "")
-            for seat, name in enumerate(record.seats)
+            for seat, name in enumerate(match.seats)
         )
         counts: dict[str, int] = {}
-        for fault in match.faults:
-            counts[record.seats[fault.seat]] = counts.get(record.seats[fault.seat], 0) + 1
+        for seat in match.fault_seats:
+            counts[match.seats[seat]] = counts.get(match.seats[seat], 0) + 1
         faults = "  ".join(f"{name} {count}" for name, count in counts.items()) or "—"
         number = str(position.get(match.match_id, "-"))
         rows.append((number, match.match_id, str(match.status), points, faults))
     w = [max(len(row[column]) for row in rows) for column in range(4)]
     lines = [f"{a:>{w[0]}}  {b:<{w[1]}}  {c:<{w[2]}}  {d:<{w[3]}}  {e}" for a, b, c, d, e in rows]
-    complete = sum(m.status is MatchStatus.COMPLETE for m in stored.values())
+    complete = sum(m.status is MatchStatus.COMPLETE for m in summaries)
     in_schedule = sum(match_id in position for match_id in stored)
     summary = (
         f"{in_schedule} of {len(schedule)} scheduled matches stored: "
@@ -327,6 +378,8 @@ def progress_line(
     else:
         rate = workers * played / spent if played and spent > 0 else 0.0
     eta = (total - done) / rate if rate else math.inf
+    from referee.league.timing import eta_text  # noqa: PLC0415 (timing loads the launcher: a run has it)
+
     text = f"{done}/{total} matches  {rate:.2f}/s  ETA {eta_text(eta)}" + (f"  void {void}" if void else "")
     if leader is None:
         return text[:width]
@@ -341,10 +394,3 @@ def progress_line(
     if len(name) > room:
         name = name[: room - 1] + "…"
     return f"{text}  leader: {name}{tail}"
-
-
-def eta_text(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "?"
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

@@ -198,12 +198,20 @@ function replyFor(requestId, choice) {
 
 /**
  * The token the referee's launcher wrote on the pipe whose descriptor PYRAMID_TOKEN_FD names, read to
- * its end and closed so nothing else can read it later; else PYRAMID_TOKEN (a bot started by hand).
- * When both are set, the pipe wins.
+ * its end and closed so nothing else can read it later; else the file PYRAMID_TOKEN_FILE names (a remote
+ * entrant, docs/REMOTE.md); else PYRAMID_TOKEN (a bot started by hand). When both are set, the pipe wins.
  */
 function readToken() {
   const fd = process.env.PYRAMID_TOKEN_FD;
-  if (fd === undefined) return process.env.PYRAMID_TOKEN || "";
+  if (fd === undefined) {
+    const file = process.env.PYRAMID_TOKEN_FILE;
+    if (!file) return process.env.PYRAMID_TOKEN || "";
+    try {
+      return fs.readFileSync(file, "ascii").trim();
+    } catch (error) {
+      throw new Error(`cannot read the token file PYRAMID_TOKEN_FILE=${file}: ${error.message}`);
+    }
+  }
   delete process.env.PYRAMID_TOKEN_FD;
   const number = Number(fd);
   try {
@@ -215,23 +223,69 @@ function readToken() {
   }
 }
 
+/** TLS credentials trusting the CA certificate PYRAMID_TLS_CA names, or plaintext when it is not set. */
+function channelCredentials() {
+  const ca = process.env.PYRAMID_TLS_CA;
+  if (!ca) return grpc.credentials.createInsecure();
+  try {
+    return grpc.credentials.createSsl(fs.readFileSync(ca));
+  } catch (error) {
+    throw new Error(`cannot read the CA certificate PYRAMID_TLS_CA=${ca}: ${error.message}`);
+  }
+}
+
+/** Refusals that another try cannot change (a wrong token, protocol version): a remote bot stops. */
+const FINAL = new Set([grpc.status.UNAUTHENTICATED, grpc.status.FAILED_PRECONDITION, grpc.status.INVALID_ARGUMENT]);
+const BACKOFF_FIRST_MS = 500;
+const BACKOFF_MAX_MS = 30000;
+
 /**
  * Plays every match the referee asks for; resolves when the referee ends the stream, with OK (done with
  * this bot) or CANCELLED (the referee was interrupted: a line on stderr says so).
  * The address defaults to PYRAMID_ADDRESS, the token to what the launcher passed on PYRAMID_TOKEN_FD.
  * A refusal (wrong token, protocol version) rejects with the referee's status and message.
+ *
+ * With PYRAMID_TOKEN_FILE (and no launcher's pipe) the bot is a remote entrant (docs/REMOTE.md): over TLS
+ * when PYRAMID_TLS_CA names the CA's certificate, it reconnects with backoff after a drop or while the
+ * referee is away, and resolves when the league is over (the referee ends the stream with OK).
  */
 function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
   if (!address) {
     return Promise.reject(new Error(`${bot.name}: no referee address: set PYRAMID_ADDRESS`));
   }
+  const remote = Boolean(process.env.PYRAMID_TOKEN_FILE) && process.env.PYRAMID_TOKEN_FD === undefined;
+  let credentials;
   try {
     if (token === undefined) token = readToken();
+    credentials = channelCredentials();
   } catch (error) {
     return Promise.reject(new Error(`${bot.name}: ${error.message}`));
   }
+  if (!remote) return connect(bot, address, token, credentials, false);
+  return (async () => {
+    let delay = BACKOFF_FIRST_MS;
+    for (;;) {
+      const attempt = { welcomed: false };
+      try {
+        await connect(bot, address, token, credentials, true, attempt);
+        console.error(`${bot.name}: the referee ended the stream: the league is over`);
+        return;
+      } catch (error) {
+        if (error.code === undefined || FINAL.has(error.code)) throw error;
+        if (attempt.welcomed) delay = BACKOFF_FIRST_MS;
+        const wait = delay * (0.8 + 0.4 * Math.random());
+        console.error(`${error.message}; reconnecting in ${(wait / 1000).toFixed(1)}s`);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        delay = Math.min(delay * 2, BACKOFF_MAX_MS);
+      }
+    }
+  })();
+}
+
+/** One stream to the referee; ``remote``: every abnormal end rejects, with the status in ``error.code``. */
+function connect(bot, address, token, credentials, remote, attempt = {}) {
   const { RefereeService } = protocol();
-  const client = new RefereeService(address, grpc.credentials.createInsecure());
+  const client = new RefereeService(address, credentials);
   const call = client.Connect();
   const matches = new Map();
   let queue = Promise.resolve();
@@ -300,6 +354,9 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
       case "notice":
         console.error(`${bot.name}: referee says: ${message.notice.text}`);
         break;
+      case "ping": // a remote connection's round trip: answered at once
+        call.write({ pong: { nonce: message.ping.nonce } });
+        break;
       default:
         break;
     }
@@ -307,6 +364,7 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
 
   return new Promise((resolve, reject) => {
     call.on("data", (message) => {
+      attempt.welcomed = true;
       const receivedAt = performance.now(); // the referee's clock runs from before the queue
       queue = queue.then(() => handle(message, receivedAt));
     });
@@ -318,7 +376,11 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
     });
     call.on("error", (error) => {
       client.close();
-      if (error.code === grpc.status.CANCELLED) {
+      if (remote) {
+        const failure = new Error(`${bot.name}: ${grpc.status[error.code] || error.code}: ${error.details || error.message}`);
+        failure.code = error.code;
+        reject(failure);
+      } else if (error.code === grpc.status.CANCELLED) {
         // The referee was interrupted: not this bot's failure, so run resolves (main exits with code 0).
         console.error(`${bot.name}: the referee cancelled the stream: ${error.details || error.message}`);
         resolve();
@@ -332,6 +394,12 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
 
 /** `run(bot)` for a bot's main module: exits with a one-line message if the referee refuses it. */
 function main(bot) {
+  if (process.env.PYRAMID_TOKEN_FILE && process.env.PYRAMID_TOKEN_FD === undefined) {
+    process.on("SIGINT", () => {
+      console.error(`${bot.name}: stopped (Ctrl-C)`);
+      process.exit(0);
+    });
+  }
   run(bot).then(
     () => process.exit(0),
     (error) => {

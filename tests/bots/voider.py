@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyramid_sdk import engine
 from pyramid_sdk.cards import Card
 from pyramid_sdk.engine import Match
 from pyramid_sdk.observation import Observation
@@ -23,11 +24,17 @@ class Breaker(RandomBot):
     name = "breaker"
 
     def play(self, obs: Observation) -> Card:
-        original = Match._play
+        # The card the referee applies next either joins the trick (engine.new_trick) or ends it
+        # (Match._finish_trick): both are planted, so the bug strikes inside Match.apply either way.
+        planted = {"new_trick": engine.new_trick}, {"_finish_trick": Match._finish_trick}
 
-        def broken(match: Match, *args: Any) -> None:
-            setattr(Match, "_play", original)  # noqa: B010 (one failure per card it plays)
+        def broken(*args: Any) -> None:
+            for name, original in planted[0].items():  # one failure per card it plays
+                setattr(engine, name, original)
+            for name, original in planted[1].items():
+                setattr(Match, name, original)
             raise RuntimeError(MESSAGE)
 
-        setattr(Match, "_play", broken)  # noqa: B010
+        setattr(engine, "new_trick", broken)  # noqa: B010
+        setattr(Match, "_finish_trick", broken)  # noqa: B010
         return super().play(obs)

@@ -11,7 +11,7 @@ document.querySelectorAll("table.sortable").forEach((table) => {
       const numeric = header.dataset.type === "number";
       const value = (row) => {
         const text = row.children[column].textContent.trim();
-        return numeric ? parseFloat(text.replace("%", "")) || 0 : text.toLowerCase();
+        return numeric ? parseFloat(text.replace("%", "").replace("−", "-")) || 0 : text.toLowerCase();
       };
       const body = table.tBodies[0];
       const rows = [...body.rows].sort((a, b) => {

@@ -88,6 +88,11 @@
   controls.append(chooser);
   const status = element("p", "step");
   status.setAttribute("aria-live", "polite");
+  // With a kept analysis (referee analyze), what each decision cost: the declaration at a deal's start,
+  // then the card just played.
+  const insight = element("p", "insight");
+  insight.id = "viewer-analysis";
+  insight.hidden = !data.analysis;
   const table = element("div", "felt players-" + players);
   const centre = element("div", "centre");
   const announce = element("p", "announce");
@@ -117,7 +122,7 @@
     "hint",
     "Keys: ← → a card, Shift+← → a trick, Page Up / Page Down a deal, Home / End the match's start and end.",
   );
-  root.append(heading, controls, status, table, keys, pyramids);
+  root.append(heading, controls, status, insight, table, keys, pyramids);
 
   const where = (position) => {
     let index = starts.length - 1;
@@ -152,6 +157,19 @@
     });
     node.append(body);
     return node;
+  };
+
+  const signed = (x) => (x >= 0.05 ? "+" + x.toFixed(1) : x <= -0.05 ? "−" + (-x).toFixed(1) : "±0.0");
+  const explain = ([luck, decisions], inDeal) => {
+    const [seat, chosen, best, loss, se, count] = decisions[inDeal];
+    let text = `Analysis: ${seats[seat]} ${inDeal === 0 ? "declared" : "played"} ${chosen}`;
+    if (count < 2) text += ", the only choice";
+    else if (loss <= 0) text += ", the best choice";
+    else text += `; best ${best}: loss ${loss.toFixed(2)} ± ${se.toFixed(2)} points`;
+    if (inDeal === 0) text += " · luck " + seats.map((name, s) => `${name} ${signed(luck[s])}`).join(", ");
+    insight.textContent = text;
+    insight.dataset.seat = String(seat);
+    insight.dataset.loss = String(loss);
   };
 
   const draw = () => {
@@ -221,6 +239,7 @@
         seatNodes[seat].played.append(node);
       });
     }
+    if (data.analysis) explain(data.analysis.deals[index], inDeal);
     const upTo = ended ? index + 1 : index;
     pyramids.replaceChildren(...seats.map((_, seat) => pyramidTable(seat, upTo, ended ? deal : null)));
   };

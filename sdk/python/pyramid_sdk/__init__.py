@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     )
     from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
     from pyramid_sdk.cards import DECK, Card, CardError, Rank, Suit, format_cards
-    from pyramid_sdk.engine import Match, deal_hands, first_dealer
+    from pyramid_sdk.dealing import deal_hands, first_dealer
+    from pyramid_sdk.engine import Match
     from pyramid_sdk.observation import Clock, Observation, Phase, TalkMessage, Trick
     from pyramid_sdk.pyramid import Pyramid, PyramidEntry, render_pyramid
     from pyramid_sdk.record import DealRecord, MatchRecord, RecordError
@@ -70,8 +71,8 @@ _MODULES: dict[str, str] = {
     "Suit": "pyramid_sdk.cards",
     "format_cards": "pyramid_sdk.cards",
     "Match": "pyramid_sdk.engine",
-    "deal_hands": "pyramid_sdk.engine",
-    "first_dealer": "pyramid_sdk.engine",
+    "deal_hands": "pyramid_sdk.dealing",
+    "first_dealer": "pyramid_sdk.dealing",
     "Clock": "pyramid_sdk.observation",
     "Observation": "pyramid_sdk.observation",
     "Phase": "pyramid_sdk.observation",

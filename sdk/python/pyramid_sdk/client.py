@@ -6,6 +6,11 @@
     run(MyBot())   # address from PYRAMID_ADDRESS, token from the pipe PYRAMID_TOKEN_FD names
 
 A slow ``play()`` only delays this bot's answer; the referee's time control decides what that costs.
+
+The same bot plays as a remote entrant, from its author's machine (docs/REMOTE.md), when
+``PYRAMID_TOKEN_FILE`` names its token's file (and ``PYRAMID_TLS_CA`` the organiser's CA certificate,
+for TLS): it then reconnects with backoff whenever the referee is not there or the connection drops,
+and stops when the league is over (the referee ends the stream with OK) or on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from pyramid_sdk.handshake import CONNECT, hello_request
 from pyramid_sdk.stream import AsyncioStream, StreamEnded, ThreadStream, single_thread
 
 if TYPE_CHECKING:
+    import threading
+
     from pyramid_sdk.bot import Bot
 
 ENV_ADDRESS = "PYRAMID_ADDRESS"
@@ -33,6 +40,16 @@ ENV_TOKEN_FD = "PYRAMID_TOKEN_FD"
 """The file descriptor the referee's launcher passes the token on: read once, then closed."""
 ENV_TOKEN = "PYRAMID_TOKEN"
 """A token given by hand, for a bot started outside the launcher (the launcher never sets it)."""
+ENV_TOKEN_FILE = "PYRAMID_TOKEN_FILE"
+"""A remote entrant's token file (docs/REMOTE.md): setting it makes the bot a remote one, which
+reconnects."""
+ENV_TLS_CA = "PYRAMID_TLS_CA"
+"""The PEM file of the CA that signed the referee's certificate: the connection then uses TLS."""
+BACKOFF_FIRST = 0.5
+BACKOFF_MAX = 30.0
+"""Seconds a remote bot waits before reconnecting: doubling from the first to the most, with jitter."""
+FINAL = frozenset({"UNAUTHENTICATED", "FAILED_PRECONDITION", "INVALID_ARGUMENT", "PERMISSION_DENIED"})
+"""Refusals that another try cannot change (a wrong token, protocol version): a remote bot stops."""
 
 
 class ConnectionRefused(RuntimeError):
@@ -60,16 +77,99 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
     except ValueError as exc:
         raise SystemExit(f"{bot.name}: {exc}") from None
     try:
-        _Connection(bot, address, token).serve(on_one_thread)
+        credentials = channel_credentials()
+    except ValueError as exc:
+        raise SystemExit(f"{bot.name}: {exc}") from None
+    try:
+        if os.environ.get(ENV_TOKEN_FILE) and os.environ.get(ENV_TOKEN_FD) is None:
+            _serve_remote(bot, address, token, credentials, on_one_thread)
+        else:
+            _Connection(bot, address, token, credentials).serve(on_one_thread)
     except ConnectionRefused as exc:
         raise SystemExit(f"{bot.name}: {exc}") from None
 
 
+def channel_credentials() -> grpc.ChannelCredentials | None:
+    """TLS credentials trusting the CA of ``PYRAMID_TLS_CA``, or ``None`` (no TLS) if it is not set."""
+    path = os.environ.get(ENV_TLS_CA)
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as file:
+            return grpc.ssl_channel_credentials(file.read())
+    except OSError as exc:
+        raise ValueError(f"cannot read the CA certificate {ENV_TLS_CA}={path}: {exc.strerror}") from None
+
+
+def _serve_remote(
+    bot: Bot, address: str, token: str, credentials: grpc.ChannelCredentials | None, on_one_thread: bool
+) -> None:
+    """Plays as a remote entrant: connects, plays what it is offered, and reconnects with backoff after
+    a drop, an absent referee or an interrupted one, until the league is over or Ctrl-C."""
+    import random  # noqa: PLC0415 (its jitter is a remote bot's only: a sandboxed bot starts without it)
+
+    interrupted = _ctrl_c_seen()
+    delay = BACKOFF_FIRST
+    while True:
+        connection = _Connection(bot, address, token, credentials, remote=True)
+        try:
+            connection.serve(on_one_thread)
+            print(f"{bot.name}: the referee ended the stream: the league is over", file=sys.stderr)
+            return
+        except StreamEnded as exc:
+            if exc.code.name in FINAL:
+                raise ConnectionRefused(str(exc)) from None
+            why = str(exc)
+        except KeyboardInterrupt:
+            interrupted.set()
+        try:
+            if interrupted.is_set():  # also when gRPC turned the Ctrl-C into a failed connection
+                print(f"{bot.name}: stopped (Ctrl-C)", file=sys.stderr)
+                return
+            if connection.welcomed:
+                delay = BACKOFF_FIRST
+            wait = delay * random.uniform(0.8, 1.2)
+            print(f"{bot.name}: {why}; reconnecting in {wait:.1f}s", file=sys.stderr, flush=True)
+            interrupted.wait(wait)
+        except KeyboardInterrupt:
+            interrupted.set()
+        delay = min(delay * 2, BACKOFF_MAX)
+
+
+def _ctrl_c_seen() -> threading.Event:
+    """An event set by Ctrl-C (SIGINT), which still raises KeyboardInterrupt as usual: a remote bot's
+    reconnection loop reads it, so that a Ctrl-C that arrives inside a gRPC call, and comes out of it as
+    a failed connection rather than as KeyboardInterrupt, still stops the bot."""
+    import signal  # noqa: PLC0415 (a remote bot's only, as is its loop)
+    import threading  # noqa: PLC0415
+
+    seen = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        return seen  # signals reach the main thread only
+
+    def on_sigint(signum: int, frame: object) -> None:
+        seen.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    return seen
+
+
 def read_token() -> str:
     """The token from the launcher's pipe, read to its end and closed, so that nothing else can read it
-    later; else ``PYRAMID_TOKEN``; else ``""``. Raises ``ValueError`` for a descriptor that is not open."""
+    later; else the file ``PYRAMID_TOKEN_FILE`` names; else ``PYRAMID_TOKEN``; else ``""``. Raises
+    ``ValueError`` for a descriptor that is not open or a token file that cannot be read."""
     fd = os.environ.pop(ENV_TOKEN_FD, None)
     if fd is None:
+        path = os.environ.get(ENV_TOKEN_FILE)
+        if path:
+            try:
+                with open(path, encoding="ascii", errors="replace") as file:
+                    return file.read(1024).strip()
+            except OSError as exc:
+                raise ValueError(
+                    f"cannot read the token file {ENV_TOKEN_FILE}={path}: {exc.strerror}"
+                ) from None
         return os.environ.get(ENV_TOKEN, "")
     try:
         with os.fdopen(int(fd), "rb") as pipe:
@@ -86,10 +186,21 @@ class _Connection:
     processes of every match start about as fast as gRPC alone (``benchmarks/README.md``, "Start-up").
     """
 
-    def __init__(self, bot: Bot, address: str, token: str) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        address: str,
+        token: str,
+        credentials: grpc.ChannelCredentials | None = None,
+        remote: bool = False,
+    ) -> None:
         self.bot = bot
         self.address = address
         self.token = token
+        self.credentials = credentials
+        self.remote = remote
+        """A remote entrant's connection: every abnormal end of the stream goes to the caller."""
+        self.welcomed = False
         self._dispatch: Callable[[bytes], bytes | None] | None = None
 
     def serve(self, on_one_thread: bool) -> None:
@@ -100,25 +211,28 @@ class _Connection:
             if on_one_thread:
                 # The bot's methods run on this thread, between two messages: one decision is one round
                 # trip with no thread hand-off (see pyramid_sdk.stream).
-                with ThreadStream(self.address, CONNECT, first) as stream:
+                with ThreadStream(self.address, CONNECT, first, self.credentials) as stream:
                     reply = None
                     while (message := stream.exchange(reply)) is not None:
                         reply = self._handle(message)
             else:
                 asyncio.run(self._serve_asyncio(first))
         except StreamEnded as exc:
+            if self.remote:
+                raise
             if exc.code is not grpc.StatusCode.CANCELLED:
                 raise ConnectionRefused(str(exc)) from None
             # The referee was interrupted: not this bot's failure, so run() returns (exit code 0).
             print(f"{self.bot.name}: the referee cancelled the stream: {exc.details}", file=sys.stderr)
 
     async def _serve_asyncio(self, first: bytes) -> None:
-        async with AsyncioStream(self.address, CONNECT, first) as stream:
+        async with AsyncioStream(self.address, CONNECT, first, self.credentials) as stream:
             reply = None
             while (message := await stream.exchange(reply)) is not None:
                 reply = self._handle(message)
 
     def _handle(self, data: bytes) -> bytes | None:
+        self.welcomed = True
         if self._dispatch is None:
             from pyramid_sdk.dispatch import Dispatcher  # noqa: PLC0415  (after the hello: see the class)
 

@@ -86,6 +86,9 @@ class Dispatcher:
             faults = tuple(f"{pb.FaultKind.Name(f.kind)}: {f.detail}" for f in end.faults)
             result = MatchResult(end.match_id, tuple(end.totals), tuple(end.ranks), faults)
             self._hook(self.bot.match_end, result)
+        elif kind == "ping":  # a remote connection's round trip: answered at once
+            nonce = pb.Ping.FromString(message.ping).nonce
+            return pb.ConnectRequest(pong=pb.Pong(nonce=nonce)).SerializeToString()
         elif kind == "notice":
             text = pb.Notice.FromString(message.notice).text
             print(f"{self.bot.name}: referee says: {text}", file=sys.stderr)

@@ -19,7 +19,6 @@ match seed and the deal number, so two matches with the same seed deal the same 
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from operator import attrgetter
 from typing import Final
@@ -35,34 +34,29 @@ from pyramid_sdk.actions import (
     NotYourTurnError,
     Play,
 )
-from pyramid_sdk.cards import DECK, Card, Suit
-from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick
+from pyramid_sdk.cards import Card, Suit
+from pyramid_sdk.cardsets import (
+    BITS,
+    CARDS_0,
+    CARDS_1,
+    CARDS_2,
+    PLAYS_0,
+    PLAYS_1,
+    PLAYS_2,
+    cards_of,
+    mask_of,
+    plays_of,
+)
+from pyramid_sdk.dealing import CARDS_PER_HAND, deal_hands, first_dealer
+from pyramid_sdk.observation import Observation, Phase, TalkMessage, Trick, new_trick
 from pyramid_sdk.pyramid import Pyramid
 from pyramid_sdk.record import DealRecord, MatchRecord, RecordError, credited_totals
 from pyramid_sdk.rules import TRICKS_PER_DEAL, Rules, Talk, trick_winner_index
-from pyramid_sdk.seeds import derive_seed
 
-CARDS_PER_HAND: Final = 6
+__all__ = ["CARDS_PER_HAND", "Match", "deal_hands", "first_dealer"]  # the first three live in dealing
 _deck_position: Final = attrgetter("index")
-
-
-def first_dealer(seed: int, players: int) -> int:
-    """The seat that deals first, drawn by lot from the match seed."""
-    return derive_seed(seed, "first-dealer") % players
-
-
-def deal_hands(seed: int, number: int, players: int) -> tuple[tuple[Card, ...], ...]:
-    """The hands of deal ``number`` (from 1), one per seat in deck order; the rest of the deck is set aside.
-
-    Seat ``s`` gets cards ``6s .. 6s+5`` of the shuffled deck, whoever deals, so a given seed gives a seat
-    the same cards whatever the number of players or the entrants in the seats.
-    """
-    deck = list(DECK)
-    random.Random(derive_seed(seed, "deal", number)).shuffle(deck)
-    return tuple(
-        tuple(sorted(deck[seat * CARDS_PER_HAND : (seat + 1) * CARDS_PER_HAND], key=_deck_position))
-        for seat in range(players)
-    )
+_LEADING: Final = tuple(Trick(seat, ()) for seat in range(4))
+"""Per seat, the empty trick it leads: shared, as tricks are immutable."""
 
 
 def _shown(value: object) -> str:
@@ -107,7 +101,8 @@ class Match:
     _dealer: int
     _declarer: int
     _dealt: tuple[tuple[Card, ...], ...]
-    _hands: list[tuple[Card, ...]]
+    _masks: list[int]
+    """Per seat, the cards it holds as a mask (:mod:`pyramid_sdk.cardsets`)."""
     _declaration: Declare | None
     _current: Trick
     _tricks: tuple[Trick, ...]
@@ -181,7 +176,7 @@ class Match:
 
     def hand(self, seat: int) -> tuple[Card, ...]:
         """The cards ``seat`` holds now (for the referee; a bot sees only its own, via its observation)."""
-        return self._hands[seat]
+        return cards_of(self._masks[seat])
 
     @property
     def credited_totals(self) -> tuple[int, ...]:
@@ -219,7 +214,7 @@ class Match:
         if acting is None or (seat is not None and seat != acting):
             return ()
         if self._phase is Phase.PLAY:
-            return tuple([PLAYS[card.index] for card in self._hands[acting]])
+            return plays_of(self._masks[acting])
         return _DECLARATIONS_BY_SHEET[self._pyramids[acting].remaining]
 
     def apply(self, action: Action, seat: int | None = None) -> None:
@@ -240,13 +235,23 @@ class Match:
             card = action.card
             if type(card) is not Card:
                 raise MalformedActionError(f"seat {acting}: a play is a Card, not {_shown(card)}")
-            hand = self._hands[acting]
-            if card not in hand:
+            mask = self._masks[acting]
+            bit = BITS[card.index]
+            if not mask & bit:
                 raise IllegalActionError(f"seat {acting} cannot play {card}: it is not in the seat's hand")
             if action.talk is not None:
                 self._check_talk(acting, action.talk)
                 self._add_talk(acting, action.talk)
-            self._play(acting, card, hand)
+            # The card leaves the hand and joins the trick; this runs for 24 of every 25 decisions, so
+            # it is written out here rather than in a method of its own.
+            self._masks[acting] = mask ^ bit
+            current = self._current
+            cards = (*current.cards, card)
+            if len(cards) < self._players:
+                self._current = new_trick(current.leader, cards, None)
+                self._to_act = (acting + 1) % self._players
+            else:
+                self._finish_trick(current.leader, cards)
         else:
             if type(action) is not Declare:
                 raise IllegalActionError(f"seat {acting} must declare tricks and trump, not {_shown(action)}")
@@ -289,7 +294,7 @@ class Match:
         if not all(isinstance(card, Card) for card in cards) or len(set(cards)) != len(cards):
             raise ValueError("arrange: hands must hold distinct cards")
         self._dealt = arranged
-        self._hands = list(arranged)
+        self._masks = [mask_of(hand) for hand in arranged]
 
     def next_deal(self) -> None:
         """Moves from a finished deal to the next one."""
@@ -315,7 +320,7 @@ class Match:
         acting = self._to_act
         if acting is None or (seat is not None and seat != acting):
             raise NotYourTurnError(f"seat {seat} has no action to default: it is not its turn")
-        hand = self._hands[acting]
+        hand = cards_of(self._masks[acting])
         if self._phase is Phase.PLAY:
             return PLAYS[min(hand, key=lambda card: (card.rank, card.suit)).index]
         trump = max(
@@ -338,6 +343,13 @@ class Match:
         talk = self._talk
         if talk and (self.rules.talk is Talk.DEFENDERS and seat == self._declarer):
             talk = ()
+        mask = self._masks[seat]
+        if seat != acting:
+            legal: tuple[Action, ...] = ()
+        elif self._phase is Phase.PLAY:  # legal_actions() written out: this runs once per decision
+            legal = PLAYS_0[mask & 255] + PLAYS_1[mask >> 8 & 255] + PLAYS_2[mask >> 16]
+        else:
+            legal = _DECLARATIONS_BY_SHEET[self._pyramids[seat].remaining]
         return Observation(
             seat,
             self.rules,
@@ -346,14 +358,14 @@ class Match:
             self._dealer,
             self._declarer,
             acting,
-            self._hands[seat],
+            CARDS_0[mask & 255] + CARDS_1[mask >> 8 & 255] + CARDS_2[mask >> 16],
             self._declaration,
             self._current,
             self._tricks,
             self._taken,
             self._pyramids,
             talk,
-            self.legal_actions(seat) if seat == acting else (),
+            legal,
             self._forfeited,
         )
 
@@ -488,7 +500,7 @@ class Match:
         self._dealer = (self._first_dealer + number - 1) % players
         self._declarer = declarer = (self._dealer + 1) % players
         self._dealt = dealt
-        self._hands = list(dealt)
+        self._masks = [mask_of(hand) for hand in dealt]
         self._declaration = declaration
         self._current = current = current_trick if current_trick is not None else Trick(declarer, ())
         self._tricks = tricks
@@ -514,24 +526,18 @@ class Match:
     def _start_deal(self, number: int) -> None:
         self._set_deal(number, deal_hands(self.seed, number, self._players))
 
-    def _play(self, seat: int, card: Card, hand: tuple[Card, ...]) -> None:
-        self._hands[seat] = tuple([held for held in hand if held is not card])
-        leader = self._current.leader
-        cards = (*self._current.cards, card)
+    def _finish_trick(self, leader: int, cards: tuple[Card, ...]) -> None:
+        """Scores a complete trick: its winner takes it and leads the next, or the deal is scored."""
         players = self._players
-        if len(cards) < players:
-            self._current = Trick(leader, cards)
-            self._to_act = (seat + 1) % players
-            return
         assert self._declaration is not None
         winner = (
             leader + trick_winner_index(cards, self._declaration.trump, self.rules.trick_winner)
         ) % players
-        self._tricks = (*self._tricks, Trick(leader, cards, winner))
+        self._tricks = (*self._tricks, new_trick(leader, cards, winner))
         taken = list(self._taken)
         taken[winner] += 1
         self._taken = tuple(taken)
-        self._current = Trick(winner, ())
+        self._current = _LEADING[winner]
         self._talk_counts = [0] * players
         if len(self._tricks) < TRICKS_PER_DEAL:
             self._to_act = winner

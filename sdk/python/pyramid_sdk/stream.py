@@ -69,8 +69,12 @@ class ThreadStream:
     """One Connect call, driven from the calling thread. ``first`` (the hello) is sent as the call
     starts; then :meth:`exchange` sends each reply and returns the next message."""
 
-    def __init__(self, address: str, method: str, first: bytes) -> None:
-        self._channel = grpc.insecure_channel(address)
+    def __init__(
+        self, address: str, method: str, first: bytes, credentials: grpc.ChannelCredentials | None = None
+    ) -> None:
+        self._channel = (
+            grpc.secure_channel(address, credentials) if credentials else grpc.insecure_channel(address)
+        )
         self._status: tuple[grpc.StatusCode, str] | None = None
         self._receiving = True
         batches = (
@@ -148,8 +152,14 @@ class AsyncioStream:
     ends the call while the bot thinks, the reply's write fails, and gRPC's asyncio API reports the call
     as ended with ``INTERNAL`` in place of the referee's status (``StreamEnded`` carries that)."""
 
-    def __init__(self, address: str, method: str, first: bytes) -> None:
-        self._channel = grpc.aio.insecure_channel(address)
+    def __init__(
+        self, address: str, method: str, first: bytes, credentials: grpc.ChannelCredentials | None = None
+    ) -> None:
+        self._channel = (
+            grpc.aio.secure_channel(address, credentials)
+            if credentials
+            else grpc.aio.insecure_channel(address)
+        )
         self._call: grpc.aio.StreamStreamCall[bytes, bytes] = self._channel.stream_stream(
             method, request_serializer=None, response_deserializer=None
         )()

@@ -17,9 +17,10 @@ The setting is skipped, and gRPC's defaults stand, when:
 The variable is removed again once gRPC has read it, so processes this one starts (bots) inherit the
 environment it was given.
 
-Importing this module changes nothing: the two places that load gRPC for our code call
-:func:`configure` first, in plain sight — ``referee/__init__.py`` for the referee, and
-``pyramid_sdk/client.py`` for a bot. The game library (``import pyramid_sdk``) never loads gRPC.
+Importing this module changes nothing: the places that load gRPC for our code call :func:`configure`
+first, in plain sight — ``referee/match/sessions.py``, ``launcher.py`` and ``server.py`` for the referee
+(so that ``import referee`` and ``referee --help`` load no gRPC), and ``pyramid_sdk/client.py`` for a
+bot. The game library (``import pyramid_sdk``) never loads gRPC.
 """
 
 from __future__ import annotations

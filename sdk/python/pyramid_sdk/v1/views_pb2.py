@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1apyramid_sdk/v1/views.proto\x12\npyramid.v1\"\xa7\x01\n\x13\x43onnectResponseView\x12\x11\n\x07welcome\x18\x01 \x01(\x0cH\x00\x12\x15\n\x0bmatch_start\x18\x02 \x01(\x0cH\x00\x12\x37\n\x0e\x61\x63tion_request\x18\x03 \x01(\x0b\x32\x1d.pyramid.v1.ActionRequestViewH\x00\x12\x13\n\tmatch_end\x18\x05 \x01(\x0cH\x00\x12\x10\n\x06notice\x18\x06 \x01(\x0cH\x00\x42\x06\n\x04kind\"\xa0\x01\n\x11\x41\x63tionRequestView\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x13\n\x0bobservation\x18\x03 \x01(\x0c\x12\x15\n\rlegal_actions\x18\x04 \x03(\x0c\x12\x0f\n\x07\x62\x61nk_ms\x18\x05 \x01(\x05\x12\x15\n\rper_action_ms\x18\x06 \x01(\x05\x12\x11\n\tlast_deal\x18\x07 \x01(\x0c\"\\\n\x12\x43onnectRequestView\x12\x0f\n\x05hello\x18\x01 \x01(\x0cH\x00\x12-\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1b.pyramid.v1.ActionReplyViewH\x00\x42\x06\n\x04kind\"%\n\x0f\x41\x63tionReplyView\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1apyramid_sdk/v1/views.proto\x12\npyramid.v1\"\xb7\x01\n\x13\x43onnectResponseView\x12\x11\n\x07welcome\x18\x01 \x01(\x0cH\x00\x12\x15\n\x0bmatch_start\x18\x02 \x01(\x0cH\x00\x12\x37\n\x0e\x61\x63tion_request\x18\x03 \x01(\x0b\x32\x1d.pyramid.v1.ActionRequestViewH\x00\x12\x13\n\tmatch_end\x18\x05 \x01(\x0cH\x00\x12\x10\n\x06notice\x18\x06 \x01(\x0cH\x00\x12\x0e\n\x04ping\x18\x07 \x01(\x0cH\x00\x42\x06\n\x04kind\"\xa0\x01\n\x11\x41\x63tionRequestView\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x13\n\x0bobservation\x18\x03 \x01(\x0c\x12\x15\n\rlegal_actions\x18\x04 \x03(\x0c\x12\x0f\n\x07\x62\x61nk_ms\x18\x05 \x01(\x05\x12\x15\n\rper_action_ms\x18\x06 \x01(\x05\x12\x11\n\tlast_deal\x18\x07 \x01(\x0c\"\\\n\x12\x43onnectRequestView\x12\x0f\n\x05hello\x18\x01 \x01(\x0cH\x00\x12-\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1b.pyramid.v1.ActionReplyViewH\x00\x42\x06\n\x04kind\"%\n\x0f\x41\x63tionReplyView\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,11 +32,11 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pyramid_sdk.v1.views_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CONNECTRESPONSEVIEW']._serialized_start=43
-  _globals['_CONNECTRESPONSEVIEW']._serialized_end=210
-  _globals['_ACTIONREQUESTVIEW']._serialized_start=213
-  _globals['_ACTIONREQUESTVIEW']._serialized_end=373
-  _globals['_CONNECTREQUESTVIEW']._serialized_start=375
-  _globals['_CONNECTREQUESTVIEW']._serialized_end=467
-  _globals['_ACTIONREPLYVIEW']._serialized_start=469
-  _globals['_ACTIONREPLYVIEW']._serialized_end=506
+  _globals['_CONNECTRESPONSEVIEW']._serialized_end=226
+  _globals['_ACTIONREQUESTVIEW']._serialized_start=229
+  _globals['_ACTIONREQUESTVIEW']._serialized_end=389
+  _globals['_CONNECTREQUESTVIEW']._serialized_start=391
+  _globals['_CONNECTREQUESTVIEW']._serialized_end=483
+  _globals['_ACTIONREPLYVIEW']._serialized_start=485
+  _globals['_ACTIONREPLYVIEW']._serialized_end=522
 # @@protoc_insertion_point(module_scope)

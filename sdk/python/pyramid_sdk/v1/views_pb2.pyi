@@ -7,18 +7,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ConnectResponseView(_message.Message):
-    __slots__ = ("welcome", "match_start", "action_request", "match_end", "notice")
+    __slots__ = ("welcome", "match_start", "action_request", "match_end", "notice", "ping")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     MATCH_START_FIELD_NUMBER: _ClassVar[int]
     ACTION_REQUEST_FIELD_NUMBER: _ClassVar[int]
     MATCH_END_FIELD_NUMBER: _ClassVar[int]
     NOTICE_FIELD_NUMBER: _ClassVar[int]
+    PING_FIELD_NUMBER: _ClassVar[int]
     welcome: bytes
     match_start: bytes
     action_request: ActionRequestView
     match_end: bytes
     notice: bytes
-    def __init__(self, welcome: _Optional[bytes] = ..., match_start: _Optional[bytes] = ..., action_request: _Optional[_Union[ActionRequestView, _Mapping]] = ..., match_end: _Optional[bytes] = ..., notice: _Optional[bytes] = ...) -> None: ...
+    ping: bytes
+    def __init__(self, welcome: _Optional[bytes] = ..., match_start: _Optional[bytes] = ..., action_request: _Optional[_Union[ActionRequestView, _Mapping]] = ..., match_end: _Optional[bytes] = ..., notice: _Optional[bytes] = ..., ping: _Optional[bytes] = ...) -> None: ...
 
 class ActionRequestView(_message.Message):
     __slots__ = ("request_id", "match_id", "observation", "legal_actions", "bank_ms", "per_action_ms", "last_deal")

@@ -1,0 +1,328 @@
+"""``referee run``: plays a league's matches that are not stored yet and prints its leaderboard, or with
+``--dry-run`` says how long that would take. The league logic is below, in ``referee.league.running`` and
+``referee.league.dry_run``; it is imported inside the functions that use it so that ``referee run --help``
+loads only click."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from referee.cli.common import listen_options, log_level_option, run_until_signal, say
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from referee.cli.display import RunDisplay
+    from referee.cli.storage import StoreFailure
+    from referee.league.competition import Progress, RunReport
+    from referee.league.config import League
+    from referee.league.ratings import Leaderboard
+    from referee.league.running import LeagueRun
+    from referee.league.storage import StorageError
+    from referee.league.store import Store, StoredMatch
+
+LOGGER = logging.getLogger(__name__)
+
+REPORT_EVERY = 2.0
+"""Seconds between rewrites of a live report (each one reads every stored match)."""
+
+
+@click.command("run")
+@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False))
+@click.option("--concurrency", type=click.IntRange(1, 64), help="Matches at once (overrides the file).")
+@click.option("--fresh", is_flag=True, help="Forget the stored results of this league and start over.")
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep an HTML report in this folder, rewritten after every match.",
+)
+@log_level_option("info", "in LOGS/referee.log")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 1024),
+    help="Play on a Dask cluster of this many worker processes on this machine (docs/SCALING.md).",
+)
+@click.option(
+    "--skip-broken",
+    is_flag=True,
+    help="Go on without the entrants that fail the preflight (disqualified for this run); without it, stop.",
+)
+@click.option(
+    "--dask",
+    "dask_address",
+    metavar="tcp://HOST:8786",
+    help="Play on the running Dask cluster whose scheduler is at this address (docs/SCALING.md).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the schedule's size and an estimated duration (with nothing stored, timed on a few deals "
+    "of sample matches with the bots); store nothing and write nothing.",
+)
+@listen_options("Listen for remote entrants here")
+def run_command(
+    league_file: str,
+    concurrency: int | None,
+    fresh: bool,
+    report_dir: Path | None,
+    log_level: str,
+    workers: int | None,
+    dask_address: str | None,
+    skip_broken: bool,
+    dry_run: bool,
+    listen: str | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    insecure: bool,
+) -> None:
+    """Plays every match of LEAGUE that is not stored yet, then prints the leaderboard.
+
+    Interrupt it at any moment (Ctrl-C, SIGTERM, even kill -9) and run it again: it resumes. The matches
+    are played in this process, or on Dask workers with --workers or --dask: the results are the same.
+    The bots' logs and the referee's own (referee.log) are in the folder beside the results database.
+    """
+    from referee.cli.storage import StorageFailure, failure, league_of, unread
+    from referee.league.running import FolderError, LeagueRun
+    from referee.league.storage import StorageError, StorageFault, StoreError
+    from referee.remote.settings import RemoteSettings, RemoteSettingsError
+
+    if workers is not None and dask_address is not None:
+        raise click.UsageError("give --workers (a cluster on this machine) or --dask (a running one)")
+    league = league_of(league_file)
+    if workers is None and dask_address is None:
+        workers, dask_address = league.workers, league.dask
+    if dry_run:
+        from referee.league.dry_run import dry_run as plan_dry_run
+
+        try:
+            lines = plan_dry_run(
+                league, fresh, workers or (concurrency or league.concurrency), bool(dask_address)
+            )
+        except StoreError as exc:
+            raise failure(exc, unread(exc)) from None
+        click.echo("\n".join(lines))
+        return
+    try:
+        door = RemoteSettings(listen, tls_cert, tls_key, insecure)
+        run = LeagueRun.open(
+            league, fresh, report_dir, concurrency, workers, dask_address, skip_broken, say, door
+        )
+    except RemoteSettingsError as exc:
+        raise click.ClickException(str(exc)) from None
+    except StoreError as exc:
+        damaged = isinstance(exc, StorageError) and exc.fault is StorageFault.DAMAGED
+        raise failure(
+            exc, "nothing was read from it or written to it" if damaged else "nothing was played"
+        ) from None
+    except FolderError as exc:
+        raise StorageFailure(str(exc)) from None
+    click.get_current_context().call_on_close(run.competition.close)  # the run lock goes with it
+    report = _play(run, report_dir, log_level)
+    _finish(run, report, report_dir, league_file)
+
+
+def _on_progress(display: RunDisplay, league: League, report_dir: Path | None) -> Callable[[Progress], None]:
+    """Shows each step of the run, and rewrites the live report at most every ``REPORT_EVERY`` seconds."""
+    import asyncio
+
+    pending: list[asyncio.Future[Path | None]] = []
+    last_report = [0.0]
+
+    def on_progress(progress: Progress) -> None:
+        display(progress)
+        if report_dir is None or (pending and not pending[-1].done()):
+            return
+        if time.monotonic() - last_report[0] >= REPORT_EVERY or progress.done == progress.total:
+            # In a thread with its own connection: rendering must never stall the bots' clocks.
+            last_report[0] = time.monotonic()
+            pending.append(asyncio.ensure_future(asyncio.to_thread(_report_in_thread, league, report_dir)))
+
+    return on_progress
+
+
+def _play(run: LeagueRun, report_dir: Path | None, log_level: str) -> RunReport:
+    """Plays the run with its display; an error, a failed preflight or an interruption is its line and
+    exit status, with what is stored said."""
+    import asyncio
+
+    from referee.cli.display import RunDisplay, say_broken
+    from referee.league.dry_run import EXIT_PREFLIGHT, cpu_count
+    from referee.league.preflight import PreflightError
+    from referee.league.storage import StorageError, StoreError
+    from referee.logs import referee_logging
+    from referee.match.faults import RefereeInternalError
+
+    display = RunDisplay(run.league, run.concurrency)
+    warnings = run.warnings()
+    for line in warnings:
+        click.echo(line, err=True)
+    log_file, store = run.log_file, run.store
+    try:
+        with referee_logging(log_level, log_file) as log:
+            if warnings:
+                LOGGER.warning("concurrency %d is more than the %d CPU(s)", run.concurrency, cpu_count())
+            report = run_until_signal(run.play(_on_progress(display, run.league, report_dir)))
+    except RefereeInternalError as exc:
+        display.close()
+        raise click.ClickException(f"{exc}; the tracebacks are in {log_file}") from None
+    except PreflightError as exc:
+        display.close()
+        say_broken(exc.broken)
+        click.echo(
+            f"preflight: {len(exc.broken)} entrant(s) not ready; nothing was stored. Fix them, or run with "
+            f"--skip-broken to play without them (disqualified for the run)",
+            err=True,
+        )
+        sys.exit(EXIT_PREFLIGHT)
+    except StorageError as exc:
+        display.close()
+        raise _in_run(exc, store, len(run.competition.schedule)) from None
+    except run.failures as exc:
+        display.close()
+        raise click.ClickException(str(exc)) from None
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        display.close()
+        try:
+            done = str(len(store.complete_ids()))
+        except StoreError:  # the database failed too: what it stored before is kept
+            done = "?"
+        click.echo(
+            f"interrupted: {done}/{len(run.competition.schedule)} matches are stored; run again to resume",
+            err=True,
+        )
+        sys.exit(130)
+    finally:
+        display.close()
+    _say_log_failure(log, log_file)
+    return report
+
+
+def _say_log_failure(log: logging.Handler, log_file: Path) -> None:
+    """A warning when the referee's log file could not be written: the run went on without it."""
+    from referee.logs import LogFile
+
+    if isinstance(log, LogFile) and log.failed:
+        click.echo(f"warning: {log_file} could not be written ({log.failed}): it misses records", err=True)
+
+
+def _finish(run: LeagueRun, report: RunReport, report_dir: Path | None, league_file: str) -> None:
+    """After the run: what was left out and why, the leaderboard, the report, and the exit status."""
+    from referee.cli.storage import StorageFailure, say_settlement, write_league_report
+    from referee.league.running import EXIT_DISQUALIFIED, EXIT_FORFEITED, unplayed
+    from referee.league.storage import StorageError
+    from referee.report.text import leaderboard_table
+
+    league, store, progress = run.league, run.store, report.progress
+    for line in run.summary(report):
+        click.echo(line, err=True)
+    try:
+        stored = store.matches()
+        board = _board(league, store, stored)
+    except StorageError as exc:
+        raise _in_run(exc, store, progress.total) from None
+    click.echo(leaderboard_table(board, league, f"{league.name} — {progress.done}/{progress.total} matches"))
+    say_settlement(league, stored)
+    if report_dir is not None:
+        try:
+            click.echo(f"report: {write_league_report(league, stored, report_dir)}")
+        except OSError as exc:
+            raise StorageFailure(
+                f"{report_dir}: the report was not written ({exc.strerror or exc}); every match played is "
+                f"stored safely; `referee report {league_file}` writes it once there is room"
+            ) from None
+    store.close()
+    forfeiters = _forfeited_everything(league, stored, EXIT_FORFEITED)
+    for line in forfeiters:
+        click.echo(line, err=True)
+    if (unplayed_line := unplayed(report)) is not None:
+        click.echo(unplayed_line, err=True)
+        sys.exit(EXIT_DISQUALIFIED)
+    if forfeiters:
+        sys.exit(EXIT_FORFEITED)
+
+
+def _in_run(exc: StorageError, store: Store, total: int) -> StoreFailure:
+    """The line for a storage fault during a run: how much of the schedule is safely stored."""
+    from referee.cli.storage import failure
+    from referee.league.storage import StorageFault, StoreError
+
+    if exc.fault is StorageFault.DAMAGED:
+        return failure(exc, "the run stopped and wrote nothing more to it")
+    try:
+        stored = f"{len(store.complete_ids())} of {total} scheduled matches are stored safely"
+    except StoreError:
+        stored = "the matches stored before are kept"
+    return failure(exc, f"{stored} (a match in play when it failed is not: the next run plays it)")
+
+
+def _board(league: League, store: Store, stored: dict[str, StoredMatch]) -> Leaderboard:
+    """The leaderboard of the stored results, stored with them."""
+    from referee.cli.storage import ratings
+
+    board = ratings(league, stored)
+    store.write_ratings(list(board.history))
+    return board
+
+
+def _report_in_thread(league: League, folder: Path) -> Path | None:
+    """Rewrites the live report; one that cannot be written (a full disk) is logged and skipped: the
+    run goes on, and its end says what went wrong."""
+    from referee.cli.storage import write_league_report
+    from referee.league.storage import StoreError
+    from referee.league.store import Store
+
+    try:
+        store = Store(league.database, write=False)
+        try:
+            return write_league_report(league, store.summaries(), folder, live=True, load=store.stream)
+        finally:
+            store.close()
+    except (OSError, StoreError) as exc:
+        LOGGER.warning("the live report in %s was not rewritten: %s", folder, exc)
+        return None
+
+
+def _forfeited_everything(league: League, stored: dict[str, StoredMatch], exit_code: int) -> list[str]:
+    """A line for each entrant of ``league`` that forfeited every complete match of it in ``stored``
+    (at least one), with the fault that cost it the last of them (its cards masked while the deals of
+    its table are secret)."""
+    from referee.league.planning import schedule_of
+    from referee.match.outcome import MatchStatus
+    from referee.report.disclosure import disclosure, mask_cards
+
+    played: dict[str, int] = {}
+    forfeited: dict[str, int] = {}
+    last: dict[str, str] = {}
+    schedule = schedule_of(league, stored)
+    shown = disclosure(schedule, stored).deals_shown
+    for scheduled in schedule:
+        match = stored.get(scheduled.match_id)
+        if match is None or match.status is not MatchStatus.COMPLETE:
+            continue
+        for seat, name in enumerate(scheduled.entrants):
+            played[name] = played.get(name, 0) + 1
+            if seat in match.record.forfeits:
+                forfeited[name] = forfeited.get(name, 0) + 1
+                own = [fault for fault in match.faults if fault.seat == seat]
+                if own:
+                    fault = own[-1]
+                    detail = fault.detail if shown(match) else mask_cards(fault.detail)
+                    last[name] = f"deal {fault.deal}, {fault.kind}: {detail}"
+    lines = []
+    for entrant in league.entrants:
+        count = played.get(entrant.name, 0)
+        if count and forfeited.get(entrant.name, 0) == count:
+            cause = f"; the last one in {last[entrant.name]}" if entrant.name in last else ""
+            lines.append(
+                f"forfeited: {entrant.name} forfeited every match it played ({count} of {count}){cause} "
+                f"(exit {exit_code})"
+            )
+    return lines

@@ -1,0 +1,78 @@
+"""``referee serve LEAGUE``: plays the league on and serves the web app (docs/SERVER.md).
+
+One process, one event loop: the league runner and uvicorn's server run side by side. Ctrl-C or SIGTERM
+stops both: the server ends its streams and closes, and the match in play is cancelled, its bots stopped
+(it is not stored, so the next ``referee serve`` or ``referee run`` plays it again); every stored match
+stays stored. The league and the web stack (``referee.web``) are imported inside the command, so that
+``referee serve --help`` loads only click.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Final
+
+import click
+
+from referee.cli.common import log_level_option
+
+DEFAULT_HTTP: Final = "127.0.0.1:8000"
+
+
+def parse_http(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8000`` for IPv6; ``:PORT`` means loopback).
+
+    >>> parse_http("127.0.0.1:8000"), parse_http(":9000"), parse_http("[::1]:80")
+    (('127.0.0.1', 8000), ('127.0.0.1', 9000), ('::1', 80))
+    """
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise click.BadParameter(f"{text!r}: expected HOST:PORT, e.g. {DEFAULT_HTTP}", param_hint="--http")
+    return (host.strip("[]") or "127.0.0.1"), int(port)
+
+
+@click.command("serve")
+@click.argument("league_file", metavar="LEAGUE", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option(
+    "--http",
+    "http",
+    default=DEFAULT_HTTP,
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Where the web app listens; loopback unless you name another address (0.0.0.0: every one).",
+)
+@log_level_option("info", "in the league's log folder (referee.log)")
+def serve_command(league_file: Path, http: str, log_level: str) -> None:
+    """Plays LEAGUE on and on and serves it live at http://127.0.0.1:8000/: the leaderboard, the matches
+    (those in play card by card), the entrants, a JSON API (/api/v1/) and a seat for you (/play).
+
+    New and replaced entrants of the league file are picked up without a restart. Ctrl-C stops it; every
+    stored match stays stored, and the match in play is played again next time (docs/SERVER.md).
+    """
+    from referee.league.config import LeagueError, load_league
+    from referee.league.host import log_dir_of
+    from referee.logs import referee_logging
+
+    host, port = parse_http(http)
+    from referee.web.runner import without_remote
+
+    try:
+        league = without_remote(load_league(league_file))
+    except LeagueError as exc:
+        raise click.ClickException(str(exc)) from None
+    log_file = log_dir_of(league) / "referee.log"
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    from referee.web.server import serve_forever
+
+    site = Path(tempfile.mkdtemp(prefix="referee-serve-"))
+    try:
+        with referee_logging(log_level, log_file):
+            code = asyncio.run(serve_forever(league_file, host, port, site))
+    finally:
+        shutil.rmtree(site, ignore_errors=True)
+    if code:
+        sys.exit(code)

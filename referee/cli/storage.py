@@ -1,0 +1,119 @@
+"""A league file and its stored results, opened for a command, and the one line when they cannot be:
+the league commands' shared reading path. Imported inside the commands (it loads the league), never at
+the top of a command module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Final
+
+import click
+
+from referee.cli.common import InputError
+from referee.league.config import League, LeagueError, load_league
+from referee.league.lock import LeagueBusyError
+from referee.league.planning import plan_of, schedule_of
+from referee.league.ratings import Leaderboard, rate
+from referee.league.results import open_results
+from referee.league.storage import StorageError, StorageFault, StoreError
+from referee.league.store import Store, StoredMatch
+from referee.league.summary import MatchSummary, Summarized
+
+EXIT_BUSY: Final = 5
+"""`referee run`'s exit status when another live run holds the league's results database."""
+EXIT_STORAGE: Final = 6
+"""Every league command's exit status when its results database is damaged, or (``referee run``) cannot
+be written: a full disk, a read-only file. The line says what is stored safely."""
+
+
+class StoreFailure(click.ClickException):
+    """A results database this command cannot use: one line, exit code 1."""
+
+
+class Busy(StoreFailure):
+    exit_code = EXIT_BUSY
+
+
+class StorageFailure(StoreFailure):
+    exit_code = EXIT_STORAGE
+
+
+def league_of(path: str, check_commands: bool = True) -> League:
+    """The league file at ``path``, or the one line that says what is wrong in it (exit code 2)."""
+    try:
+        return load_league(path, check_commands)
+    except LeagueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def failure(exc: StoreError, safe: str) -> StoreFailure:
+    """The one line for ``exc``; ``safe`` says what is stored safely, or what was not read, after a
+    storage fault."""
+    if isinstance(exc, StorageError):
+        return StorageFailure(exc.line(safe))
+    return Busy(str(exc)) if isinstance(exc, LeagueBusyError) else StoreFailure(str(exc))
+
+
+def unread(exc: StoreError) -> str:
+    damaged = isinstance(exc, StorageError) and exc.fault is StorageFault.DAMAGED
+    return "nothing was read from it" if damaged else "nothing was shown"
+
+
+def results(league_file: str) -> tuple[Store, League]:
+    """For the commands that read a league's results: its stored results, opened read-only. Its bots
+    are not checked (results stay readable when a bot has moved), and nothing is written: a league
+    never run gets no database, only one line saying that ``referee run`` plays it (exit code 1)."""
+    league = league_of(league_file, check_commands=False)
+    try:
+        return open_results(league, league_file)
+    except StoreError as exc:
+        raise failure(exc, unread(exc)) from None
+
+
+def stored_matches(store: Store) -> dict[str, MatchSummary]:
+    """Every stored match's summary (no deal decoded), or one line if one of them does not decode:
+    never a partial result."""
+    try:
+        return store.summaries()
+    except StoreError as exc:
+        raise failure(exc, unread(exc)) from None
+
+
+def loader(store: Store) -> Callable[[Sequence[str]], Iterator[StoredMatch]]:
+    """Decodes stored matches a few at a time (replay, export, report), or says in one line why not."""
+
+    def load(ids: Sequence[str]) -> Iterator[StoredMatch]:
+        try:
+            yield from store.stream(ids)
+        except StoreError as exc:
+            raise failure(exc, unread(exc)) from None
+
+    return load
+
+
+def ratings(league: League, stored: Mapping[str, Summarized]) -> Leaderboard:
+    """The leaderboard of the stored results, without storing it (``referee run`` does)."""
+    return rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
+
+
+def say_settlement(league: League, stored: Mapping[str, Summarized], err: bool = False) -> None:
+    """For an ``until: settled`` league: whether its ranking is settled, and its weakest adjacent pair."""
+    if league.settling is not None:
+        click.echo(plan_of(league, stored).settlement.line(), err=err)
+
+
+def write_league_report(
+    league: League,
+    stored: Mapping[str, Summarized],
+    folder: Path,
+    live: bool = False,
+    load: Callable[[Sequence[str]], Iterator[StoredMatch]] | None = None,
+) -> Path:
+    """Writes the HTML report of ``stored`` into ``folder`` (its match pages decoded through ``load``, a
+    few at a time); returns its index page."""
+    from referee.report.site import write_report
+
+    schedule = list(schedule_of(league, stored))
+    board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
+    return write_report(league, schedule, stored, board, folder, live, load)

@@ -1,0 +1,192 @@
+"""``referee run --dry-run``: the schedule's size, what is stored of it, and how long the rest would take.
+
+It only reads: no database is created, no seed drawn or stored. The stored results are read by the rules
+a run opens them by (``planning.py``: the league's seed, its settings, its cohorts), without claiming the
+database; with no stored match to time, it times the bots of the matches to play as the preflight tries
+them (``timing.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field, replace
+from typing import Final
+
+from referee.league import timing
+from referee.league.config import League
+from referee.league.host import confinement_of, log_dir_of
+from referee.league.planning import joined, league_settings, schedule_of, with_cohorts, with_known_seed
+from referee.league.schedule import ScheduledMatch
+from referee.league.storage import StoreError
+from referee.league.store import Store
+from referee.league.summary import MatchSummary
+from referee.league.timing import eta_text
+from referee.league.versions import fingerprint
+from referee.match.outcome import MatchStatus
+from referee.match.sandbox import SandboxError
+from referee.match.setup import open_launcher
+
+EXIT_PREFLIGHT: Final = 4
+"""`referee run`'s exit status when entrants failed the preflight and the run stopped, storing nothing."""
+
+
+@dataclass(slots=True)
+class _Stored:
+    """What a dry run reads of the league's results database: the league with its seed (if known) and
+    cohorts, the results that a run would keep, and one phrase saying so."""
+
+    league: League
+    state: str
+    stored: dict[str, MatchSummary] = field(default_factory=dict)
+    seconds: list[float] = field(default_factory=list)
+    invalid: set[str] = field(default_factory=set)
+
+
+def dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[str]:
+    """What ``referee run --dry-run`` prints (see the module's doc); raises
+    :class:`~referee.league.storage.StoreError` when the database cannot be read."""
+    found = _read(league, fresh)
+    league = found.league
+    stored, seconds, invalid, state = found.stored, found.seconds, found.invalid, found.state
+    if league.seed is None:  # a secret seed not drawn yet: any seed gives a schedule of the same size
+        league = replace(league, seed=0, seed_secret=True)
+    schedule = schedule_of(league, stored)
+    complete = {i for i, m in stored.items() if m.status is MatchStatus.COMPLETE} - invalid
+    played = sum(1 for match in schedule if match.match_id in complete)
+    missing = len(schedule) - played
+    tables = len({match.table_id for match in schedule})
+    timed: list[str] = []
+    at = f"at {at_once} match{'es' if at_once > 1 else ''} at once"
+    if seconds:  # timed at the concurrency they were played at: at_once of them share the machine
+        each = sum(seconds) / len(seconds)
+        basis = f"{each:.1f}s a match, the mean of {len(seconds)} stored match(es)"
+        share = float(at_once)
+    else:
+        pending = [m for m in schedule if m.match_id not in complete]
+        each, basis, timed = timed_estimate(league, pending or list(schedule), at_once)
+        share, cores = parallel(at_once)
+        if share < at_once:
+            at += f" (on {cores}: as {share:.0f})"
+    estimate = (
+        f"{eta_text(missing * each)} of match time, shared by the Dask cluster's workers"
+        if on_dask
+        else f"{eta_text(missing * each / share)} {at}"
+    )
+    if league.settling is not None:  # later batches depend on results not played yet: bound them
+        cap = league.settling.max_matches
+        estimate += f"; at most {eta_text(max(cap - played, 0) * each / (1 if on_dask else share))} " + (
+            f"if it plays on to max_matches ({cap})"
+        )
+    return [
+        f"dry run of {league.name}: {league.schedule_label}; nothing is played or written",
+        f"schedule{' so far (the batches chosen from the results stored)' if league.settling else ''}: "
+        f"{tables} tables, {len(schedule)} matches ({league.players} players, seating {league.seating})",
+        f"{state}; {played} played, {missing} to play",
+        *timed,
+        f"estimate: {estimate} ({basis})",
+    ]
+
+
+def timed_estimate(
+    league: League, pending: list[ScheduledMatch], at_once: int
+) -> tuple[float, str, list[str]]:
+    """The mean seconds of work a match of ``pending`` should take, why, and the lines that say what
+    was timed: samples of the schedule's lineups, ``at_once`` at a time (``referee.league.timing``).
+    A bot that could not be timed is named, since the run's preflight would stop there too."""
+    lineups = timing.samples(pending, at_once)
+
+    async def measure() -> timing.Timings:
+        async with open_launcher(None, confinement_of(league, log_dir_of(league))) as launcher:
+            return await timing.time_bots(league, lineups, at_once, launcher)
+
+    try:
+        timed = asyncio.run(measure())
+    except SandboxError as exc:
+        timed = timing.Timings({}, {name: str(exc) for lineup in lineups for name in lineup})
+    lines = []
+    if timed.speeds:
+        lines.append(
+            f"timed on {len(lineups)} sample(s) of {timing.TIMING_DEALS} deals (start, decision): "
+            + ", ".join(
+                f"{name} {speed.start:.2f}s {1000 * speed.decision:.2f}ms"
+                for name, speed in sorted(timed.speeds.items())
+            )
+        )
+    for name, reason in sorted(timed.failures.items()):
+        rough = f"counted as {timing.ROUGH_START:g}s a start, {1000 * timing.ROUGH_DECISION:g}ms a decision"
+        if league.entrant(name).spec.remote:  # it plays from its own machine (docs/REMOTE.md)
+            lines.append(f"not timed: {name}: a remote entrant ({rough})")
+            continue
+        lines.append(
+            f"not timed: {name}: {reason} "
+            f"(the run's preflight would stop there, exit {EXIT_PREFLIGHT}; {rough})"
+        )
+    each = timed.match_seconds(league.rules, [match.entrants for match in pending])
+    decisions = timing.decisions_per_seat(league.rules)
+    return each, f"{each:.1f}s a match: each seat's start and {decisions} decisions, as timed", lines
+
+
+def parallel(at_once: int) -> tuple[float, str]:
+    """How many matches at once the machine can play at full speed, and its CPUs in words: a match keeps
+    about one CPU busy (one of its bots thinks at a time), so no more than the CPUs. (A machine busy with
+    other work has less to give, but the samples were timed on it as it is now, as many at once.)"""
+    cpus = cpu_count()
+    return float(min(at_once, cpus)), f"{cpus} CPU{'s' if cpus > 1 else ''}"
+
+
+def cpu_count() -> int:
+    """CPUs this process may run on (its affinity, where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _read(league: League, fresh: bool) -> _Stored:
+    """The league's stored results as a run would find them, read only."""
+    database = league.database
+    if not database.is_file():
+        return _Stored(league, f"no results database yet ({database}): nothing played")
+    if not database.stat().st_size:  # opened, SQLite would write its header
+        return _Stored(league, f"nothing stored yet in {database}")
+    store = Store(database, write=False)
+    try:
+        return _state(store, league, fresh)
+    finally:
+        store.close()
+
+
+def _state(store: Store, league: League, fresh: bool) -> _Stored:
+    database = league.database
+    count, known = store.match_count(), with_known_seed(league, store)
+    if not fresh:
+        league = known
+    try:
+        store.claim(league.path, league.name, league_settings(known))
+    except StoreError:
+        owner = store.owner().name
+        return _Stored(
+            league, f"{database} holds the results of another league, {owner!r}: the run would refuse"
+        )
+    if not count:
+        return _Stored(league, f"nothing stored yet in {database}")
+    if fresh:
+        return _Stored(
+            league,
+            f"--fresh: the {count} match(es) stored in {database} would be forgotten, a copy of them "
+            "kept beside it",
+        )
+    if league.seed is None or store.meta("settings") != league_settings(league):
+        return _Stored(
+            league, f"{database} holds results of other league settings: the run would refuse, see --fresh"
+        )
+    league = with_cohorts(league, joined(store, league))
+    changed = store.new_versions({e.name: fingerprint(e) for e in league.entrants})
+    invalid = {match_id for ids in changed.values() for match_id in ids}
+    state = f"results in {database}" + (
+        f"; {len(invalid)} of them by an older version of {', '.join(changed)}, played again"
+        if invalid
+        else ""
+    )
+    return _Stored(league, state, store.summaries(), store.match_seconds(), invalid)

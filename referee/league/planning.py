@@ -1,0 +1,95 @@
+"""What a league's results belong to and which matches it plays: its settings' fingerprint, its seed, its
+schedule (fixed, or chosen batch by batch until settled) and the cohorts in which its entrants joined.
+
+Pure functions of the league and what is stored, shared by the competition that runs a league, the dry
+run and every command that reads results, so that all of them see one schedule.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from referee.league.config import League
+from referee.league.schedule import ScheduledMatch, build_schedule
+from referee.league.store import Store
+from referee.league.summary import Summarized
+
+if TYPE_CHECKING:
+    from referee.league.adaptive import Plan
+
+
+def schedule_of(league: League, stored: Mapping[str, Summarized] | None = None) -> tuple[ScheduledMatch, ...]:
+    """The league's matches: the one schedule that every executor, the ratings and every report use. An
+    ``until: settled`` league's depend on its ``stored`` results."""
+    if league.settling is not None:
+        if stored is None:
+            raise ValueError("an until: settled schedule is chosen from the stored results: pass them")
+        return plan_of(league, stored).schedule
+    seed = _seed(league)
+    names = tuple(entrant.name for entrant in league.entrants)
+    return build_schedule(seed, names, league.players, league.rounds, league.seating, league.design)
+
+
+def plan_of(league: League, stored: Mapping[str, Summarized]) -> Plan:
+    """An ``until: settled`` league's batches so far and how settled its ranking is (``adaptive.py``,
+    imported here, where it is used: it rates with TrueSkill)."""
+    from referee.league.adaptive import plan  # noqa: PLC0415
+
+    seed = _seed(league)
+    if league.settling is None:
+        raise ValueError(f"{league.name} plays its whole schedule, not until settled")
+    names = tuple(entrant.name for entrant in league.entrants)
+    return plan(seed, names, league.players, league.seating, league.rating, league.settling, stored)
+
+
+def _seed(league: League) -> int:
+    if league.seed is None:
+        raise ValueError("the league's secret seed is unknown until its results database is opened")
+    return league.seed
+
+
+def with_known_seed(league: League, store: Store) -> League:
+    """``league`` with the seed its results were stored under: the file's own, else the secret one the
+    database keeps (if it keeps one yet). The one rule for a league's seed, for reading and running."""
+    secret = store.meta("secret_seed")
+    if league.seed is not None or secret is None:
+        return league
+    return replace(league, seed=int(secret), seed_secret=True)
+
+
+def league_settings(league: League) -> str:
+    """What makes stored results belong to this league: change any of it and old results are invalid;
+    empty while the league's secret seed is not drawn yet.
+
+    Not the seating: a seating found in two modes is the same match (same id, same deals), so switching
+    from ``balanced`` to ``all`` keeps the 12 matches played and adds the other 12."""
+    if league.seed is None:
+        return ""
+    return json.dumps(
+        {
+            "seed": league.seed,
+            "rules": league.rules.to_dict(),
+            "per_action": league.time_control.per_action,
+            "bank": league.time_control.bank,
+            "max_faults": league.max_faults,
+        },
+        sort_keys=True,
+    )
+
+
+def joined(store: Store, league: League) -> tuple[tuple[str, ...], ...]:
+    """The league's entrants in the groups in which they joined it (``Design.cohorts``): those the
+    database knows, then the league's other entrants as one more group. While nothing is stored, all of
+    them are one group: the sampled design is still free."""
+    names = tuple(sorted(entrant.name for entrant in league.entrants))
+    known = store.cohorts() if store.match_count() else ()
+    seen = {name for cohort in known for name in cohort}
+    newcomers = tuple(name for name in names if name not in seen)
+    return (*known, newcomers) if newcomers else known
+
+
+def with_cohorts(league: League, cohorts: tuple[tuple[str, ...], ...]) -> League:
+    return replace(league, design=replace(league.design, cohorts=cohorts))

@@ -1,0 +1,160 @@
+"""The door for remote entrants opened around a run's driver (:func:`with_door`, for ``referee run``)
+or around a conformance check (:func:`check_remote`, for ``referee check --listen``). Settings that
+cannot work are one line (:class:`~referee.remote.settings.RemoteSettingsError`), before anything plays."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
+
+from referee.check import CheckReport, check_bot
+from referee.league.competition import Progress, RunReport
+from referee.league.config import League
+from referee.match.launcher import RemoteSource, interrupted
+from referee.remote.door import Door, open_door
+from referee.remote.files import record_path
+from referee.remote.lobby import Lobby
+from referee.remote.record import save
+from referee.remote.settings import RemoteSettings, RemoteSettingsError
+from referee.remote.tokens import TokenBook, TokenError, tokens_path
+
+
+class Seating(Protocol):
+    """A driver that seats remote entrants from a lobby (``referee.league.local.LocalDriver``)."""
+
+    remote: RemoteSource | None
+
+    async def run(self, on_progress: Callable[[Progress], None]) -> RunReport: ...
+
+
+def remote_names(league: League) -> list[str]:
+    """The league's remote entrants."""
+    return [entrant.name for entrant in league.entrants if entrant.spec.remote]
+
+
+def door_settings(league: League, given: RemoteSettings, on_dask: bool) -> RemoteSettings | None:
+    """The door a run opens: the league file's ``remote:`` keys under ``referee run``'s options
+    (``given``), or ``None`` when the league has no remote entrant. Raises
+    :class:`RemoteSettingsError` for settings that cannot work, before anything is played."""
+    names = remote_names(league)
+    if not names:
+        if given.listen is not None:
+            raise RemoteSettingsError("--listen: this league has no remote entrant (remote: true)")
+        return None
+    if on_dask:
+        raise RemoteSettingsError(
+            "remote entrants play only in the referee's own process: run without --workers/--dask "
+            "(docs/SCALING.md)"
+        )
+    base = league.remote
+    settings = RemoteSettings(
+        given.listen or base.listen,
+        given.tls_cert or (base.tls_cert if given.listen is None else None),
+        given.tls_key or (base.tls_key if given.listen is None else None),
+        given.insecure,
+        base.wait,
+    )
+    if settings.listen is None:
+        raise RemoteSettingsError(
+            f"remote entrant(s) {', '.join(names)}: give --listen HOST:PORT (with --tls-cert and "
+            "--tls-key), or remote: listen: in the league file (docs/REMOTE.md)"
+        )
+    settings.check()
+    return settings
+
+
+def with_door(league: League, driver: Seating, settings: RemoteSettings) -> DoorDriver:
+    """``driver`` with the door open around its run; raises :class:`RemoteSettingsError` if a remote
+    entrant has no token yet."""
+    names = remote_names(league)
+    book = TokenBook(tokens_path(league.database))
+    try:
+        missing = [name for name in names if name not in book.grants()]
+    except TokenError as exc:
+        raise RemoteSettingsError(str(exc)) from None
+    if missing:
+        raise RemoteSettingsError(
+            f"remote entrant {missing[0]!r} has no token: referee token issue {league.path} {missing[0]}"
+        )
+    return DoorDriver(league, driver, settings, book, names)
+
+
+class DoorDriver:
+    """Runs ``driver`` with the door open: its lobby seats the remote entrants; the door's refusals join
+    the run's report, and what the run saw of each connection is recorded beside the results."""
+
+    def __init__(
+        self, league: League, driver: Seating, settings: RemoteSettings, book: TokenBook, names: Sequence[str]
+    ) -> None:
+        self.league, self.driver, self.settings = league, driver, settings
+        self.book, self.names = book, list(names)
+
+    async def run(self, on_progress: Callable[[Progress], None]) -> RunReport:
+        settings = self.settings
+        lobby = Lobby(settings.wait)
+        door = Door(self.book, self.names, lobby)
+        lobby.valid = door.still_valid
+        try:
+            server, port = await open_door(door, settings)
+        except (OSError, RuntimeError) as exc:
+            raise RemoteSettingsError(f"--listen {settings.listen}: cannot listen there ({exc})") from None
+        host = (settings.listen or "").rpartition(":")[0]
+        how = "with TLS" if settings.tls else "in plaintext"
+        print(f"listening for remote entrants on {host}:{port} {how}", file=sys.stderr, flush=True)
+        self.driver.remote = lobby
+        try:
+            report = await self.driver.run(on_progress)
+        finally:
+            lobby.close(interrupted())
+            await server.stop(grace=2.0)
+            try:
+                save(record_path(self.league.database), lobby.latency)
+            except OSError as exc:
+                print(f"warning: the remote latency record was not written: {exc}", file=sys.stderr)
+        return replace(report, refusals=(*report.refusals, *door.refusals))
+
+
+CHECK_WAIT = 300.0
+"""Seconds ``referee check --listen`` waits for the remote bot to connect for each match."""
+
+
+async def check_remote(settings: RemoteSettings, log_dir: Path | None = None) -> CheckReport:
+    """``referee check --listen``: opens a door with a one-time token, prints how to connect, and plays
+    the check's three matches with the remote bot that connects; the report adds its round trip. Raises
+    :class:`RemoteSettingsError` for a door that cannot open."""
+    settings.check()
+    folder = Path(tempfile.mkdtemp(prefix="pyramid-check-"))
+    try:
+        book = TokenBook(folder / "tokens.json")
+        token = book.issue("remote", lifetime=CHECK_WAIT * 4)
+        lobby = Lobby(CHECK_WAIT)
+        door = Door(book, ["remote"], lobby)
+        lobby.valid = door.still_valid
+        try:
+            server, port = await open_door(door, settings)
+        except (OSError, RuntimeError) as exc:
+            raise RemoteSettingsError(f"--listen {settings.listen}: cannot listen there ({exc})") from None
+        host = (settings.listen or "").rpartition(":")[0]
+        print(
+            f"waiting up to {CHECK_WAIT:g}s for a remote bot on {host}:{port} "
+            f"({'TLS' if settings.tls else 'plaintext'}); start it with PYRAMID_ADDRESS=HOST:{port} and "
+            f"PYRAMID_TOKEN_FILE naming a file that holds this one-time token:\n{token}",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            report = await check_bot((), remote=lobby, log_dir=log_dir)
+        finally:
+            lobby.close(interrupted())
+            await server.stop(grace=1.0)
+        latency = lobby.latency.get("remote")
+        if latency is not None:
+            report.notes.append(f"remote        {latency.line()}")
+        return report
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,126 @@
+"""The remote entrants' tokens: issued once, kept only as salted hashes beside the league's results.
+
+A token is shown to the organiser once, when it is issued, and never stored: the file keeps a random salt
+and ``HMAC-SHA256(salt, token)`` per entrant, so a copy of the file admits nobody. A hello's token is
+compared with every entrant's hash in constant time (``hmac.compare_digest``), so the time a refusal takes
+says nothing about how close a guess was. Issuing again replaces the hash: the old token stops working at
+the next hello, and a connection that presented it is dropped before its next match
+(:meth:`TokenBook.holder`). The file is read again at every check, so ``referee token`` works while a
+league runs; it is written to ``.new`` and renamed, readable by its owner only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from referee.remote.files import tokens_path
+
+__all__ = ["Grant", "TokenBook", "TokenError", "tokens_path"]
+
+TOKEN_PREFIX: Final = "pyr1_"
+"""Every token starts so: a secret scanner (or a person) can tell one in a paste."""
+FORMAT: Final = 1
+
+
+class TokenError(ValueError):
+    """The token file cannot be read or written; the message says which file and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """One entrant's token as stored: never the token itself."""
+
+    salt: str
+    digest: str
+    issued: float
+    expires: float | None = None
+
+    def admits(self, token: str, now: float) -> bool:
+        """Whether ``token`` is this grant's and has not expired (compared in constant time)."""
+        fresh = self.expires is None or now < self.expires
+        return hmac.compare_digest(_digest(self.salt, token), self.digest) and fresh
+
+
+def _digest(salt: str, token: str) -> str:
+    return hmac.new(bytes.fromhex(salt), token.encode(), hashlib.sha256).hexdigest()
+
+
+class TokenBook:
+    """The token file of one league."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def grants(self) -> dict[str, Grant]:
+        """Every entrant's grant, read now (``{}`` when no token was ever issued)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise TokenError(f"{self.path}: cannot read the token file: {exc}") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise TokenError(f"{self.path}: not a token file of this referee (format {FORMAT})")
+        try:
+            return {name: Grant(**fields) for name, fields in data["tokens"].items()}
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise TokenError(f"{self.path}: damaged token file ({exc})") from None
+
+    def issue(self, name: str, lifetime: float | None = None) -> str:
+        """A new token for ``name``, returned once; any earlier one of ``name`` is revoked."""
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        salt = secrets.token_hex(16)
+        now = time.time()
+        grant = Grant(salt, _digest(salt, token), now, now + lifetime if lifetime else None)
+        self._write({**self.grants(), name: grant})
+        return token
+
+    def revoke(self, name: str) -> bool:
+        """Forgets ``name``'s token; ``False`` if it had none."""
+        grants = self.grants()
+        if grants.pop(name, None) is None:
+            return False
+        self._write(grants)
+        return True
+
+    def holder(self, token: str, now: float | None = None) -> str | None:
+        """The entrant whose valid token ``token`` is, or ``None``."""
+        found = self.find(token, now)
+        return found[0] if found is not None else None
+
+    def find(self, token: str, now: float | None = None) -> tuple[str, Grant] | None:
+        """The entrant whose valid token ``token`` is, and its grant, or ``None``. Every grant is
+        compared, whichever matches, so the time taken does not depend on which one (or none) does."""
+        now = time.time() if now is None else now
+        found = None
+        for name, grant in self.grants().items():
+            if grant.admits(token, now):
+                found = (name, grant)
+        return found
+
+    def _write(self, grants: dict[str, Grant]) -> None:
+        data: dict[str, Any] = {
+            "format": FORMAT,
+            "tokens": {
+                name: {"salt": g.salt, "digest": g.digest, "issued": g.issued, "expires": g.expires}
+                for name, g in sorted(grants.items())
+            },
+        }
+        new = self.path.with_name(self.path.name + ".new")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                json.dump(data, file, indent=1)
+                file.write("\n")
+            os.replace(new, self.path)
+        except OSError as exc:
+            raise TokenError(f"{self.path}: cannot write the token file: {exc.strerror or exc}") from None

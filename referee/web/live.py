@@ -1,0 +1,138 @@
+"""Matches in play, as every seat at the table sees them: never a hand.
+
+A league match is watched through its seats: each seat is wrapped in a :class:`WatchedSeat`, which passes
+every call through unchanged and, from the observation the referee sends that seat, keeps only what the
+whole table sees (:func:`public_view`): declarations and trump, the cards played and the tricks, the
+tricks taken, the pyramids, and the talk when every seat hears it (``talk: open``; with ``defenders`` the
+declarer does not). The hand, the legal actions and the clock are left out, so the view holds no card
+that is not on the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyramid_sdk.bot import MatchInfo, MatchResult
+from pyramid_sdk.observation import Observation, Trick
+from pyramid_sdk.rules import Talk
+from referee.match.faults import Fault
+from referee.match.runner import Decision, Seat
+
+
+def _trick(trick: Trick) -> dict[str, Any]:
+    return {"leader": trick.leader, "cards": [card.code for card in trick.cards], "winner": trick.winner}
+
+
+def public_view(obs: Observation) -> dict[str, Any]:
+    """What every seat of the table knows now (docs/SERVER.md, "A match in play").
+
+    >>> from pyramid_sdk import Match, Rules
+    >>> view = public_view(Match(Rules(players=2), 7).observation(0))
+    >>> sorted(view)  # no hand, no legal actions
+    ['current_trick', 'deal', 'dealer', 'declaration', 'declarer', 'forfeited', 'phase', 'pyramids', \
+'taken', 'talk', 'to_act', 'tricks']
+    """
+    shared_talk = obs.rules.talk is Talk.OPEN
+    return {
+        "deal": obs.deal_number,
+        "phase": str(obs.phase),
+        "dealer": obs.dealer,
+        "declarer": obs.declarer,
+        "to_act": obs.to_act,
+        "declaration": None
+        if obs.declaration is None
+        else {"tricks": obs.declaration.tricks, "trump": obs.declaration.trump.code},
+        "current_trick": _trick(obs.current_trick),
+        "tricks": [_trick(trick) for trick in obs.tricks],
+        "taken": list(obs.taken),
+        "pyramids": [
+            {"total": p.total, "entries": [[e.declared, e.taken, e.points] for e in p.entries]}
+            for p in obs.pyramids
+        ],
+        "talk": [[m.seat, m.trick, m.text] for m in obs.talk] if shared_talk else [],
+        "forfeited": list(obs.forfeited),
+    }
+
+
+@dataclass(slots=True)
+class LiveMatch:
+    """A match in play: who sits where and the last public view of it; ``shown`` is whether its deals
+    may be shown now (``referee.report.disclosure``: not while another match of its table is to come)."""
+
+    match_id: str
+    seats: tuple[str, ...]
+    shown: bool
+    position: int | None = None
+    """Its place in the league's schedule, from 1 (none for a human table)."""
+    view: dict[str, Any] | None = None
+    steps: int = 0
+    listeners: list[Callable[[LiveMatch], None]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """What a list of matches in play says of it: no card, whatever ``shown`` is."""
+        deal = self.view["deal"] if self.view is not None else 0
+        return {
+            "match_id": self.match_id,
+            "position": self.position,
+            "seats": list(self.seats),
+            "deal": deal,
+            "deals_hidden": not self.shown,
+        }
+
+    def state(self) -> dict[str, Any]:
+        """What its live page shows: with its deals hidden, the summary alone."""
+        state = self.summary()
+        if self.shown and self.view is not None:
+            state["view"] = self.view
+        return state
+
+    def update(self, obs: Observation) -> None:
+        view = public_view(obs)
+        if view == self.view:
+            return
+        self.view = view
+        self.steps += 1
+        for listener in self.listeners:
+            listener(self)
+
+
+class WatchedSeat:
+    """A seat whose observations feed a :class:`LiveMatch`; every call goes through unchanged."""
+
+    def __init__(self, seat: Seat, live: LiveMatch) -> None:
+        self.seat = seat
+        self.live = live
+
+    @property
+    def name(self) -> str:
+        return self.seat.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.seat.name = value
+
+    async def start(self, info: MatchInfo) -> str | None:
+        return await self.seat.start(info)
+
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
+        self.live.update(obs)
+        return await self.seat.decide(obs, time_limit, bank)
+
+    async def deal_end(self, obs: Observation) -> None:
+        self.live.update(obs)
+        await self.seat.deal_end(obs)
+
+    async def end(self, result: MatchResult, forfeited: bool, faults: Sequence[Fault]) -> None:
+        await self.seat.end(result, forfeited, faults)
+
+    def violations(self) -> list[str]:
+        return self.seat.violations()
+
+    def notify(self, text: str) -> None:
+        self.seat.notify(text)
+
+
+def watched(seats: Sequence[Seat], live: LiveMatch) -> list[Seat]:
+    return [WatchedSeat(seat, live) for seat in seats]

@@ -1,0 +1,42 @@
+"""The live pages: the HTML report, rewritten into the server's own folder after every stored match and
+served with one more script (``static/live.js``) that keeps each page up to date without a reload.
+
+Reusing the report's writer keeps one look and one set of disclosure rules: what ``referee report``
+would show now is exactly what the server shows.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Final
+
+from referee.league.config import League
+from referee.league.storage import StoreError
+from referee.report.site import write_report
+from referee.web.runner import read_results
+
+LOGGER = logging.getLogger(__name__)
+
+LIVE_TAGS: Final = (
+    '<link rel="stylesheet" href="/static/live.css">\n<script src="/static/live.js" defer></script>\n'
+)
+
+
+def write_site(league: League, folder: Path) -> None:
+    """Rewrites the report in ``folder`` from the stored results; a failure is logged, and the pages
+    keep what they showed (the next match rewrites them)."""
+    try:
+        stored, schedule, board = read_results(league)
+        write_report(league, list(schedule), stored, board, folder)
+    except (OSError, StoreError) as exc:
+        LOGGER.warning("the live pages in %s were not rewritten: %s", folder, exc)
+
+
+def with_live_script(html: str) -> str:
+    """A report page with the live script and style added to its head.
+
+    >>> with_live_script("<html><head><title>t</title></head><body></body></html>").count("live.js")
+    1
+    """
+    return html.replace("</head>", LIVE_TAGS + "</head>", 1)

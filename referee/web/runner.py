@@ -1,0 +1,273 @@
+"""The one seam between ``referee serve`` and the league code: plan the league's missing matches, play
+one, record it, tell the listeners; again, for as long as the server runs.
+
+It drives the league's :class:`~referee.league.competition.Competition` as ``referee run``'s
+:class:`~referee.league.local.LocalDriver` does, through the same public interfaces: the league's
+:class:`~referee.league.host.Host` (logs, sandbox, builds), the preflight, a
+:class:`~referee.match.table.Table` that plays each match, and the competition that plans the matches
+and records each attempt, so a match played here is the match ``referee run`` would play: same seed,
+same seats, same record. The competition stays open (the league held) while the server runs. The league
+file is read again whenever it changes (a new entrant from ``referee submit``, a ``--replace``d
+version): the competition plans again (:meth:`~referee.league.competition.Competition.replan`), and the
+builds, the launcher and the preflight are set up again for the league as it now is. Up to the league's
+``concurrency`` matches are in play at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from referee.league.competition import Competition
+from referee.league.config import League, LeagueError, load_league
+from referee.league.host import Host, run_builds
+from referee.league.lock import LeagueBusyError
+from referee.league.planning import schedule_of
+from referee.league.preflight import Broken, preflight, tail
+from referee.league.ratings import Leaderboard, rate
+from referee.league.schedule import ScheduledMatch
+from referee.league.storage import StorageError, StoreError
+from referee.league.store import Store, StoredMatch
+from referee.league.versions import fingerprint
+from referee.match.outcome import MatchStatus, NotStarted
+from referee.match.setup import open_launcher
+from referee.match.table import Table
+from referee.report.disclosure import table_key
+from referee.web.events import Hub
+from referee.web.live import LiveMatch, watched
+from referee.web.versions import VersionArchive, archive_path, summary
+
+LOGGER = logging.getLogger(__name__)
+POLL: Final = 1.0
+"""Seconds between looks at the league file for changes while there is nothing to play."""
+
+
+def league_text(path: Path) -> str:
+    """A digest of the league file: when it changes, the league is read again."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def read_results(league: League) -> tuple[dict[str, StoredMatch], tuple[ScheduledMatch, ...], Leaderboard]:
+    """The stored matches, the schedule and the leaderboard, read on a connection of the caller's own
+    (any thread): what the pages and the API show."""
+    store = Store(league.database, write=False)
+    try:
+        stored = store.matches()
+    finally:
+        store.close()
+    schedule = schedule_of(league, stored)
+    board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
+    return stored, schedule, board
+
+
+def without_remote(league: League) -> League:
+    """``league``, if it has no remote entrant: ``referee serve`` opens no door for them (docs/SERVER.md),
+    and an entrant that could never connect would only fail its starts until it is disqualified. One line
+    says so instead, naming them; ``referee run --listen`` plays such a league (docs/REMOTE.md)."""
+    remote = [entrant.name for entrant in league.entrants if entrant.spec.remote]
+    if remote:
+        what = "is a remote entrant" if len(remote) == 1 else "are remote entrants"
+        raise LeagueError(
+            f"{league.path}: {', '.join(remote)} {what}: referee serve does not listen for remote bots; "
+            "play this league with referee run --listen (docs/REMOTE.md)"
+        )
+    return league
+
+
+class LeagueRunner:
+    """Plays a league on and on; ``on_stored`` runs (in a thread) after each stored match, before the
+    listeners hear of it, so a page that reloads on the event finds it."""
+
+    def __init__(
+        self,
+        league_file: Path,
+        hub: Hub,
+        hidden: tuple[Path, ...] = (),
+        on_stored: Callable[[League], None] = lambda league: None,
+        poll: float = POLL,
+    ) -> None:
+        self.league_file = league_file.resolve()
+        self.hub = hub
+        self.hidden = hidden
+        self.on_stored = on_stored
+        self.poll = poll
+        self.league: League | None = None
+        """The league as last read, its seed settled (secret or not): what the pages show."""
+        self.problem = ""
+        """Why the league cannot be played now (a broken league file, a broken bot), or nothing."""
+        self.live: dict[str, LiveMatch] = {}
+        """The matches in play, by id."""
+        self.played = 0
+        self.competition: Competition | None = None
+        """The league's competition, open (its database held) from the first pass until :meth:`run` ends."""
+        self._writing = asyncio.Lock()
+
+    async def run(self) -> None:
+        """Until cancelled: each pass plays the league as the file says now, until the file changes."""
+        try:
+            while True:
+                digest = league_text(self.league_file)
+                try:
+                    competition = self._competition(without_remote(load_league(self.league_file)))
+                except LeagueError as exc:
+                    self._trouble(str(exc))
+                    await self._until_changed(digest)
+                    continue
+                except StoreError as exc:
+                    if self.league is None or isinstance(exc, LeagueBusyError | StorageError):
+                        raise  # nothing to serve, or a database that cannot be trusted: serve stops, one line
+                    self._trouble(f"{exc}; the pages show the league as it was")  # e.g. its rules changed
+                    await self._until_changed(digest)
+                    continue
+                self.league = competition.league
+                self.hub.publish("league", name=competition.league.name)
+                await asyncio.to_thread(self.on_stored, competition.league)
+                await self._pass(competition, digest)
+        finally:
+            if self.competition is not None:
+                self.competition.close()
+                self.competition = None
+
+    def _competition(self, league: League) -> Competition:
+        """The competition of the league file as it now reads: opened on the first pass (or when the
+        file names another database), planned again on the next ones. Settings that would invalidate the
+        stored results (rules, seed) raise :class:`StoreError`, the competition left as it was."""
+        competition = self.competition
+        if competition is not None and competition.league.database != league.database:
+            competition.close()
+            self.competition = competition = None
+        if competition is None:
+            competition = self.competition = Competition.open(league, skip_broken=True)
+        else:
+            try:
+                competition.replan(league)  # forgets the last pass's disqualifications
+            except ValueError as exc:
+                raise StoreError(str(exc)) from None
+        if self._new_versions(competition.store, league):
+            competition.replan(league)  # an until-settled league plans from what is still stored
+        return competition
+
+    def _trouble(self, problem: str) -> None:
+        LOGGER.warning("%s", problem)
+        self.problem = problem
+        self.hub.publish("problem", text=problem)
+
+    async def _until_changed(self, digest: str) -> None:
+        while league_text(self.league_file) == digest:
+            await asyncio.sleep(self.poll)
+
+    def _new_versions(self, store: Store, league: League) -> bool:
+        """As ``referee run`` does: the stored matches of a changed entrant are played again. Their
+        summary is kept first, as the earlier version's results (``versions.py``). Whether any changed."""
+        prints = {entrant.name: fingerprint(entrant) for entrant in league.entrants}
+        changed = store.new_versions(prints)
+        archive = VersionArchive(archive_path(league))
+        for name, ids in changed.items():
+            LOGGER.info("new version of %s: its %d stored match(es) are played again", name, len(ids))
+            label = f"before {time.strftime('%Y-%m-%d %H:%M', time.localtime())}"
+            archive.add(name, summary(name, label, store.matches(ids).values(), time.time()))
+        store.set_versions(prints, list(changed))
+        return bool(changed)
+
+    async def _pass(self, competition: Competition, digest: str) -> None:
+        host = Host.of(competition.league, self.hidden)
+        host.log_dir.mkdir(parents=True, exist_ok=True)
+        builds = await run_builds(host.league, host.log_dir)
+        concurrency = competition.league.concurrency
+        async with open_launcher(host.log_dir, host.confinement) as launcher:
+            failed = [Broken(n, r, tail(host.log_dir / f"{n}.build.log")) for n, r in builds.items()]
+            broken = await preflight(host.league, launcher, set(builds), concurrency)
+            competition.preflight_failed(failed + broken)  # skip_broken: the broken ones sit out
+            self.problem = "; ".join(f"{b.name}: {b.reason}" for b in competition.broken)
+            table = host.table(launcher)
+            playing: dict[str, asyncio.Task[None]] = {}
+            try:
+                while league_text(self.league_file) == digest:
+                    for match_id, task in list(playing.items()):
+                        if task.done():
+                            del playing[match_id]
+                            task.result()  # a failure of the referee's own stops serve, loudly
+                    scheduled = None
+                    if len(playing) < concurrency:
+                        scheduled = self._next(competition, set(playing))
+                    if scheduled is None:
+                        waits = {*playing.values(), asyncio.ensure_future(asyncio.sleep(self.poll))}
+                        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                        continue
+                    playing[scheduled.match_id] = asyncio.create_task(
+                        self._play_one(competition, table, scheduled)
+                    )
+                await asyncio.gather(*playing.values())  # the league changed: finish what is in play
+            finally:
+                for task in playing.values():
+                    task.cancel()
+                await asyncio.gather(*playing.values(), return_exceptions=True)
+                await table.close()
+
+    def _next(self, competition: Competition, playing: set[str]) -> ScheduledMatch | None:
+        """The first missing match not in play whose entrants can all play; an ``until: settled``
+        league plans its next batch once the last one is stored."""
+        missing = competition.missing()
+        if not missing and not playing and competition.league.settling is not None:
+            missing = competition.next_batch()
+        return next((m for m in missing if m.match_id not in playing and competition.playable(m)), None)
+
+    async def _play_one(self, competition: Competition, table: Table, scheduled: ScheduledMatch) -> None:
+        sitting = competition.sitting(scheduled)
+        lineup = await table.seat(sitting)
+        if lineup.failed is not None:  # counted by the competition: three in a row disqualify
+            table.release(lineup)
+            competition.not_started(scheduled, lineup.failed, tries=1)  # tried again while playable
+            await asyncio.sleep(self.poll)
+            return
+        live = LiveMatch(
+            scheduled.match_id, scheduled.entrants, _shown(competition, scheduled), scheduled.position + 1
+        )
+        live.listeners.append(lambda match: self.hub.publish("play", **match.state()))
+        lineup.seats = watched(lineup.seats, live)
+        self.live[scheduled.match_id] = live
+        self.hub.publish("match_started", **live.summary())
+        count = itertools.count()
+        try:
+            result = await table.play(
+                sitting, lineup, lambda attempt: competition.record(scheduled, attempt, next(count))
+            )
+        finally:
+            self.live.pop(scheduled.match_id, None)
+        if isinstance(result, NotStarted):  # a retry after a void did not start: its voids are stored
+            competition.not_started(scheduled, result, tries=1)
+            outcome = result.attempts[-1].outcome
+        else:
+            competition.finished(scheduled, result)
+            outcome = result.outcome
+        self.played += 1
+        async with self._writing:  # one rewrite at a time, each from the latest results
+            await asyncio.to_thread(self.on_stored, competition.league)
+        self.hub.publish(
+            "match_finished",
+            match_id=scheduled.match_id,
+            position=scheduled.position + 1,
+            status=str(outcome.status),
+            complete=outcome.status is MatchStatus.COMPLETE,
+        )
+
+
+def _shown(competition: Competition, scheduled: ScheduledMatch) -> bool:
+    """Whether a match may be watched card by card: only when no other match of its table is still to
+    come, since they replay its deals (``referee.report.disclosure``)."""
+    done = competition.store.complete_ids()
+    key = table_key(scheduled)
+    return all(
+        m.match_id in done
+        for m in competition.schedule
+        if table_key(m) == key and m.match_id != scheduled.match_id
+    )

@@ -1,0 +1,109 @@
+"""The process of ``referee serve``: the league runner and uvicorn's server on one event loop, and the
+way both stop together (Ctrl-C, SIGTERM): the event streams end, the server closes within a few seconds,
+the match in play is cancelled and its bots stopped. A cancelled match is not stored: the next run plays
+it. Every stored match stays stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+from collections.abc import Generator
+from pathlib import Path
+from typing import Final
+
+import click
+import uvicorn
+
+from referee.league.lock import LeagueBusyError
+from referee.league.storage import StoreError
+from referee.web.app import create_app
+from referee.web.events import Hub
+from referee.web.human import Tables
+from referee.web.pages import write_site
+from referee.web.runner import LeagueRunner
+
+LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
+EXIT_BUSY: Final = 5
+"""As for ``referee run``: another run or serve holds the league."""
+EXIT_STORAGE: Final = 6
+"""As for ``referee run``: the results database is busy, damaged or cannot be written."""
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, leaving the signals to ``referee serve``, which stops the runner too."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound here so that a taken port is one line before anything starts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+async def serve_forever(league_file: Path, host: str, port: int, site: Path) -> int:
+    """Runs until a signal or a failure of the league; the exit status."""
+    try:
+        sock = listen(host, port)
+    except OSError as exc:
+        click.echo(
+            f"serve: cannot listen on {host}:{port}: {exc.strerror or exc}; try --http {host}:PORT", err=True
+        )
+        return 1
+    hub = Hub()
+    runner = LeagueRunner(league_file, hub, hidden=(site,), on_stored=lambda league: write_site(league, site))
+    tables = Tables(hidden=(site,))
+    hosts = ["*"] if host not in LOOPBACK else ["127.0.0.1", "localhost", "[::1]", "::1"]
+    app = create_app(runner, hub, site, tables, hosts)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="off")
+    server = _Server(config)
+    playing = asyncio.create_task(runner.run())
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+
+    def stop() -> None:
+        hub.close()
+        server.should_exit = True
+        if not playing.cancelling():  # once: a second cancel would cut short the stopping of the bots
+            playing.cancel()
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+    port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"serve: {league_file} at http://{shown}:{port}/ (Ctrl-C stops it)")
+    await asyncio.wait({playing, serving}, return_when=asyncio.FIRST_COMPLETED)
+    stop()
+    await tables.close()
+    results = await asyncio.gather(playing, serving, return_exceptions=True)
+    sock.close()
+    return _ending(results[0], runner.played)
+
+
+def _ending(failure: object, played: int) -> int:
+    """The last line and the exit status: 0 after a signal, as ``referee run``'s codes after a failure."""
+    if isinstance(failure, LeagueBusyError):
+        click.echo(f"serve: {failure}", err=True)
+        return EXIT_BUSY
+    if isinstance(failure, StoreError):
+        click.echo(f"serve: {failure}", err=True)
+        return EXIT_STORAGE
+    if isinstance(failure, BaseException) and not isinstance(failure, asyncio.CancelledError):
+        click.echo(f"serve: the league stopped: {type(failure).__name__}: {failure}", err=True)
+        return 1
+    click.echo(f"serve: stopped; {played} match(es) played and stored in this session")
+    return 0

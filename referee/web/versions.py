@@ -1,0 +1,112 @@
+"""Each version's results: what an entrant's earlier versions made before ``--replace`` swapped them out.
+
+A new version replays the entrant's matches, and the league deletes the old results (they are no longer
+the entrant's, docs/LEAGUE.md "Bot versions"). ``referee serve`` keeps a summary of them first, in
+``<results database>-versions.sqlite`` beside the results, so that the entrant's page can show how each
+version did. The league's own results and ratings are untouched by it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.league.config import League
+from referee.league.store import StoredMatch
+from referee.match.outcome import MatchStatus
+
+
+@dataclass(frozen=True, slots=True)
+class VersionResult:
+    """How one version of an entrant did in its complete matches."""
+
+    version: str
+    matches: int
+    wins: int
+    mean_points: float | None
+    faults: int
+    until: float | None = None
+    """When it was replaced (seconds since the epoch); ``None`` for the version playing now."""
+
+
+def summary(
+    name: str, version: str, stored: Iterable[StoredMatch], until: float | None = None
+) -> VersionResult:
+    """``name``'s results in the complete matches of ``stored``, credited as every leaderboard credits.
+
+    >>> summary("a", "1", []).matches
+    0
+    """
+    points: list[int] = []
+    wins = faults = 0
+    for match in stored:
+        if match.status is not MatchStatus.COMPLETE or name not in match.record.seats:
+            continue
+        seat = match.record.seats.index(name)
+        points.append(match.record.credited_totals[seat])
+        wins += match.record.ranks[seat] == 1
+        faults += sum(1 for fault in match.faults if fault.seat == seat)
+    mean = round(sum(points) / len(points), 1) if points else None
+    return VersionResult(version, len(points), wins, mean, faults, until)
+
+
+def archive_path(league: League) -> Path:
+    return league.database.parent / f"{league.database.stem}-versions.sqlite"
+
+
+class VersionArchive:
+    """The summaries of replaced versions, one row each."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path)
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS versions (id INTEGER PRIMARY KEY, entrant TEXT, version TEXT, "
+            "matches INTEGER, wins INTEGER, mean_points REAL, faults INTEGER, until REAL)"
+        )
+        return db
+
+    def add(self, entrant: str, result: VersionResult) -> None:
+        db = self._connect()
+        try:
+            with db:
+                db.execute(
+                    "INSERT INTO versions (entrant, version, matches, wins, mean_points, faults, until) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        entrant,
+                        result.version,
+                        result.matches,
+                        result.wins,
+                        result.mean_points,
+                        result.faults,
+                        result.until or time.time(),
+                    ),
+                )
+        finally:
+            db.close()
+
+    def of(self, entrant: str) -> list[VersionResult]:
+        """The entrant's replaced versions, the latest first."""
+        if not self.path.is_file():
+            return []
+        db = self._connect()
+        try:
+            rows = db.execute(
+                "SELECT version, matches, wins, mean_points, faults, until FROM versions "
+                "WHERE entrant = ? ORDER BY id DESC",
+                (entrant,),
+            ).fetchall()
+        finally:
+            db.close()
+        return [VersionResult(str(v), int(m), int(w), p, int(f), u) for v, m, w, p, f, u in rows]
+
+
+def as_json(result: VersionResult) -> dict[str, Any]:
+    return asdict(result)

@@ -1,0 +1,202 @@
+"""The remote door against strangers, on real gRPC with real TLS (a CA and certificate made by openssl):
+plaintext on the TLS port, a wrong token, a flood of bad hellos, a 1 MiB message, a revoked token while
+connected; and an admitted connection's welcome, ping and lag allowance (issue #26). The door runs in
+this process; its clients are raw gRPC streams, as a hostile peer would write them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import grpc
+import pytest
+
+from pyramid_sdk.handshake import PROTOCOL_VERSION
+from pyramid_sdk.v1 import pyramid_pb2 as pb
+from referee.match.server import MAX_TRANSPORT_BYTES
+from referee.remote.door import MAX_BAD_HELLOS, MAX_PER_PEER, REFUSED, Door, open_door
+from referee.remote.lobby import Absent, Lobby
+from referee.remote.settings import RemoteSettings
+from referee.remote.tokens import TokenBook
+from remote_kit import make_certificates
+
+CONNECT = "/pyramid.v1.RefereeService/Connect"
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    return make_certificates(tmp_path_factory.mktemp("tls"))
+
+
+@dataclass
+class Doorway:
+    door: Door
+    lobby: Lobby
+    book: TokenBook
+    port: int
+    ca: bytes
+
+
+@asynccontextmanager
+async def doorway(tmp_path, certs) -> AsyncIterator[Doorway]:
+    book = TokenBook(tmp_path / "tokens.json")
+    lobby = Lobby(wait=2.0)
+    door = Door(book, ["far", "near"], lobby)
+    lobby.valid = door.still_valid
+    settings = RemoteSettings("127.0.0.1:0", certs.cert, certs.key)
+    server, port = await open_door(door, settings)
+    try:
+        yield Doorway(door, lobby, book, port, certs.ca.read_bytes())
+    finally:
+        lobby.close()
+        await server.stop(grace=1.0)
+
+
+def hello(token: str, name: str = "bot") -> bytes:
+    message = pb.ConnectRequest(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, token=token, bot_name=name))
+    return message.SerializeToString()
+
+
+@asynccontextmanager
+async def stream(way: Doorway, tls: bool = True) -> AsyncIterator[grpc.aio.StreamStreamCall]:
+    if tls:
+        credentials = grpc.ssl_channel_credentials(way.ca)
+        channel = grpc.aio.secure_channel(f"localhost:{way.port}", credentials)
+    else:
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{way.port}")
+    async with channel:
+        yield channel.stream_stream(CONNECT, request_serializer=None, response_deserializer=None)()
+
+
+async def refusal(way: Doorway, first: bytes, tls: bool = True) -> tuple[grpc.StatusCode, str]:
+    """What the door answers a connection that sends ``first`` and waits."""
+    async with stream(way, tls) as call:
+        try:
+            await call.write(first)
+            message = await asyncio.wait_for(call.read(), 15)
+        except grpc.aio.AioRpcError as exc:
+            return exc.code(), exc.details() or ""
+        assert message is grpc.aio.EOF, pb.ConnectResponse.FromString(message)
+        return await call.code(), await call.details()
+
+
+async def admitted(way: Doorway, token: str) -> tuple[grpc.aio.StreamStreamCall, pb.Welcome]:
+    """A connection that said hello with ``token``, answered the door's pings, and got its notice."""
+    call = grpc.aio.secure_channel(
+        f"localhost:{way.port}", grpc.ssl_channel_credentials(way.ca)
+    ).stream_stream(CONNECT, request_serializer=None, response_deserializer=None)()
+    await call.write(hello(token))
+    welcome = pb.ConnectResponse.FromString(await call.read()).welcome
+    while True:
+        message = pb.ConnectResponse.FromString(await call.read())
+        if message.HasField("ping"):
+            await call.write(pb.ConnectRequest(pong=pb.Pong(nonce=message.ping.nonce)).SerializeToString())
+        else:
+            assert "round trip" in message.notice.text
+            return call, welcome
+
+
+def test_an_admitted_connection_is_welcomed_as_remote_pinged_and_waits_in_the_lobby(tmp_path, certs):
+    async def main() -> None:
+        async with doorway(tmp_path, certs) as way:
+            token = way.book.issue("far")
+            call, welcome = await admitted(way, token)
+            assert welcome.remote
+            assert welcome.max_matches == 1
+            (session,) = await way.lobby.claim(["far"], wait=5)
+            assert 0 <= session.lag_allowance <= 0.5
+            assert way.lobby.latency["far"].round_trips
+            # A second connection of the same entrant while it plays is refused.
+            code, details = await refusal(way, hello(token))
+            assert code is grpc.StatusCode.ALREADY_EXISTS, details
+            await way.lobby.release("far", session)
+            with pytest.raises(Absent, match="'near' was not connected"):
+                await way.lobby.claim(["far", "near"], wait=0.5)
+            call.cancel()
+
+    asyncio.run(main())
+
+
+def test_plaintext_on_the_tls_port_and_a_wrong_token_are_refused(tmp_path, certs):
+    async def main() -> None:
+        async with doorway(tmp_path, certs) as way:
+            way.book.issue("far")
+            code, _ = await refusal(way, hello("pyr1_guess"), tls=False)
+            assert code is grpc.StatusCode.UNAVAILABLE
+            code, details = await refusal(way, hello("pyr1_guess"))
+            assert (code, details) == (grpc.StatusCode.UNAUTHENTICATED, REFUSED)
+            code, details = await refusal(way, b"\xff\xff\xff")
+            assert code is grpc.StatusCode.INVALID_ARGUMENT
+
+    asyncio.run(main())
+
+
+def test_a_flood_of_bad_hellos_is_shut_out_while_an_admitted_bot_plays_on(tmp_path, certs):
+    async def main() -> None:
+        async with doorway(tmp_path, certs) as way:
+            token = way.book.issue("far")
+            call, _ = await admitted(way, token)
+            codes = [(await refusal(way, hello(f"pyr1_{n}")))[0] for n in range(MAX_BAD_HELLOS + 3)]
+            assert codes[:MAX_BAD_HELLOS] == [grpc.StatusCode.UNAUTHENTICATED] * MAX_BAD_HELLOS
+            assert set(codes[MAX_BAD_HELLOS:]) == {grpc.StatusCode.RESOURCE_EXHAUSTED}
+            code, details = await refusal(way, hello(token))  # even a good token, from this address
+            assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "too many refused hellos" in details
+            # The bot admitted before the flood is still connected, and free to play.
+            (session,) = await way.lobby.claim(["far"], wait=2)
+            assert not session.is_closed
+            call.cancel()
+
+    asyncio.run(main())
+
+
+def test_a_message_over_one_mib_is_refused_by_the_transport(tmp_path, certs):
+    async def main() -> None:
+        async with doorway(tmp_path, certs) as way:
+            code, _ = await refusal(way, hello("pyr1_" + "x" * MAX_TRANSPORT_BYTES))
+            assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    asyncio.run(main())
+
+
+def test_a_revoked_token_drops_its_connection_before_its_next_match(tmp_path, certs):
+    async def main() -> None:
+        async with doorway(tmp_path, certs) as way:
+            token = way.book.issue("far")
+            call, _ = await admitted(way, token)
+            way.book.revoke("far")
+            with pytest.raises(Absent):
+                await way.lobby.claim(["far"], wait=0.5)
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                await asyncio.wait_for(call.read(), 5)
+            assert ended.value.code() is grpc.StatusCode.UNAUTHENTICATED
+
+    asyncio.run(main())
+
+
+def test_a_flood_of_silent_connections_from_one_address_is_capped(tmp_path, certs):
+    async def main() -> None:
+        async with doorway(tmp_path, certs) as way:
+            credentials = grpc.ssl_channel_credentials(way.ca)
+            channels = [
+                grpc.aio.secure_channel(f"localhost:{way.port}", credentials) for _ in range(MAX_PER_PEER)
+            ]
+            calls = [
+                channel.stream_stream(CONNECT, request_serializer=None, response_deserializer=None)()
+                for channel in channels
+            ]
+            for call in calls:  # each opens its stream and says nothing: the door waits for its hello
+                await call.wait_for_connection()
+            deadline = asyncio.get_running_loop().time() + 10
+            while sum(way.door.doorman.open.values()) < MAX_PER_PEER:
+                assert asyncio.get_running_loop().time() < deadline, way.door.doorman.open
+                await asyncio.sleep(0.05)
+            code, details = await refusal(way, hello("pyr1_late"))
+            assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert details == "too many connections from one address"
+            for channel in channels:
+                await channel.close()
+
+    asyncio.run(main())

@@ -1,0 +1,415 @@
+"""``referee serve`` end to end: a real server process playing a real league (a bot process over gRPC
+among in-process bots), read by a real headless Chromium and by plain HTTP, checked against
+``referee export`` and the stored records."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+
+from arena import bot_processes, stop_bot_processes
+from browser import artifacts, chromium, needs_chromium
+
+ROOT = Path(__file__).resolve().parent.parent
+REFEREE = str(Path(sys.executable).parent / "referee")
+HOSTILE = "<script>alert(1)</script>"
+
+LEAGUE = f"""\
+name: Live <League>
+seed: 11
+players: 3
+schedule: {{format: round-robin, rounds: 3, seating: single}}
+rules: {{talk: open}}
+time_control: {{per_action: 5s, bank: 60s}}
+concurrency: 2
+database: results.sqlite
+entrants:
+  - name: slow
+    command: python tests/bots/slow_talker.py 0.03
+    cwd: {ROOT}
+  - name: heuristic
+    module: sample_bots.heuristic:HeuristicBot
+    cwd: {ROOT}
+  - name: random
+    module: sample_bots.random_bot:RandomBot
+    cwd: {ROOT}
+"""
+
+DUEL = f"""\
+name: Duel
+seed: 3
+players: 2
+schedule: {{format: round-robin, rounds: 1, seating: single}}
+rules: {{talk: open}}
+database: results.sqlite
+entrants:
+  - name: heuristic
+    module: sample_bots.heuristic:HeuristicBot
+    cwd: {ROOT}
+  - name: random
+    module: sample_bots.random_bot:RandomBot
+    cwd: {ROOT}
+"""
+
+
+@pytest.fixture(autouse=True)
+def no_bot_left_behind():
+    """Replaces conftest's check per test: the servers of this module play on across its tests, their
+    bots running between them; :func:`no_bot_left_behind_the_module` checks the module as a whole."""
+    return
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_bot_left_behind_the_module():
+    assert bot_processes() == [], "bot processes were running before the module"
+    yield
+    deadline = time.monotonic() + 10  # the last bots stop as their server does
+    while bot_processes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = bot_processes()
+    stop_bot_processes(left)  # the module fails for them; the modules after it start clean
+    assert left == [], "a bot process outlived its server"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Served:
+    def __init__(self, folder: Path, process: subprocess.Popen[str], port: int) -> None:
+        self.folder = folder
+        self.process = process
+        self.url = f"http://127.0.0.1:{port}"
+
+    def get(self, path: str) -> object:
+        with urllib.request.urlopen(self.url + path, timeout=30) as answer:
+            return json.loads(answer.read())
+
+    def referee(self, *args: str) -> str:
+        result = subprocess.run(
+            [REFEREE, *args], capture_output=True, text=True, timeout=120, check=True, cwd=self.folder
+        )
+        return result.stdout
+
+
+def serve(folder: Path, text: str) -> Iterator[Served]:
+    (folder / "league.yaml").write_text(text, encoding="utf-8")
+    port = free_port()
+    process = subprocess.Popen(
+        [REFEREE, "serve", "league.yaml", "--http", f"127.0.0.1:{port}"],
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    served = Served(folder, process, port)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            served.get("/api/v1/live")
+            break
+        except OSError:
+            time.sleep(0.2)
+    try:
+        yield served
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory):
+    yield from serve(tmp_path_factory.mktemp("live"), LEAGUE)
+
+
+@pytest.fixture(scope="module")
+def duel(tmp_path_factory):
+    yield from serve(tmp_path_factory.mktemp("duel"), DUEL)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = chromium()
+    yield driver
+    driver.quit()
+
+
+def wait_for(condition, timeout: float = 120.0, every: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"not within {timeout}s")
+
+
+def no_alert(driver) -> None:
+    with pytest.raises(NoAlertPresentException):
+        driver.switch_to.alert.text  # noqa: B018
+
+
+SNAPSHOT = """
+const table = document.getElementById('table');
+const heading = table.querySelector('.centre p');
+return [heading ? heading.textContent : '', table.innerHTML, document.documentElement.outerHTML];
+"""
+
+
+@needs_chromium
+def test_a_match_in_play_is_watched_live_and_shows_no_hidden_card(league, browser):
+    """The live page follows the match in play card by card, and every card it ever holds was played in
+    that deal by then: never a card of a hand still held, nor one of the six set aside."""
+    in_play = wait_for(lambda: league.get("/api/v1/live")["in_play"], timeout=120, every=0.05)
+    match_id = in_play[0]["match_id"]
+    assert "hand" not in json.dumps(league.get(f"/api/v1/live/{match_id}"))
+    browser.get(f"{league.url}/live/{match_id}")
+    snapshots = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        heading, table, page = browser.execute_script(SNAPSHOT)
+        if heading:
+            snapshots.append((heading, table, page))
+        if browser.find_element(By.ID, "live-status").get_attribute("data-over"):
+            break
+        time.sleep(0.1)
+    browser.save_screenshot(str(artifacts() / "serve-live-match.png"))
+    assert len({s[1] for s in snapshots}) >= 3, "the page did not follow the match"
+    no_alert(browser)
+    line = json.loads(next(x for x in league.referee("export", "league.yaml").splitlines() if match_id in x))
+    deals = {deal["number"]: deal for deal in line["deals"]}
+    for heading, table, page in snapshots:
+        number = int(re.match(r"Deal (\d+):", heading).group(1))
+        deal = deals[number]
+        played = {card for trick in deal["tricks"] for card in trick["cards"]}
+        shown = set(re.findall(r'data-card="(\w\w)"', table))
+        assert shown <= played, f"deal {number}: {shown - played} shown but never played"
+        dealt = {card for hand in deal["hands"] for card in hand}
+        set_aside = {f"{r}{s}" for r in "9TJQKA" for s in "SHDC"} - dealt
+        assert not set(re.findall(r'data-card="(\w\w)"', page)) & set_aside
+    talk = [s[1] for s in snapshots if "alert(1)" in s[1]]
+    assert talk, "the talk of the match was not shown"
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in talk[0]  # as text, never as markup
+    assert "<b>" not in talk[0]
+
+
+@needs_chromium
+def test_the_leaderboard_changes_without_a_reload_when_a_match_ends(league, browser):
+    browser.get(league.url + "/")
+    browser.execute_script("window.sameDocument = 'yes'")
+    before = browser.find_element(By.TAG_NAME, "main").text
+    started = league.get("/api/v1/matches")
+    done = len(started["matches"])
+    if done >= 3:
+        pytest.skip("the league was over before the page opened")
+    wait_for(lambda: browser.execute_script("return document.body.dataset.refreshed"), timeout=300)
+    wait_for(lambda: browser.find_element(By.TAG_NAME, "main").text != before, timeout=60)
+    assert browser.execute_script("return window.sameDocument") == "yes"  # the same page, not reloaded
+    browser.save_screenshot(str(artifacts() / "serve-index.png"))
+    assert "Live &lt;League&gt;" in browser.page_source
+
+
+def test_the_api_answers_as_the_export(league):
+    wait_for(lambda: len(league.get("/api/v1/matches")["matches"]) == 3, timeout=600, every=0.5)
+    exported = [json.loads(line) for line in league.referee("export", "league.yaml").splitlines()]
+    listed = league.get("/api/v1/matches")
+    assert [m["match_id"] for m in listed["matches"]] == [m["match_id"] for m in exported]
+    for match in exported:
+        assert league.get("/api/v1/matches/" + urllib.request.quote(match["match_id"])) == match
+        assert {k: v for k, v in match.items() if k != "deals"} in listed["matches"]
+    board = json.loads(league.referee("leaderboard", "league.yaml", "--format", "json"))
+    assert league.get("/api/v1/leaderboard")["standings"] == board
+    names = [e["name"] for e in league.get("/api/v1/entrants")["entrants"]]
+    assert names == ["slow", "heuristic", "random"]
+
+
+@needs_chromium
+def test_no_page_scrolls_sideways_on_a_phone(league, browser):
+    wait_for(lambda: len(league.get("/api/v1/matches")["matches"]) == 3, timeout=600, every=0.5)
+    browser.set_window_size(420, 900)
+    try:
+        for page in ("/", "/matches.html", "/entrant-slow.html", "/match-0001.html", "/play"):
+            browser.get(league.url + page)
+            wide, width = browser.execute_script(
+                "return [document.documentElement.scrollWidth, window.innerWidth]"
+            )
+            assert wide <= width, f"{page} is {wide} px wide in a {width} px window"
+        browser.get(league.url + "/match-0001.html")
+        browser.save_screenshot(str(artifacts() / "serve-phone-match.png"))
+    finally:
+        browser.set_window_size(1280, 1600)
+
+
+def test_a_request_naming_another_host_is_refused(league):
+    request = urllib.request.Request(league.url + "/api/v1/live", headers={"Host": "evil.example"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 400
+
+
+CLICK = """
+const prompt = document.getElementById('prompt');
+if (prompt.dataset.over) return 'over';
+if (window.pending && document.body.contains(window.pending)) return 'waiting';
+const button = document.querySelector('#declare:not([hidden]) button')
+  || document.querySelector('#hand button:not([disabled])');
+if (!button) return 'waiting';
+if (arguments[0] && button.dataset.card) {
+  const talk = document.getElementById('talk');
+  if (!document.getElementById('talk-row').hidden && !window.talked) {
+    talk.value = arguments[1];
+    window.talked = true;
+  }
+}
+window.pending = button;
+button.click();
+return button.dataset.action || button.dataset.card;
+"""
+
+
+@needs_chromium
+def test_a_person_plays_a_whole_match_by_clicking(duel, browser):
+    browser.get(duel.url + "/play")
+    name = browser.find_element(By.ID, "name")
+    name.clear()
+    name.send_keys(HOSTILE)
+    browser.find_element(By.ID, "sit").click()
+    wait_for(lambda: "/play/" in browser.current_url, timeout=30)
+
+    # the first card by keyboard: the digit of its place in the hand
+    def keyed():
+        buttons = browser.find_elements(By.CSS_SELECTOR, "#hand button")
+        try:
+            enabled = [i for i, b in enumerate(buttons) if b.is_enabled()]
+        except StaleElementReferenceException:  # the hand was drawn again meanwhile: look again
+            return False
+        if enabled and browser.find_element(By.ID, "declare").get_attribute("hidden"):
+            ActionChains(browser).send_keys(str(enabled[0] + 1)).perform()
+            return True
+        if not browser.find_element(By.ID, "declare").get_attribute("hidden"):
+            browser.find_element(By.CSS_SELECTOR, "#declare button").click()
+            time.sleep(0.5)
+        return False
+
+    wait_for(keyed, timeout=60, every=0.2)
+    moves = 0
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline:
+        done = browser.execute_script(CLICK, True, HOSTILE + " low trumps")
+        if done == "over":
+            break
+        if done == "waiting":
+            time.sleep(0.03)
+        else:
+            moves += 1
+    else:
+        raise AssertionError("the match did not end")
+    browser.save_screenshot(str(artifacts() / "serve-human-table.png"))
+    no_alert(browser)
+    assert moves >= 16 + 6 * 16  # its 16 declarations and its cards (the keyed one aside)
+    assert HOSTILE in browser.find_element(By.TAG_NAME, "h1").text  # shown as the text it is
+    replay = browser.find_element(By.CSS_SELECTOR, "#prompt a").get_attribute("href")
+    browser.get(replay)
+    assert browser.find_element(By.ID, "viewer").is_displayed()
+    said = [q.text for q in browser.find_elements(By.CSS_SELECTOR, "ol.deals q")]
+    assert f"{HOSTILE}: {HOSTILE} low trumps" in said  # what the person said, kept and shown as text
+    assert HOSTILE in browser.find_element(By.TAG_NAME, "h1").text
+    no_alert(browser)
+    line = duel.get("/api/v1/human-matches/1")
+    assert line["seats"][0] == HOSTILE
+    assert line["status"] == "complete"
+    # stored apart: the league's results know nothing of it
+    assert HOSTILE not in duel.referee("matches", "league.yaml")
+    assert (duel.folder / "results-human.sqlite").is_file()
+
+
+def add_newcomer(duel: Served) -> None:
+    """A third entrant, appended to the duel's league file while it is served (once)."""
+    league = duel.folder / "league.yaml"
+    text = league.read_text(encoding="utf-8")
+    if "newcomer" not in text:
+        wait_for(lambda: len(duel.get("/api/v1/matches")["matches"]) == 1, timeout=300, every=0.3)
+        addition = f"  - name: newcomer\n    module: sample_bots.random_bot:RandomBot\n    cwd: {ROOT}\n"
+        league.write_text(text + addition, encoding="utf-8")
+
+
+def test_a_new_entrant_joins_without_a_restart(duel):
+    add_newcomer(duel)
+    wait_for(lambda: "newcomer" in [e["name"] for e in duel.get("/api/v1/entrants")["entrants"]], 60)
+    matches = wait_for(
+        lambda: len(got := duel.get("/api/v1/matches")["matches"]) == 3 and got, timeout=300, every=0.3
+    )
+    assert sum("newcomer" in m["seats"] for m in matches) == 2
+    assert duel.process.poll() is None
+
+
+@needs_chromium
+def test_a_new_version_replays_and_its_page_shows_each_versions_results(duel, browser):
+    add_newcomer(duel)
+    wait_for(lambda: len(duel.get("/api/v1/matches")["matches"]) == 3, timeout=300, every=0.3)
+    before = duel.get("/api/v1/entrants/newcomer")["versions"]
+    assert [v["matches"] for v in before] == [2]
+    league = duel.folder / "league.yaml"
+    league.write_text(league.read_text(encoding="utf-8") + '    version: "2"\n', encoding="utf-8")
+    versions = wait_for(
+        lambda: (
+            len(got := duel.get("/api/v1/entrants/newcomer")["versions"]) == 2
+            and got[0]["version"] == "2"
+            and got[0]["matches"] == 2
+            and got
+        ),
+        timeout=300,
+        every=0.3,
+    )
+    assert versions[0]["version"] == "2"
+    assert versions[1]["matches"] == 2  # the replaced version's results, kept
+    assert versions[1]["mean_points"] == before[0]["mean_points"]
+    browser.get(duel.url + "/entrant-newcomer.html")
+    rows = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#versions tbody tr"), timeout=30)
+    assert rows[0].text.startswith("2 (playing now) 2")
+    assert rows[1].text.startswith("before ")
+
+
+def test_ctrl_c_stops_the_server_and_the_league_with_nothing_lost(tmp_path):
+    served = serve(tmp_path, LEAGUE)
+    league = next(served)
+    wait_for(lambda: league.get("/api/v1/live")["in_play"], timeout=120, every=0.05)
+    league.process.send_signal(signal.SIGINT)
+    out, err = league.process.communicate(timeout=60)
+    assert league.process.returncode == 0, err
+    assert "stopped;" in out
+    assert "Traceback" not in err
+    played = int(re.search(r"(\d+) match\(es\) played", out).group(1))
+    stored = league.referee("matches", "league.yaml") if played else ""
+    assert stored.count("complete") == played + (1 if played else 0)  # each one, and the summary line
+    served.close()
+    again = subprocess.run(
+        [REFEREE, "run", "league.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "3/3 matches" in again.stdout

@@ -1,0 +1,139 @@
+"""The per-match summaries that the read commands use instead of decoding every deal (issue #25) agree
+with the decoded matches, on a real league played by real bot processes through the real CLI: one that
+forfeits every match, one that faults, two honest ones. And a database from before the summaries (no
+``summaries`` table) reads exactly the same, writes nothing when read, and gets its summaries from the
+next run.
+"""
+
+import contextlib
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.league.config import load_league
+from referee.league.planning import schedule_of
+from referee.league.ratings import rate
+from referee.league.results import open_results
+from referee.report.crosstable import crosstable
+from referee.report.disclosure import disclosure
+from referee.report.text import matches_text
+
+ROOT = Path(__file__).resolve().parent.parent
+REFEREE = str(Path(sys.executable).parent / "referee")
+
+LEAGUE = f"""\
+name: Summary League
+seed: 25
+players: 2
+schedule: {{format: round-robin, rounds: 2, seating: balanced}}
+time_control: {{per_action: 2s, bank: 20s}}
+faults: {{max: 6}}
+entrants:
+  - name: quitter
+    command: python tests/bots/misbehaving.py exit-10th   # exits on its 10th decision: forfeits
+    cwd: {ROOT}
+  - name: floaty
+    module: tests.bots.badtypes:FloatDeclarer   # declares a float: a fault at each declaration
+    cwd: {ROOT}
+  - name: random
+    command: python sample_bots/random_bot.py
+    cwd: {ROOT}
+  - name: heuristic
+    module: sample_bots.heuristic:HeuristicBot
+    cwd: {ROOT}
+"""
+
+READS = (("leaderboard", "--crosstable"), ("leaderboard", "--format", "json"), ("matches",), ("export",))
+
+
+def referee(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=600, check=False, cwd=ROOT
+    )
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory):
+    path = tmp_path_factory.mktemp("summaries") / "league.yaml"
+    path.write_text(LEAGUE, encoding="utf-8")
+    run = referee("run", path)
+    assert run.returncode == 7, run.stderr  # the quitter forfeited every match it played
+    return path
+
+
+def read(path: Path):
+    """The league with its results opened read-only, as the read commands open them."""
+    store, league = open_results(load_league(path, check_commands=False), str(path))
+    return store, league
+
+
+def test_the_summaries_agree_with_the_decoded_matches(league):
+    store, loaded = read(league)
+    try:
+        summaries, whole = store.summaries(), store.matches()
+        stored_rows = store.db.execute("SELECT count(*) FROM summaries").fetchone()[0]
+    finally:
+        store.close()
+    assert stored_rows == len(whole) == 24  # each written with its match, none left to compute
+    assert summaries == {match_id: match.summary for match_id, match in whole.items()}
+    assert list(summaries) == list(whole)
+    assert any(summary.forfeits for summary in summaries.values())
+    floaty = [s for s in summaries.values() if "floaty" in s.seats]
+    assert all(s.fault_seats.count(s.seats.index("floaty")) > 0 for s in floaty)
+
+    schedule = schedule_of(loaded, whole)
+    names = [entrant.name for entrant in loaded.entrants]
+    board = rate(names, schedule, summaries, loaded.rating)
+    expected = rate(names, schedule, whole, loaded.rating)
+    assert [s.to_dict() for s in board.standings] == [s.to_dict() for s in expected.standings]
+    assert board.history == expected.history
+    by_name = {standing.entrant: standing for standing in board.standings}
+    assert by_name["quitter"].forfeits == by_name["quitter"].matches == 12
+    assert by_name["floaty"].faults > 0
+    assert by_name["heuristic"].declarations > 0
+    order = [standing.entrant for standing in board.standings]
+    assert crosstable(order, schedule, summaries) == crosstable(order, schedule, whole)
+    assert matches_text(schedule, summaries) == matches_text(schedule, whole)
+    assert matches_text(schedule, summaries, "floaty", "complete") == matches_text(
+        schedule, whole, "floaty", "complete"
+    )
+    assert disclosure(schedule, summaries) == disclosure(schedule, whole)
+
+
+def test_a_database_without_summaries_reads_the_same_and_the_next_run_fills_them_in(league, tmp_path):
+    expected = {args: referee(args[0], league, *args[1:]) for args in READS}
+    assert all(result.returncode == 0 for result in expected.values()), expected
+    old = tmp_path / "league.yaml"
+    shutil.copy(league, old)
+    database = old.with_suffix(".sqlite")
+    shutil.copy(league.with_suffix(".sqlite"), database)
+    with contextlib.closing(sqlite3.connect(database)) as db, db:  # as a referee before summaries wrote it
+        db.execute("DROP TABLE summaries")  # closed: the last connection puts the change in the file itself
+    before = database.read_bytes()
+
+    for args in READS:
+        result = referee(args[0], old, *args[1:])
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == expected[args].stdout
+    assert database.read_bytes() == before  # reading wrote nothing, not even the table
+
+    run = referee("run", old)  # nothing to play: it only opens the database to write, and fills it in
+    assert run.returncode == 7, run.stderr
+    store, _ = read(old)
+    try:
+        rows = store.db.execute("SELECT count(*) FROM summaries").fetchone()[0]
+        filled = store.summaries()
+    finally:
+        store.close()
+    original, _ = read(league)
+    try:
+        assert filled == original.summaries()
+    finally:
+        original.close()
+    assert rows == len(filled) == 24
+    for args in READS:
+        assert referee(args[0], old, *args[1:]).stdout == expected[args].stdout
