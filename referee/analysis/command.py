@@ -46,21 +46,8 @@ def analyze(
     report_dir: Path | None,
     as_json: bool,
 ) -> None:
-    """Where each decision of a played match lost points, and how lucky each deal was (docs/ANALYSIS.md).
-
-    At every decision, each legal action is played out in sampled worlds (the hidden cards dealt at
-    random, as the deciding seat could not tell them apart) by the heuristic sample bot's policy; the
-    chosen action's loss is the best action's mean less its own. Seeded: the same --seed and --samples
-    print the same figures.
-
-    From a league, MATCH_ID is an id from `referee matches` or a schedule position from 1; the analysis is
-    kept beside the results, and `referee report` shows it on the match's page. --all analyses every
-    match not analysed yet, --summary prints the per-entrant figures of those analysed. A table's deals
-    (and so its analysis) show only once every match of that table is played. A FILE.jsonl is a record of
-    `referee match --record` or `referee export` (MATCH_ID: an id or a line from 1).
-
-    --all runs at a low CPU priority, so beside a `referee run` of the league it never slows its matches.
-    """
+    """``referee analyze`` with its options parsed (:func:`referee.cli.analysis.analyze_command`, whose help
+    says what each does): one match, ``--all`` the league's unanalysed shown matches, or ``--summary``."""
     if report_dir is not None and not every:
         raise click.UsageError("--report goes with --all: the report is rewritten as matches are analysed")
     if source.endswith(".jsonl"):
