@@ -86,15 +86,15 @@ def build(folder: Path, tables: int) -> Path:
     path = folder / "league.yaml"
     path.write_text(league_text(), encoding="utf-8")
     league = load_league(path)
-    schedule = schedule_of(league)[: 12 * tables]
+    schedule = schedule_of(league, league.seed)[: 12 * tables]
     store = Store(league.database)
     try:
-        store.bind(league.name, league_settings(league), path)
+        store.bind(league.name, league_settings(league, league.seed), path)
         for scheduled in schedule:
             store.save(scheduled, played(scheduled, league.rules), time.time())
     finally:
         store.close()
-    opened, _ = open_results(league, str(path))  # reads as every read command will
+    opened, _, _ = open_results(league, str(path))  # reads as every read command will
     opened.close()
     return path
 

@@ -105,7 +105,7 @@ def run(seed: int, schedule: str, entrants: dict[str, str], folder: Path) -> Out
         stored = store.matches()
     finally:
         store.close()
-    schedule_ = schedule_of(league, stored)
+    schedule_ = schedule_of(league, league.seed, stored)
     names = list(entrants)
     boards: list[tuple[int, bool]] = []
     prefix: list[ScheduledMatch] = []

@@ -67,8 +67,9 @@ def test_a_live_report_refreshes_itself_and_a_final_one_does_not(site, tmp_path)
     assert 'http-equiv="refresh"' not in (site / "index.html").read_text()
     league = load_league(site.parent / "league.yaml")
     stored = Store(league.database).matches()
-    board = rate([e.name for e in league.entrants], schedule_of(league), stored)
-    index = write_report(league, list(schedule_of(league)), stored, board, tmp_path / "live", live=True)
+    schedule = list(schedule_of(league, league.seed))
+    board = rate([e.name for e in league.entrants], schedule, stored)
+    index = write_report(league, schedule, stored, board, tmp_path / "live", live=True)
     assert 'http-equiv="refresh"' in index.read_text()
 
 

@@ -67,12 +67,12 @@ def league(tmp_path_factory):
 
 def read(path: Path):
     """The league with its results opened read-only, as the read commands open them."""
-    store, league = open_results(load_league(path, check_commands=False), str(path))
-    return store, league
+    store, league, seed = open_results(load_league(path, check_commands=False), str(path))
+    return store, league, seed
 
 
 def test_the_summaries_agree_with_the_decoded_matches(league):
-    store, loaded = read(league)
+    store, loaded, seed = read(league)
     try:
         summaries, whole = store.summaries(), store.matches()
         stored_rows = store.db.execute("SELECT count(*) FROM summaries").fetchone()[0]
@@ -85,7 +85,7 @@ def test_the_summaries_agree_with_the_decoded_matches(league):
     floaty = [s for s in summaries.values() if "floaty" in s.seats]
     assert all(s.fault_seats.count(s.seats.index("floaty")) > 0 for s in floaty)
 
-    schedule = schedule_of(loaded, whole)
+    schedule = schedule_of(loaded, seed, whole)
     names = [entrant.name for entrant in loaded.entrants]
     board = rate(names, schedule, summaries, loaded.rating)
     expected = rate(names, schedule, whole, loaded.rating)
@@ -123,13 +123,13 @@ def test_a_database_without_summaries_reads_the_same_and_the_next_run_fills_them
 
     run = referee("run", old)  # nothing to play: it only opens the database to write, and fills it in
     assert run.returncode == 7, run.stderr
-    store, _ = read(old)
+    store, _, _ = read(old)
     try:
         rows = store.db.execute("SELECT count(*) FROM summaries").fetchone()[0]
         filled = store.summaries()
     finally:
         store.close()
-    original, _ = read(league)
+    original, _, _ = read(league)
     try:
         assert filled == original.summaries()
     finally:

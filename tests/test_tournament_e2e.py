@@ -418,7 +418,9 @@ def test_a_sampled_league_that_grows_keeps_its_played_tables_and_results(tmp_pat
     markdown = referee("leaderboard", path, "--format", "markdown").stdout
     assert markdown.startswith("Format: sampled, 2 tables per entrant\n\n| # |")
     referee("report", path, "-o", tmp_path / "site")
-    assert "Format: sampled, 2 tables per entrant." in (tmp_path / "site" / "index.html").read_text()
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "Format: sampled, 2 tables per entrant." in index
+    assert " · seed 23</p></footer>" in index  # the file's own seed, which its organiser published
 
     path.write_text(path.read_text() + NEWCOMER)
     dry = referee("run", path, "--dry-run").stdout

@@ -119,7 +119,7 @@ def play(
     league, store = competition.league, competition.store
     try:
         asyncio.run(LocalDriver(competition, Host.of(league, log_dir=folder / "logs")).run())
-        schedule, stored = schedule_of(league), store.matches()
+        schedule, stored = schedule_of(league, competition.seed), store.matches()
         board = rate([name for name, _ in entrants], schedule, stored, league.rating)
         return Played(board, schedule, stored)
     finally:

@@ -111,14 +111,14 @@ def _league_results(source: str) -> tuple[League, list[ScheduledMatch], dict[str
     except LeagueError as exc:
         raise _InputError(str(exc)) from None
     try:
-        store, league = open_results(league, source)
+        store, league, seed = open_results(league, source)
         try:
             stored = store.matches()
         finally:
             store.close()
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
-    return league, list(schedule_of(league, stored)), stored
+    return league, list(schedule_of(league, seed, stored)), stored
 
 
 def _analysed(league: League, match: StoredMatch, samples: int, seed: int) -> Analysis:

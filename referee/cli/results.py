@@ -30,14 +30,14 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     from referee.report.crosstable import crosstable
     from referee.report.text import FORMATS, crosstable_text, leaderboard_table
 
-    store, league = results(league_file)
+    store, league, seed = results(league_file)
     stored = stored_matches(store)  # read once: the board, the crosstable and the settlement all use it
-    board = ratings(league, stored)
+    board = ratings(league, seed, stored)
     click.echo(FORMATS[fmt](board, league) if fmt != "table" else leaderboard_table(board, league), nl=False)
     if cross:
-        schedule, names = schedule_of(league, stored), [s.entrant for s in board.standings]
+        schedule, names = schedule_of(league, seed, stored), [s.entrant for s in board.standings]
         click.echo("\n" + crosstable_text(crosstable(names, schedule, stored, board.mode)), nl=False)
-    say_settlement(league, stored, err=fmt != "table")
+    say_settlement(league, seed, stored, err=fmt != "table")
     for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
         click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
     for line in remote_lines(league):
@@ -89,13 +89,13 @@ def _to_replay(source: str, match_id: str | None) -> tuple[Replayable, bool, str
         except RecordsError as exc:
             raise InputError(str(exc)) from None
         return recorded, recorded.deals_shown, source
-    store, league = results(source)
+    store, league, seed = results(source)
     if match_id is None:
         raise click.UsageError(
             f"which match of {source}? give its id or schedule position (`referee matches {source}`)"
         )
     stored = stored_matches(store)
-    schedule = schedule_of(league, stored)
+    schedule = schedule_of(league, seed, stored)
     if match_id.isdigit() and 1 <= int(match_id) <= len(schedule):
         match_id = schedule[int(match_id) - 1].match_id
     if match_id not in stored:
@@ -120,7 +120,7 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
     from referee.league.planning import schedule_of
     from referee.report.text import matches_text
 
-    store, league = results(league_file)
+    store, league, seed = results(league_file)
     stored = stored_matches(store)
     known = {e.name for e in league.entrants} | {name for m in stored.values() for name in m.seats}
     if entrant is not None and entrant not in known:
@@ -128,7 +128,7 @@ def matches_command(league_file: str, entrant: str | None, status: str | None) -
             f"no entrant {entrant!r} in {league.name}; its entrants are {', '.join(sorted(known))}",
             param_hint="--entrant",
         )
-    click.echo(matches_text(schedule_of(league, stored), stored, entrant, status), nl=False)
+    click.echo(matches_text(schedule_of(league, seed, stored), stored, entrant, status), nl=False)
 
 
 @click.command("export")
@@ -147,9 +147,9 @@ def export_command(league_file: str, fmt: str, output: Path) -> None:
     from referee.league.planning import schedule_of
     from referee.report.text import export_lines, write_lines
 
-    store, league = results(league_file)
+    store, league, seed = results(league_file)
     stored = stored_matches(store)
-    lines = export_lines(league, schedule_of(league, stored), stored, loader(store))
+    lines = export_lines(league, schedule_of(league, seed, stored), stored, loader(store))
     if str(output) == "-":
         for line in list(lines):  # every line made before the first is printed: a failure prints none
             click.echo(line)
@@ -176,8 +176,8 @@ def report_command(league_file: str, output: Path, serve: bool, port: int) -> No
 
     from referee.cli.storage import loader, results, stored_matches, write_league_report
 
-    store, league = results(league_file)
-    index = write_league_report(league, stored_matches(store), output, load=loader(store))
+    store, league, seed = results(league_file)
+    index = write_league_report(league, seed, stored_matches(store), output, load=loader(store))
     click.echo(f"report: {index}")
     if serve:
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))

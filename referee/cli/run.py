@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from referee.league.ratings import Leaderboard
     from referee.league.running import LeagueRun
     from referee.league.storage import StorageError
-    from referee.league.store import Store, StoredMatch
+    from referee.league.store import Store
+    from referee.league.summary import MatchSummary
 
 LOGGER = logging.getLogger(__name__)
 
@@ -129,7 +130,9 @@ def run_command(
     _finish(run, report, report_dir, league_file)
 
 
-def _on_progress(display: RunDisplay, league: League, report_dir: Path | None) -> Callable[[Progress], None]:
+def _on_progress(
+    display: RunDisplay, league: League, seed: int, report_dir: Path | None
+) -> Callable[[Progress], None]:
     """Shows each step of the run, and rewrites the live report at most every ``REPORT_EVERY`` seconds."""
     import asyncio
 
@@ -143,7 +146,8 @@ def _on_progress(display: RunDisplay, league: League, report_dir: Path | None) -
         if time.monotonic() - last_report[0] >= REPORT_EVERY or progress.done == progress.total:
             # In a thread with its own connection: rendering must never stall the bots' clocks.
             last_report[0] = time.monotonic()
-            pending.append(asyncio.ensure_future(asyncio.to_thread(_report_in_thread, league, report_dir)))
+            rewrite = asyncio.to_thread(_report_in_thread, league, seed, report_dir)
+            pending.append(asyncio.ensure_future(rewrite))
 
     return on_progress
 
@@ -169,7 +173,8 @@ def _play(run: LeagueRun, report_dir: Path | None, log_level: str) -> RunReport:
         with referee_logging(log_level, log_file) as log:
             if warnings:
                 LOGGER.warning("concurrency %d is more than the %d CPU(s)", run.concurrency, cpu_count())
-            report = run_until_signal(run.play(_on_progress(display, run.league, report_dir)))
+            on_progress = _on_progress(display, run.league, run.competition.seed, report_dir)
+            report = run_until_signal(run.play(on_progress))
     except RefereeInternalError as exc:
         display.close()
         raise click.ClickException(f"{exc}; the tracebacks are in {log_file}") from None
@@ -214,32 +219,35 @@ def _say_log_failure(log: logging.Handler, log_file: Path) -> None:
 
 
 def _finish(run: LeagueRun, report: RunReport, report_dir: Path | None, league_file: str) -> None:
-    """After the run: what was left out and why, the leaderboard, the report, and the exit status."""
+    """After the run: what was left out and why, the leaderboard, the report, and the exit status. It
+    reads the stored summaries, no deal: only the report's match pages and the fault of an entrant that
+    forfeited everything decode a record."""
     from referee.cli.storage import StorageFailure, say_settlement, write_league_report
     from referee.league.running import EXIT_DISQUALIFIED, EXIT_FORFEITED, unplayed
     from referee.league.storage import StorageError
     from referee.report.text import leaderboard_table
 
-    league, store, progress = run.league, run.store, report.progress
+    league, seed, store, progress = run.league, run.competition.seed, run.store, report.progress
     for line in run.summary(report):
         click.echo(line, err=True)
     try:
-        stored = store.matches()
-        board = _board(league, store, stored)
+        stored = store.summaries()
+        board = _board(league, seed, store, stored)
+        forfeiters = _forfeited_everything(league, seed, store, stored, EXIT_FORFEITED)
     except StorageError as exc:
         raise _in_run(exc, store, progress.total) from None
     click.echo(leaderboard_table(board, league, f"{league.name} — {progress.done}/{progress.total} matches"))
-    say_settlement(league, stored)
+    say_settlement(league, seed, stored)
     if report_dir is not None:
         try:
-            click.echo(f"report: {write_league_report(league, stored, report_dir)}")
+            index = write_league_report(league, seed, stored, report_dir, load=store.stream)
         except OSError as exc:
             raise StorageFailure(
                 f"{report_dir}: the report was not written ({exc.strerror or exc}); every match played is "
                 f"stored safely; `referee report {league_file}` writes it once there is room"
             ) from None
+        click.echo(f"report: {index}")
     store.close()
-    forfeiters = _forfeited_everything(league, stored, EXIT_FORFEITED)
     for line in forfeiters:
         click.echo(line, err=True)
     if (unplayed_line := unplayed(report)) is not None:
@@ -263,16 +271,16 @@ def _in_run(exc: StorageError, store: Store, total: int) -> StoreFailure:
     return failure(exc, f"{stored} (a match in play when it failed is not: the next run plays it)")
 
 
-def _board(league: League, store: Store, stored: dict[str, StoredMatch]) -> Leaderboard:
+def _board(league: League, seed: int, store: Store, stored: dict[str, MatchSummary]) -> Leaderboard:
     """The leaderboard of the stored results, stored with them."""
     from referee.cli.storage import ratings
 
-    board = ratings(league, stored)
+    board = ratings(league, seed, stored)
     store.write_ratings(list(board.history))
     return board
 
 
-def _report_in_thread(league: League, folder: Path) -> Path | None:
+def _report_in_thread(league: League, seed: int, folder: Path) -> Path | None:
     """Rewrites the live report; one that cannot be written (a full disk) is logged and skipped: the
     run goes on, and its end says what went wrong."""
     from referee.cli.storage import write_league_report
@@ -282,7 +290,8 @@ def _report_in_thread(league: League, folder: Path) -> Path | None:
     try:
         store = Store(league.database, write=False)
         try:
-            return write_league_report(league, store.summaries(), folder, live=True, load=store.stream)
+            summaries = store.summaries()
+            return write_league_report(league, seed, summaries, folder, live=True, load=store.stream)
         finally:
             store.close()
     except (OSError, StoreError) as exc:
@@ -290,39 +299,45 @@ def _report_in_thread(league: League, folder: Path) -> Path | None:
         return None
 
 
-def _forfeited_everything(league: League, stored: dict[str, StoredMatch], exit_code: int) -> list[str]:
+def _forfeited_everything(
+    league: League, seed: int, store: Store, stored: dict[str, MatchSummary], exit_code: int
+) -> list[str]:
     """A line for each entrant of ``league`` that forfeited every complete match of it in ``stored``
     (at least one), with the fault that cost it the last of them (its cards masked while the deals of
-    its table are secret)."""
+    its table are secret): that match alone is decoded."""
     from referee.league.planning import schedule_of
     from referee.match.outcome import MatchStatus
     from referee.report.disclosure import disclosure, mask_cards
 
     played: dict[str, int] = {}
     forfeited: dict[str, int] = {}
-    last: dict[str, str] = {}
-    schedule = schedule_of(league, stored)
-    shown = disclosure(schedule, stored).deals_shown
+    last: dict[str, tuple[str, int]] = {}
+    schedule = schedule_of(league, seed, stored)
     for scheduled in schedule:
         match = stored.get(scheduled.match_id)
         if match is None or match.status is not MatchStatus.COMPLETE:
             continue
         for seat, name in enumerate(scheduled.entrants):
             played[name] = played.get(name, 0) + 1
-            if seat in match.record.forfeits:
+            if seat in match.forfeits:
                 forfeited[name] = forfeited.get(name, 0) + 1
-                own = [fault for fault in match.faults if fault.seat == seat]
-                if own:
-                    fault = own[-1]
-                    detail = fault.detail if shown(match) else mask_cards(fault.detail)
-                    last[name] = f"deal {fault.deal}, {fault.kind}: {detail}"
+                if seat in match.fault_seats:
+                    last[name] = (match.match_id, seat)
+    shown = disclosure(schedule, stored).deals_shown
     lines = []
     for entrant in league.entrants:
         count = played.get(entrant.name, 0)
-        if count and forfeited.get(entrant.name, 0) == count:
-            cause = f"; the last one in {last[entrant.name]}" if entrant.name in last else ""
-            lines.append(
-                f"forfeited: {entrant.name} forfeited every match it played ({count} of {count}){cause} "
-                f"(exit {exit_code})"
-            )
+        if not count or forfeited.get(entrant.name, 0) != count:
+            continue
+        cause = ""
+        if entrant.name in last:
+            match_id, seat = last[entrant.name]
+            decoded = store.matches([match_id])[match_id]
+            fault = [fault for fault in decoded.faults if fault.seat == seat][-1]
+            detail = fault.detail if shown(decoded) else mask_cards(fault.detail)
+            cause = f"; the last one in deal {fault.deal}, {fault.kind}: {detail}"
+        lines.append(
+            f"forfeited: {entrant.name} forfeited every match it played ({count} of {count}){cause} "
+            f"(exit {exit_code})"
+        )
     return lines

@@ -60,8 +60,9 @@ def unread(exc: StoreError) -> str:
     return "nothing was read from it" if damaged else "nothing was shown"
 
 
-def results(league_file: str) -> tuple[Store, League]:
-    """For the commands that read a league's results: its stored results, opened read-only. Its bots
+def results(league_file: str) -> tuple[Store, League, int]:
+    """For the commands that read a league's results: its stored results, opened read-only, the league
+    and the seed they were stored under (``planning.known_seed``). Its bots
     are not checked (results stay readable when a bot has moved), and nothing is written: a league
     never run gets no database, only one line saying that ``referee run`` plays it (exit code 1)."""
     league = league_of(league_file, check_commands=False)
@@ -92,19 +93,21 @@ def loader(store: Store) -> Callable[[Sequence[str]], Iterator[StoredMatch]]:
     return load
 
 
-def ratings(league: League, stored: Mapping[str, Summarized]) -> Leaderboard:
+def ratings(league: League, seed: int, stored: Mapping[str, Summarized]) -> Leaderboard:
     """The leaderboard of the stored results, without storing it (``referee run`` does)."""
-    return rate([e.name for e in league.entrants], schedule_of(league, stored), stored, league.rating)
+    schedule = schedule_of(league, seed, stored)
+    return rate([e.name for e in league.entrants], schedule, stored, league.rating)
 
 
-def say_settlement(league: League, stored: Mapping[str, Summarized], err: bool = False) -> None:
+def say_settlement(league: League, seed: int, stored: Mapping[str, Summarized], err: bool = False) -> None:
     """For an ``until: settled`` league: whether its ranking is settled, and its weakest adjacent pair."""
     if league.settling is not None:
-        click.echo(plan_of(league, stored).settlement.line(), err=err)
+        click.echo(plan_of(league, seed, stored).settlement.line(), err=err)
 
 
 def write_league_report(
     league: League,
+    seed: int,
     stored: Mapping[str, Summarized],
     folder: Path,
     live: bool = False,
@@ -114,6 +117,6 @@ def write_league_report(
     few at a time); returns its index page."""
     from referee.report.site import write_report
 
-    schedule = list(schedule_of(league, stored))
+    schedule = list(schedule_of(league, seed, stored))
     board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
     return write_report(league, schedule, stored, board, folder, live, load)

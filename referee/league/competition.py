@@ -20,18 +20,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from referee.league.config import League
 from referee.league.location import backup_path
 from referee.league.planning import (
     joined,
+    known_seed,
     league_settings,
     plan_of,
     schedule_of,
     with_cohorts,
-    with_known_seed,
 )
 from referee.league.preflight import Broken, PreflightError
 from referee.league.schedule import ScheduledMatch
@@ -104,10 +104,11 @@ class RunReport:
 class Competition:
     """Plans and records one league's run on its results database; see the module's doc."""
 
-    def __init__(self, league: League, store: Store, skip_broken: bool = False) -> None:
-        if league.seed is None:
-            raise ValueError("a competition needs the league's seed: open it with Competition.open")
+    def __init__(self, league: League, seed: int, store: Store, skip_broken: bool = False) -> None:
         self.league = league
+        self.seed: Final = seed
+        """The league's seed: the file's, or the secret one its database keeps; fixed for the
+        competition's life (a league file that changes it is refused by :meth:`replan`)."""
         self.store = store
         self.skip_broken = skip_broken
         """Go on without the entrants that fail the preflight (disqualified) instead of stopping."""
@@ -143,7 +144,7 @@ class Competition:
         where)."""
         store = Store(league.database, exclusive=True)
         try:
-            store.claim(league.path, league.name, league_settings(with_known_seed(league, store)))
+            store.claim(league.path, league.name, league_settings(league, known_seed(league, store)))
             if fresh:
                 backup = backup_path(league.database, time.strftime("%Y%m%d-%H%M%S"))
                 if forgotten := store.forget(backup):
@@ -151,10 +152,9 @@ class Competition:
                         f"--fresh: the {forgotten} match(es) stored in {league.database} are forgotten; "
                         f"a copy of them is kept in {backup}"
                     )
-            if league.seed is None:
-                league = replace(league, seed=store.secret_seed(renew=fresh), seed_secret=True)
-            store.bind(league.name, league_settings(league), league.path)
-            return cls(_enter(store, league), store, skip_broken)
+            seed = league.seed if league.seed is not None else store.secret_seed(renew=fresh)
+            store.bind(league.name, league_settings(league, seed), league.path)
+            return cls(_enter(store, league), seed, store, skip_broken)
         except BaseException:
             store.close()
             raise
@@ -166,22 +166,15 @@ class Competition:
         failed starts are forgotten: an entrant may be a new version now, and the driver runs the
         preflight again (``referee serve`` does, per change of the file). Settings that would invalidate
         the stored results (rules, time control, fault limit, another seed) raise ``ValueError``."""
-        if league.seed not in (None, self.seed):
+        if known_seed(league, self.store) != self.seed:
             raise ValueError(f"{league.path}: its seed changed; the stored results would not be its own")
-        league = replace(league, seed=self.seed, seed_secret=self.league.seed_secret)
-        if league_settings(league) != league_settings(self.league):
+        if league_settings(league, self.seed) != league_settings(self.league, self.seed):
             raise ValueError(f"{league.path}: its settings changed; the stored results would not be its own")
         self.league = _enter(self.store, league)
         self.disqualified, self.start_failures, self.broken = {}, {}, []
         self.known = None
         self.schedule = self._plan()
         return self.begin()
-
-    @property
-    def seed(self) -> int:
-        """The league's seed: the file's, or the secret one its database keeps."""
-        assert self.league.seed is not None
-        return self.league.seed
 
     def close(self) -> None:
         self.store.close()
@@ -222,14 +215,14 @@ class Competition:
         them read once, then only the matches of the schedule not yet known complete (the batch just
         played), since a complete match is never replaced during a run."""
         if self.league.settling is None:
-            return schedule_of(self.league)
+            return schedule_of(self.league, self.seed)
         if self.known is None:
             self.known = dict(self.store.summaries())
         else:
             self.known.update(
                 self.store.matches([m.match_id for m in self.schedule if not self._complete(m)])
             )
-        planned = plan_of(self.league, self.known)
+        planned = plan_of(self.league, self.seed, self.known)
         self.settlement = planned.settlement
         return planned.schedule
 

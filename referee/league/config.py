@@ -163,7 +163,8 @@ class League:
     path: Path
     name: str
     seed: int | None
-    """``None``: a secret seed, drawn and kept by the results database (``Competition.open``)."""
+    """The file's ``seed:``; ``None``: a secret seed, drawn and kept by the results database
+    (``Competition.open``) and never written into this value (``planning.known_seed``)."""
     rules: Rules
     rounds: int
     seating: Seating
@@ -177,8 +178,6 @@ class League:
     entrants: tuple[Entrant, ...]
     sandbox: SandboxMode = SandboxMode.AUTO
     limits: Limits = field(default_factory=Limits)
-    seed_secret: bool = False
-    """``seed`` was drawn by the referee, not given in the file: no output may show it (docs/LEAGUE.md)."""
     workers: int | None = None
     """Play on a Dask LocalCluster of this many worker processes (``--workers``)."""
     dask: str | None = None
@@ -201,11 +200,6 @@ class League:
     @property
     def players(self) -> int:
         return self.rules.players
-
-    @property
-    def public_seed(self) -> int | None:
-        """The seed for outputs: the file's own, which its organiser chose to publish, else ``None``."""
-        return None if self.seed_secret else self.seed
 
     def entrant(self, name: str) -> Entrant:
         return next(entrant for entrant in self.entrants if entrant.name == name)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Final
 
 from referee.league import timing
 from referee.league.config import League
 from referee.league.host import confinement_of, log_dir_of
-from referee.league.planning import joined, league_settings, schedule_of, with_cohorts, with_known_seed
+from referee.league.planning import joined, known_seed, league_settings, schedule_of, with_cohorts
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StoreError
 from referee.league.store import Store
@@ -33,10 +33,12 @@ EXIT_PREFLIGHT: Final = 4
 
 @dataclass(slots=True)
 class _Stored:
-    """What a dry run reads of the league's results database: the league with its seed (if known) and
-    cohorts, the results that a run would keep, and one phrase saying so."""
+    """What a dry run reads of the league's results database: the league with its cohorts, its seed (if
+    known: a secret one is drawn by the first run), the results that a run would keep, and one phrase
+    saying so."""
 
     league: League
+    seed: int | None
     state: str
     stored: dict[str, MatchSummary] = field(default_factory=dict)
     seconds: list[float] = field(default_factory=list)
@@ -49,9 +51,8 @@ def dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[st
     found = _read(league, fresh)
     league = found.league
     stored, seconds, invalid, state = found.stored, found.seconds, found.invalid, found.state
-    if league.seed is None:  # a secret seed not drawn yet: any seed gives a schedule of the same size
-        league = replace(league, seed=0, seed_secret=True)
-    schedule = schedule_of(league, stored)
+    # a secret seed not drawn yet: any seed gives a schedule of the same size
+    schedule = schedule_of(league, found.seed if found.seed is not None else 0, stored)
     complete = {i for i, m in stored.items() if m.status is MatchStatus.COMPLETE} - invalid
     played = sum(1 for match in schedule if match.match_id in complete)
     missing = len(schedule) - played
@@ -147,9 +148,9 @@ def _read(league: League, fresh: bool) -> _Stored:
     """The league's stored results as a run would find them, read only."""
     database = league.database
     if not database.is_file():
-        return _Stored(league, f"no results database yet ({database}): nothing played")
+        return _Stored(league, league.seed, f"no results database yet ({database}): nothing played")
     if not database.stat().st_size:  # opened, SQLite would write its header
-        return _Stored(league, f"nothing stored yet in {database}")
+        return _Stored(league, league.seed, f"nothing stored yet in {database}")
     store = Store(database, write=False)
     try:
         return _state(store, league, fresh)
@@ -159,27 +160,29 @@ def _read(league: League, fresh: bool) -> _Stored:
 
 def _state(store: Store, league: League, fresh: bool) -> _Stored:
     database = league.database
-    count, known = store.match_count(), with_known_seed(league, store)
-    if not fresh:
-        league = known
+    count, known = store.match_count(), known_seed(league, store)
+    seed = league.seed if fresh else known  # --fresh draws a new secret seed
     try:
-        store.claim(league.path, league.name, league_settings(known))
+        store.claim(league.path, league.name, league_settings(league, known))
     except StoreError:
         owner = store.owner().name
         return _Stored(
-            league, f"{database} holds the results of another league, {owner!r}: the run would refuse"
+            league, seed, f"{database} holds the results of another league, {owner!r}: the run would refuse"
         )
     if not count:
-        return _Stored(league, f"nothing stored yet in {database}")
+        return _Stored(league, seed, f"nothing stored yet in {database}")
     if fresh:
         return _Stored(
             league,
+            seed,
             f"--fresh: the {count} match(es) stored in {database} would be forgotten, a copy of them "
             "kept beside it",
         )
-    if league.seed is None or store.meta("settings") != league_settings(league):
+    if seed is None or store.meta("settings") != league_settings(league, seed):
         return _Stored(
-            league, f"{database} holds results of other league settings: the run would refuse, see --fresh"
+            league,
+            seed,
+            f"{database} holds results of other league settings: the run would refuse, see --fresh",
         )
     league = with_cohorts(league, joined(store, league))
     changed = store.new_versions({e.name: fingerprint(e) for e in league.entrants})
@@ -189,4 +192,4 @@ def _state(store: Store, league: League, fresh: bool) -> _Stored:
         if invalid
         else ""
     )
-    return _Stored(league, state, store.summaries(), store.match_seconds(), invalid)
+    return _Stored(league, seed, state, store.summaries(), store.match_seconds(), invalid)

@@ -1,7 +1,7 @@
 """What a machine needs to play a league's planned matches, whichever driver sends them: the league as
-published to it (without its seed: each match carries its own, so a secret league seed never leaves the
-competition's process), the folder of the bots' logs, the sandbox every bot runs in, and each entrant's
-``build:`` step.
+its file says (each match carries its own seed; a secret league seed is never in a :class:`League`, the
+competition holds it, so it never leaves the competition's process), the folder of the bots' logs, the
+sandbox every bot runs in, and each entrant's ``build:`` step.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import contextlib
 import os
 import signal
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -37,7 +37,7 @@ class Host:
         """The host of ``league``: its logs in ``log_dir``, by default beside its results database, its
         bots unable to read the league, its results or logs, nor ``hidden`` (a live report's folder)."""
         log_dir = log_dir or log_dir_of(league)
-        return cls(replace(league, seed=None), log_dir, confinement_of(league, log_dir, hidden))
+        return cls(league, log_dir, confinement_of(league, log_dir, hidden))
 
     def table(self, launcher: Launcher | None) -> Table:
         """A table that plays this league's matches on ``launcher``."""

@@ -21,56 +21,51 @@ if TYPE_CHECKING:
     from referee.league.adaptive import Plan
 
 
-def schedule_of(league: League, stored: Mapping[str, Summarized] | None = None) -> tuple[ScheduledMatch, ...]:
-    """The league's matches: the one schedule that every executor, the ratings and every report use. An
-    ``until: settled`` league's depend on its ``stored`` results."""
+def schedule_of(
+    league: League, seed: int, stored: Mapping[str, Summarized] | None = None
+) -> tuple[ScheduledMatch, ...]:
+    """The league's matches under its ``seed`` (:func:`known_seed`): the one schedule that every executor,
+    the ratings and every report use. An ``until: settled`` league's depend on its ``stored`` results."""
     if league.settling is not None:
         if stored is None:
             raise ValueError("an until: settled schedule is chosen from the stored results: pass them")
-        return plan_of(league, stored).schedule
-    seed = _seed(league)
+        return plan_of(league, seed, stored).schedule
     names = tuple(entrant.name for entrant in league.entrants)
     return build_schedule(seed, names, league.players, league.rounds, league.seating, league.design)
 
 
-def plan_of(league: League, stored: Mapping[str, Summarized]) -> Plan:
+def plan_of(league: League, seed: int, stored: Mapping[str, Summarized]) -> Plan:
     """An ``until: settled`` league's batches so far and how settled its ranking is (``adaptive.py``,
     imported here, where it is used: it rates with TrueSkill)."""
     from referee.league.adaptive import plan  # noqa: PLC0415
 
-    seed = _seed(league)
     if league.settling is None:
         raise ValueError(f"{league.name} plays its whole schedule, not until settled")
     names = tuple(entrant.name for entrant in league.entrants)
     return plan(seed, names, league.players, league.seating, league.rating, league.settling, stored)
 
 
-def _seed(league: League) -> int:
-    if league.seed is None:
-        raise ValueError("the league's secret seed is unknown until its results database is opened")
-    return league.seed
-
-
-def with_known_seed(league: League, store: Store) -> League:
-    """``league`` with the seed its results were stored under: the file's own, else the secret one the
-    database keeps (if it keeps one yet). The one rule for a league's seed, for reading and running."""
+def known_seed(league: League, store: Store) -> int | None:
+    """The seed of ``league``'s results: the file's own, else the secret one its database keeps (``None``
+    until a run draws it). The one rule for a league's seed, for reading and running alike; the seed
+    stays beside the league, never in it, so that a :class:`League` is always what its file says."""
+    if league.seed is not None:
+        return league.seed
     secret = store.meta("secret_seed")
-    if league.seed is not None or secret is None:
-        return league
-    return replace(league, seed=int(secret), seed_secret=True)
+    return None if secret is None else int(secret)
 
 
-def league_settings(league: League) -> str:
-    """What makes stored results belong to this league: change any of it and old results are invalid;
-    empty while the league's secret seed is not drawn yet.
+def league_settings(league: League, seed: int | None) -> str:
+    """What makes stored results belong to this league under ``seed``: change any of it and old results
+    are invalid; empty while the league's secret seed is not drawn yet.
 
     Not the seating: a seating found in two modes is the same match (same id, same deals), so switching
     from ``balanced`` to ``all`` keeps the 12 matches played and adds the other 12."""
-    if league.seed is None:
+    if seed is None:
         return ""
     return json.dumps(
         {
-            "seed": league.seed,
+            "seed": seed,
             "rules": league.rules.to_dict(),
             "per_action": league.time_control.per_action,
             "bank": league.time_control.bank,

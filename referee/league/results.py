@@ -9,7 +9,7 @@ command plays it.
 from __future__ import annotations
 
 from referee.league.config import League
-from referee.league.planning import joined, league_settings, with_cohorts, with_known_seed
+from referee.league.planning import joined, known_seed, league_settings, with_cohorts
 from referee.league.storage import StoreError
 from referee.league.store import Store
 
@@ -18,9 +18,10 @@ class NothingPlayedError(StoreError):
     """No match of the league is stored yet: there is nothing to read."""
 
 
-def open_results(league: League, league_file: str) -> tuple[Store, League]:
-    """The league's results database, read-only, and the league with its seed settled (a secret seed
-    comes from the database). ``league_file`` is the league as the user named it, for the message.
+def open_results(league: League, league_file: str) -> tuple[Store, League, int]:
+    """The league's results database, read-only, the league with its cohorts, and the seed its results
+    were stored under (``planning.known_seed``: a secret seed comes from the database). ``league_file``
+    is the league as the user named it, for the message.
 
     Results stored under this league's settings are read whichever league file stored them (a copy that
     ``--fresh`` kept, read through a copy of the old league file). Raises :class:`NothingPlayedError`
@@ -39,13 +40,13 @@ def open_results(league: League, league_file: str) -> tuple[Store, League]:
     try:
         if store.match_count() == 0:
             raise nothing
-        league = with_known_seed(league, store)
-        settings = league_settings(league)  # "": a secret seed gone since
-        if store.meta("settings") != settings:
+        seed = known_seed(league, store)
+        settings = league_settings(league, seed)  # "": a secret seed gone since
+        if seed is None or store.meta("settings") != settings:
             store.claim(league.path, league.name, settings)  # another league's: say whose
             raise store.other_settings()
         league = with_cohorts(league, joined(store, league))
     except BaseException:
         store.close()
         raise
-    return store, league
+    return store, league, seed

@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.record import MatchRecord
@@ -64,6 +64,7 @@ _ENVIRONMENT: Final = Environment(
     loader=PackageLoader("referee.report", "templates"),
     autoescape=select_autoescape(["html"]),
     trim_blocks=True,
+    undefined=StrictUndefined,  # a name a template misspells, or a field renamed under it, fails loudly
 )
 _ENVIRONMENT.filters.update(FILTERS)  # figures rounded as the terminal prints them (referee.report.figures)
 _ENVIRONMENT.globals["cell"] = leaderboard_cell

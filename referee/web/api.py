@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from referee.league.config import League
+from referee.league.store import Store
 from referee.league.versions import fingerprint
 from referee.report.text import export_lines, leaderboard_json
 from referee.web.events import Hub
@@ -39,18 +40,26 @@ def _not_ready(request: Request) -> JSONResponse:
     )
 
 
-def exported(league: League) -> list[dict[str, Any]]:
+def exported(league: League, seed: int) -> list[dict[str, Any]]:
     """Every stored match as ``referee export`` writes it, in schedule order."""
-    stored, schedule, _ = read_results(league)
-    lines = export_lines(league, schedule, stored, lambda ids: (stored[match_id] for match_id in ids))
-    return [json.loads(line) for line in lines]
+    stored, schedule, _ = read_results(league, seed)
+    store = Store(league.database, write=False)
+    try:
+        return [json.loads(line) for line in export_lines(league, schedule, stored, store.stream)]
+    finally:
+        store.close()
+
+
+def _seed(request: Request) -> int:
+    runner: LeagueRunner = request.app.state.runner
+    return runner.seed
 
 
 async def leaderboard(request: Request) -> Response:
     league = _league(request)
     if league is None:
         return _not_ready(request)
-    _, _, board = await asyncio.to_thread(read_results, league)
+    _, _, board = await asyncio.to_thread(read_results, league, _seed(request))
     rows = json.loads(leaderboard_json(board, league))
     return JSONResponse({"version": VERSION, "league": league.name, "standings": rows})
 
@@ -60,7 +69,7 @@ async def matches(request: Request) -> Response:
     if league is None:
         return _not_ready(request)
     runner: LeagueRunner = request.app.state.runner
-    lines = await asyncio.to_thread(exported, league)
+    lines = await asyncio.to_thread(exported, league, _seed(request))
     summaries = [{k: v for k, v in line.items() if k not in SUMMARY_DROPS} for line in lines]
     in_play = [live.summary() for live in runner.live.values()]
     return JSONResponse({"version": VERSION, "matches": summaries, "in_play": in_play})
@@ -71,7 +80,7 @@ async def one_match(request: Request) -> Response:
     if league is None:
         return _not_ready(request)
     wanted = request.path_params["match_id"]
-    for line in await asyncio.to_thread(exported, league):
+    for line in await asyncio.to_thread(exported, league, _seed(request)):
         if line["match_id"] == wanted:
             return JSONResponse(line)
     return JSONResponse({"error": f"no stored match {wanted!r}"}, status_code=404)
@@ -81,7 +90,7 @@ async def entrants(request: Request) -> Response:
     league = _league(request)
     if league is None:
         return _not_ready(request)
-    _, _, board = await asyncio.to_thread(read_results, league)
+    _, _, board = await asyncio.to_thread(read_results, league, _seed(request))
     standings = {s.entrant: s for s in board.standings}
     rows = []
     for entrant in league.entrants:
@@ -107,7 +116,7 @@ async def entrant(request: Request) -> Response:
     name = request.path_params["name"]
     if name not in {e.name for e in league.entrants}:
         return JSONResponse({"error": f"no entrant {name!r}"}, status_code=404)
-    stored, _, _ = await asyncio.to_thread(read_results, league)
+    stored, _, _ = await asyncio.to_thread(read_results, league, _seed(request))
     found = league.entrant(name)
     now = summary(name, found.version or fingerprint(found)[:8], stored.values())
     earlier = await asyncio.to_thread(VersionArchive(archive_path(league)).of, name)

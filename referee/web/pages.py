@@ -13,6 +13,7 @@ from typing import Final
 
 from referee.league.config import League
 from referee.league.storage import StoreError
+from referee.league.store import Store
 from referee.report.site import write_report
 from referee.web.runner import read_results
 
@@ -23,12 +24,17 @@ LIVE_TAGS: Final = (
 )
 
 
-def write_site(league: League, folder: Path) -> None:
-    """Rewrites the report in ``folder`` from the stored results; a failure is logged, and the pages
-    keep what they showed (the next match rewrites them)."""
+def write_site(league: League, seed: int, folder: Path) -> None:
+    """Rewrites the report in ``folder`` from the stored results (their summaries, each match page
+    decoded as it is written); a failure is logged, and the pages keep what they showed (the next match
+    rewrites them)."""
     try:
-        stored, schedule, board = read_results(league)
-        write_report(league, list(schedule), stored, board, folder)
+        stored, schedule, board = read_results(league, seed)
+        store = Store(league.database, write=False)
+        try:
+            write_report(league, list(schedule), stored, board, folder, load=store.stream)
+        finally:
+            store.close()
     except (OSError, StoreError) as exc:
         LOGGER.warning("the live pages in %s were not rewritten: %s", folder, exc)
 

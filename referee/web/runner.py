@@ -33,7 +33,8 @@ from referee.league.preflight import Broken, preflight, tail
 from referee.league.ratings import Leaderboard, rate
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StorageError, StoreError
-from referee.league.store import Store, StoredMatch
+from referee.league.store import Store
+from referee.league.summary import MatchSummary
 from referee.league.versions import fingerprint
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
@@ -56,15 +57,18 @@ def league_text(path: Path) -> str:
         return ""
 
 
-def read_results(league: League) -> tuple[dict[str, StoredMatch], tuple[ScheduledMatch, ...], Leaderboard]:
-    """The stored matches, the schedule and the leaderboard, read on a connection of the caller's own
+def read_results(
+    league: League, seed: int
+) -> tuple[dict[str, MatchSummary], tuple[ScheduledMatch, ...], Leaderboard]:
+    """The stored matches' summaries (no deal decoded: the server reads them after every match), the
+    schedule under the league's ``seed`` and the leaderboard, read on a connection of the caller's own
     (any thread): what the pages and the API show."""
     store = Store(league.database, write=False)
     try:
-        stored = store.matches()
+        stored = store.summaries()
     finally:
         store.close()
-    schedule = schedule_of(league, stored)
+    schedule = schedule_of(league, seed, stored)
     board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
     return stored, schedule, board
 
@@ -92,7 +96,7 @@ class LeagueRunner:
         league_file: Path,
         hub: Hub,
         hidden: tuple[Path, ...] = (),
-        on_stored: Callable[[League], None] = lambda league: None,
+        on_stored: Callable[[League, int], None] = lambda league, seed: None,
         poll: float = POLL,
     ) -> None:
         self.league_file = league_file.resolve()
@@ -101,7 +105,9 @@ class LeagueRunner:
         self.on_stored = on_stored
         self.poll = poll
         self.league: League | None = None
-        """The league as last read, its seed settled (secret or not): what the pages show."""
+        """The league as last read: what the pages show."""
+        self.seed = 0
+        """The seed of its results (the competition's): the pages read them under it."""
         self.problem = ""
         """Why the league cannot be played now (a broken league file, a broken bot), or nothing."""
         self.live: dict[str, LiveMatch] = {}
@@ -128,9 +134,9 @@ class LeagueRunner:
                     self._trouble(f"{exc}; the pages show the league as it was")  # e.g. its rules changed
                     await self._until_changed(digest)
                     continue
-                self.league = competition.league
+                self.league, self.seed = competition.league, competition.seed
                 self.hub.publish("league", name=competition.league.name)
-                await asyncio.to_thread(self.on_stored, competition.league)
+                await asyncio.to_thread(self.on_stored, competition.league, competition.seed)
                 await self._pass(competition, digest)
         finally:
             if self.competition is not None:
@@ -251,7 +257,7 @@ class LeagueRunner:
             outcome = result.outcome
         self.played += 1
         async with self._writing:  # one rewrite at a time, each from the latest results
-            await asyncio.to_thread(self.on_stored, competition.league)
+            await asyncio.to_thread(self.on_stored, competition.league, competition.seed)
         self.hub.publish(
             "match_finished",
             match_id=scheduled.match_id,

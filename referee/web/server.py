@@ -65,7 +65,9 @@ async def serve_forever(league_file: Path, host: str, port: int, site: Path) -> 
         )
         return 1
     hub = Hub()
-    runner = LeagueRunner(league_file, hub, hidden=(site,), on_stored=lambda league: write_site(league, site))
+    runner = LeagueRunner(
+        league_file, hub, hidden=(site,), on_stored=lambda league, seed: write_site(league, seed, site)
+    )
     tables = Tables(hidden=(site,))
     hosts = ["*"] if host not in LOOPBACK else ["127.0.0.1", "localhost", "[::1]", "::1"]
     app = create_app(runner, hub, site, tables, hosts)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.league.config import League
-from referee.league.store import StoredMatch
+from referee.league.summary import Summarized
 from referee.match.outcome import MatchStatus
 
 
@@ -34,7 +34,7 @@ class VersionResult:
 
 
 def summary(
-    name: str, version: str, stored: Iterable[StoredMatch], until: float | None = None
+    name: str, version: str, stored: Iterable[Summarized], until: float | None = None
 ) -> VersionResult:
     """``name``'s results in the complete matches of ``stored``, credited as every leaderboard credits.
 
@@ -43,13 +43,13 @@ def summary(
     """
     points: list[int] = []
     wins = faults = 0
-    for match in stored:
-        if match.status is not MatchStatus.COMPLETE or name not in match.record.seats:
+    for match in (found.summary for found in stored):
+        if match.status is not MatchStatus.COMPLETE or name not in match.seats:
             continue
-        seat = match.record.seats.index(name)
-        points.append(match.record.credited_totals[seat])
-        wins += match.record.ranks[seat] == 1
-        faults += sum(1 for fault in match.faults if fault.seat == seat)
+        seat = match.seats.index(name)
+        points.append(match.credited[seat])
+        wins += match.ranks[seat] == 1
+        faults += match.fault_seats.count(seat)
     mean = round(sum(points) / len(points), 1) if points else None
     return VersionResult(version, len(points), wins, mean, faults, until)
 
