@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from pyramid_sdk import MatchRecord, Rules
 from pyramid_sdk.bot import Bot, TimeControl
 from pyramid_sdk.seeds import SEED_BITS, derive_seed
-from referee.league.schedule import Seating, seatings
+from referee.league.modes import Seating, seatings
 from referee.match.bots import BotSpec
 from referee.match.faults import Fault, FaultPolicy
 from referee.match.launcher import Confinement, Launcher, interrupted

@@ -16,8 +16,9 @@ from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.seeds import derive_seed
 from referee.league.adaptive import Plan, Settling, Stop, plan
 from referee.league.config import LeagueError, load_league
+from referee.league.modes import Seating
 from referee.league.ratings import RatingMode, rate
-from referee.league.schedule import ScheduledMatch, Seating, tables
+from referee.league.schedule import ScheduledMatch, tables
 from referee.league.store import StoredMatch
 from referee.match.outcome import MatchStatus
 

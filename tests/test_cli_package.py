@@ -3,6 +3,7 @@ writes out to stay light agree with the library's, its size rules hold, and (slo
 and every ``referee X --help`` start without loading gRPC or the rest of the referee."""
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -92,3 +93,29 @@ def test_a_commands_start_loads_no_grpc_nor_the_rest_of_the_referee(args):
     loaded = sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
     assert not loaded, f"referee {' '.join(args)} loads {loaded[:5]}"
     assert not {m for m in modules if m.startswith(("referee.league", "referee.report"))}
+
+
+@pytest.mark.slow
+def test_reading_a_league_file_loads_neither_the_scheduler_nor_trueskill(tmp_path):
+    """``load_league`` reads and checks the file: the modes it names are plain values (``modes.py``);
+    the scheduler, the designs' search and the ratings load with the commands that plan or rate."""
+    league = tmp_path / "league.yaml"
+    league.write_text(
+        "name: L\nplayers: 2\nschedule: {format: sampled, tables_per_entrant: 1, seating: balanced}\n"
+        "entrants:\n"
+        + "".join(f"  - {{name: e{n}, module: sample_bots.random_bot:RandomBot}}\n" for n in range(4)),
+        encoding="utf-8",
+    )
+    code = (
+        "import json, sys\nfrom referee.league.config import load_league\n"
+        f"league = load_league({str(league)!r}, check_commands=False)\n"
+        "print(league.design.describe())\nprint(json.dumps(sorted(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    described, modules = result.stdout.splitlines()[-2], set(json.loads(result.stdout.splitlines()[-1]))
+    assert described == "sampled, 1 tables per entrant"  # the file was read
+    assert "referee.league.config" in modules
+    assert not modules & {"referee.league.schedule", "referee.league.designs", "referee.league.ratings"}
+    assert not {m for m in modules if m == "trueskill" or m.startswith("trueskill.")}

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from referee.league.config import LeagueError, add_entrant, load_league, parse_duration
+from referee.league.modes import Design, Format, Seating
 from referee.league.ratings import RatingMode
-from referee.league.schedule import Design, Format, Seating
 from referee.match.sandbox import Limits, SandboxMode
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from referee.league.designs import most_tables
-from referee.league.schedule import Design, Format, Seating, build_schedule, seatings, tables
+from referee.league.modes import Design, Format, Seating, most_tables, seatings
+from referee.league.schedule import build_schedule, tables
 
 NAMES = ("erin", "bob", "dave", "alice", "carol")
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from pyramid_sdk import Match, Rules
+from referee.league.modes import Seating
 from referee.league.preflight import PREFLIGHT_SEED
-from referee.league.schedule import Seating, build_schedule
+from referee.league.schedule import build_schedule
 from referee.league.store import StoredMatch
 from referee.match.outcome import MatchStatus
 from referee.report.disclosure import disclosure

@@ -15,7 +15,8 @@ import pytest
 
 from arena import bot_processes
 from pyramid_sdk import Match, MatchRecord
-from referee.league.schedule import Seating, build_schedule
+from referee.league.modes import Seating
+from referee.league.schedule import build_schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

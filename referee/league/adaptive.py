@@ -34,9 +34,9 @@ from typing import Final
 import trueskill
 
 from pyramid_sdk.seeds import derive_seed
-from referee.league.modes import RatingMode, Settling
+from referee.league.modes import RatingMode, Seating, Settling, seatings
 from referee.league.ratings import ENVIRONMENT, rate_game, rated_games
-from referee.league.schedule import ScheduledMatch, Seating, seatings, table_matches
+from referee.league.schedule import ScheduledMatch, table_matches
 from referee.league.summary import Summarized
 from referee.match.outcome import MatchStatus
 

@@ -26,10 +26,18 @@ from ruamel.yaml.error import YAMLError
 
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
-from referee.league.designs import most_tables
 from referee.league.location import default_database
-from referee.league.modes import RatingMode, Settling, Until, first_batch_tables
-from referee.league.schedule import Design, Format, Seating, seatings
+from referee.league.modes import (
+    Design,
+    Format,
+    RatingMode,
+    Seating,
+    Settling,
+    Until,
+    first_batch_tables,
+    most_tables,
+    seatings,
+)
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.sandbox import Limits, SandboxMode, parse_size
 from referee.remote.settings import WAIT, RemoteSettings

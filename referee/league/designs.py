@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from pyramid_sdk.seeds import derive_seed
+from referee.league.modes import most_tables
 
 ANNEAL_STEPS: Final = 20_000
 """Random swaps tried when the hill climb ends with pair counts more than 1 apart."""
@@ -39,15 +40,6 @@ Table = tuple[str, ...]
 
 class DesignError(ValueError):
     """No design exists for these numbers (the league file's check should have said so first)."""
-
-
-def most_tables(entrants: int, players: int) -> int:
-    """How many distinct tables one entrant can sit at: every combination of the others.
-
-    >>> most_tables(10, 4)
-    84
-    """
-    return math.comb(entrants - 1, players - 1)
 
 
 def sampled_design(

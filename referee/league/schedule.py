@@ -22,124 +22,43 @@ same id and seed, so a table found in two formats is the same table.
 
 from __future__ import annotations
 
-import enum
 import functools
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from pyramid_sdk.seeds import derive_seed
 from referee.league.designs import Table, challenger_design, sampled_design
+from referee.league.modes import Design, Format, Seating, seatings
+
+ROUND_ROBIN: Final = Design()
 
 
-class Seating(enum.StrEnum):
-    """How a table's entrants are seated across its matches (league key ``schedule.seating``)."""
-
-    SINGLE = "single"
-    """One match per table, entrants in name order: no duplicate, nothing cancels."""
-    CYCLIC = "cyclic"
-    """``players`` rotations: cards cancel, neighbours do not (each entrant always follows the same one)."""
-    BALANCED = "balanced"
-    """The smallest set here that cancels both: 2, 6 and 12 matches at 2, 3 and 4 players."""
-    ALL = "all"
-    """Every order: 2, 6, 24 matches. Two copies of one deterministic bot then tie exactly."""
-
-
-def seatings(players: int, mode: Seating) -> tuple[tuple[int, ...], ...]:
-    """The seatings of a table as permutations: seat ``s`` holds the table's entrant ``p[s]`` (entrants in
-    name order), identity first.
-
-    ``balanced`` is every order at 2 and 3 players. At 4 it is the even permutations (the alternating
-    group A4): 2-transitive, so each entrant holds each seat 3 times and every ordered pair of entrants
-    sits at every ordered pair of seats once, which makes each one play right after each other one 4
-    times. Half of the 24 orders, at the same balance of seats and neighbours.
-
-    >>> seatings(3, Seating.CYCLIC)
-    ((0, 1, 2), (1, 2, 0), (2, 0, 1))
-    >>> [len(seatings(n, Seating.BALANCED)) for n in (2, 3, 4)], len(seatings(4, Seating.ALL))
-    ([2, 6, 12], 24)
-    """
-    if mode is Seating.SINGLE:
-        return (tuple(range(players)),)
-    if mode is Seating.CYCLIC:
-        return tuple(tuple((seat + r) % players for seat in range(players)) for r in range(players))
-    orders = tuple(itertools.permutations(range(players)))
-    if mode is Seating.ALL or players < 4:
-        return orders
-    return tuple(order for order in orders if _is_even(order))
-
-
-class Format(enum.StrEnum):
-    """Which tables a league plays (league key ``schedule.format``)."""
-
-    ROUND_ROBIN = "round-robin"
-    """Every combination of ``players`` entrants."""
-    SAMPLED = "sampled"
-    """``tables_per_entrant`` tables per entrant, every pair of entrants meeting about equally often."""
-    GAUNTLET = "gauntlet"
-    """Each challenger with ``players - 1`` entrants of the field (the others): every combination, or
-    ``tables_per_challenger`` of them."""
-
-
-@dataclass(frozen=True, slots=True)
-class Design:
-    """The tables of a schedule: its format and that format's settings."""
-
-    format: Format = Format.ROUND_ROBIN
-    tables_per_entrant: int | None = None
-    """``sampled``: the tables each entrant sits at."""
-    challengers: tuple[str, ...] = ()
-    """``gauntlet``: the entrants that each sit at every one of their tables alone against the field."""
-    tables_per_challenger: int | None = None
-    """``gauntlet``: the tables per challenger; ``None``, every combination of the field."""
-    cohorts: tuple[tuple[str, ...], ...] = ()
-    """``sampled``: the entrants in groups, in the order they joined the league, as its results database
-    remembers them; entrants in no group joined last, together. Every table of a group stays when a later
-    group joins (:func:`referee.league.designs.sampled_design`)."""
-
-    def tables(self, seed: int, names: Sequence[str], players: int) -> tuple[Table, ...]:
-        """The tables of one round, each as its entrants in name order, in playing order."""
-        if self.format is Format.SAMPLED:
-            assert self.tables_per_entrant is not None
-            joined = {name for cohort in self.cohorts for name in cohort}
-            last = tuple(sorted(set(names) - joined))
-            design = _sampled(seed, (*self.cohorts, last), players, self.tables_per_entrant)
-            present = set(names)
-            return tuple(table for table in design if present.issuperset(table))
-        if self.format is Format.GAUNTLET:
-            field = [name for name in names if name not in self.challengers]
-            return tuple(
-                table
-                for challenger in self.challengers
-                for table in (
-                    _challenger(seed, challenger, tuple(field), players, self.tables_per_challenger)
-                    if self.tables_per_challenger is not None
-                    else (
-                        tuple(sorted((challenger, *others)))
-                        for others in itertools.combinations(field, players - 1)
-                    )
+def design_tables(design: Design, seed: int, names: Sequence[str], players: int) -> tuple[Table, ...]:
+    """The tables of one round of ``design``, each as its entrants in name order, in playing order."""
+    if design.format is Format.SAMPLED:
+        assert design.tables_per_entrant is not None
+        joined = {name for cohort in design.cohorts for name in cohort}
+        last = tuple(sorted(set(names) - joined))
+        sampled = _sampled(seed, (*design.cohorts, last), players, design.tables_per_entrant)
+        present = set(names)
+        return tuple(table for table in sampled if present.issuperset(table))
+    if design.format is Format.GAUNTLET:
+        field = [name for name in names if name not in design.challengers]
+        return tuple(
+            table
+            for challenger in design.challengers
+            for table in (
+                _challenger(seed, challenger, tuple(field), players, design.tables_per_challenger)
+                if design.tables_per_challenger is not None
+                else (
+                    tuple(sorted((challenger, *others)))
+                    for others in itertools.combinations(field, players - 1)
                 )
             )
-        return tuple(tuple(sorted(table)) for table in itertools.combinations(names, players))
-
-    def describe(self) -> str:
-        """The format as a leaderboard names it.
-
-        >>> Design(Format.SAMPLED, tables_per_entrant=6).describe()
-        'sampled, 6 tables per entrant'
-        >>> Design(Format.GAUNTLET, challengers=("new", "newer")).describe()
-        'gauntlet of new, newer against the field, every table'
-        """
-        if self.format is Format.SAMPLED:
-            return f"sampled, {self.tables_per_entrant} tables per entrant"
-        if self.format is Format.GAUNTLET:
-            tables = (
-                "every table"
-                if self.tables_per_challenger is None
-                else f"{self.tables_per_challenger} tables per challenger"
-            )
-            return f"gauntlet of {', '.join(self.challengers)} against the field, {tables}"
-        return "round-robin"
+        )
+    return tuple(tuple(sorted(table)) for table in itertools.combinations(names, players))
 
 
 @functools.lru_cache(maxsize=8)
@@ -156,12 +75,6 @@ def _challenger(
     seed: int, challenger: str, field: tuple[str, ...], players: int, count: int
 ) -> tuple[Table, ...]:
     return challenger_design(seed, challenger, field, players, count)
-
-
-def _is_even(order: tuple[int, ...]) -> bool:
-    """Whether a permutation has an even number of inversions."""
-    inversions = sum(a > b for a, b in itertools.combinations(order, 2))
-    return inversions % 2 == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +102,7 @@ def build_schedule(
     players: int,
     rounds: int,
     seating: Seating = Seating.BALANCED,
-    design: Design = Design(),
+    design: Design = ROUND_ROBIN,
 ) -> tuple[ScheduledMatch, ...]:
     """The design's tables × the seating's matches × rounds, in that nesting order: every round plays
     the same tables with fresh deals. A round robin is C(N, players) tables.
@@ -199,7 +112,7 @@ def build_schedule(
     """
     matches: list[ScheduledMatch] = []
     orders = seatings(players, seating)
-    every = design.tables(league_seed, entrant_names, players)
+    every = design_tables(design, league_seed, entrant_names, players)
     for round_number in range(1, rounds + 1):
         for table_number, by_name in enumerate(every, start=1):
             seed = derive_seed(league_seed, "round", round_number, "table", *by_name)
