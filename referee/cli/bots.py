@@ -61,7 +61,7 @@ def _check_remote(
     """``referee check --listen``: the remote bot that connects to the door plays the check."""
     import asyncio
 
-    from referee.remote.attach import check_remote
+    from referee.league.remote_entrants import check_remote
     from referee.remote.settings import RemoteSettings, RemoteSettingsError
 
     try:

@@ -26,7 +26,7 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
     from referee.cli.storage import ratings, results, say_settlement, stored_matches
     from referee.league.planning import schedule_of
-    from referee.remote.record import remote_lines
+    from referee.league.remote_entrants import remote_lines
     from referee.report.crosstable import crosstable
     from referee.report.text import FORMATS, crosstable_text, leaderboard_table
 

@@ -15,10 +15,10 @@ from referee.league.config import League
 from referee.league.dry_run import EXIT_PREFLIGHT, cpu_count
 from referee.league.host import Host, log_dir_of
 from referee.league.local import LocalDriver
+from referee.league.remote_entrants import door_settings, with_door
 from referee.league.store import Store
 from referee.league.versions import fingerprint
 from referee.match.sandbox import SandboxError
-from referee.remote.attach import door_settings, with_door
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
 
 __all__ = ["EXIT_PREFLIGHT", "FolderError", "LeagueRun"]

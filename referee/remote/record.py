@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from referee.league.config import League
-from referee.remote.files import record_path
-
 KEEP: Final = 100_000
 """Decision latencies kept per entrant (the latest)."""
 
@@ -80,17 +77,3 @@ def save(path: Path, seen: Mapping[str, Latency]) -> None:
     new = path.with_name(path.name + ".new")
     new.write_text(json.dumps(data) + "\n", encoding="utf-8")
     os.replace(new, path)
-
-
-def remote_lines(league: League) -> list[str]:
-    """One line per remote entrant of ``league``: that it is not sandboxed, and its latency so far."""
-    names = [entrant.name for entrant in league.entrants if entrant.spec.remote]
-    if not names:
-        return []
-    seen = load(record_path(league.database))
-    lines = []
-    for name in names:
-        latency = seen.get(name)
-        measured = latency.line() if latency is not None else "never connected"
-        lines.append(f"remote: {name} (plays from its own machine, not sandboxed): {measured}")
-    return lines

@@ -1,5 +1,7 @@
-"""The door for remote entrants opened around a run's driver (:func:`with_door`, for ``referee run``)
-or around a conformance check (:func:`check_remote`, for ``referee check --listen``). Settings that
+"""A league's remote entrants: the door opened around a run's driver (:func:`with_door`, for ``referee
+run``) or around a conformance check (:func:`check_remote`, for ``referee check --listen``), and the
+lines that say how they connected (:func:`remote_lines`). Here, in the league part, because it joins a
+league's run to the door: ``referee.remote`` itself knows nothing of leagues. Settings that
 cannot work are one line (:class:`~referee.remote.settings.RemoteSettingsError`), before anything plays."""
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from referee.match.launcher import RemoteSource, interrupted
 from referee.remote.door import Door, open_door
 from referee.remote.files import record_path
 from referee.remote.lobby import Lobby
-from referee.remote.record import save
+from referee.remote.record import load, save
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
 from referee.remote.tokens import TokenBook, TokenError, tokens_path
 
@@ -158,3 +160,17 @@ async def check_remote(settings: RemoteSettings, log_dir: Path | None = None) ->
         return report
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def remote_lines(league: League) -> list[str]:
+    """One line per remote entrant of ``league``: that it is not sandboxed, and its latency so far."""
+    names = remote_names(league)
+    if not names:
+        return []
+    seen = load(record_path(league.database))
+    lines = []
+    for name in names:
+        latency = seen.get(name)
+        measured = latency.line() if latency is not None else "never connected"
+        lines.append(f"remote: {name} (plays from its own machine, not sandboxed): {measured}")
+    return lines
