@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from referee.figures import difference, likelihood
 from referee.report.crosstable import Pair
-from referee.report.figures import difference, likelihood
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

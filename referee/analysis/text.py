@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pyramid_sdk.actions import Declare, parse_action
 from referee.analysis.estimate import Analysis, Decision, Kind
 from referee.analysis.summary import Summary
-from referee.report.figures import loss, luck
+from referee.figures import loss, luck
 
 WORST: int = 10
 """Costliest decisions listed."""

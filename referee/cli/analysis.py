@@ -1,5 +1,5 @@
 """``referee analyze``: where each decision of a played match lost points (docs/ANALYSIS.md). The
-options are parsed here; the work is :func:`referee.analysis.command.analyze`, imported when it runs, so
+options are parsed here; the work is :func:`referee.analyze.analyze`, imported when it runs, so
 that ``referee analyze --help`` loads no league, report or engine."""
 
 from __future__ import annotations
@@ -65,6 +65,6 @@ def analyze_command(
 
     --all runs at a low CPU priority, so beside a `referee run` of the league it never slows its matches.
     """
-    from referee.analysis.command import analyze
+    from referee.analyze import analyze
 
     analyze(source, match_id, samples, seed, every, summary, report_dir, as_json)

@@ -30,6 +30,7 @@ from referee.analysis import storage as analyses
 from referee.analysis.estimate import Analysis
 from referee.analysis.summary import Summary, summarise
 from referee.analysis.view import page_view, viewer_view
+from referee.figures import FILTERS, leaderboard_cell
 from referee.files import write_atomic
 from referee.league.config import League
 from referee.league.ratings import ENVIRONMENT, Leaderboard, RatingMode
@@ -40,7 +41,6 @@ from referee.match.faults import Fault
 from referee.match.outcome import MatchStatus
 from referee.report.crosstable import crosstable
 from referee.report.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
-from referee.report.figures import FILTERS, leaderboard_cell
 from referee.report.transcript import pyramids_of
 
 PALETTE: Final = ("#1f5fbf", "#c0392b", "#1e8449", "#8e44ad", "#b9770e", "#117a8b", "#5d6d7e", "#a93226")
@@ -66,7 +66,7 @@ _ENVIRONMENT: Final = Environment(
     trim_blocks=True,
     undefined=StrictUndefined,  # a name a template misspells, or a field renamed under it, fails loudly
 )
-_ENVIRONMENT.filters.update(FILTERS)  # figures rounded as the terminal prints them (referee.report.figures)
+_ENVIRONMENT.filters.update(FILTERS)  # figures rounded as the terminal prints them (referee.figures)
 _ENVIRONMENT.globals["cell"] = leaderboard_cell
 
 

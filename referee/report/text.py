@@ -18,6 +18,7 @@ from rich.table import Table
 
 from pyramid_sdk.cards import format_cards
 from pyramid_sdk.record import MatchRecord
+from referee.figures import difference, interval, leaderboard_cell, likelihood
 from referee.league.config import League
 from referee.league.ratings import Leaderboard, Standing
 from referee.league.schedule import ScheduledMatch
@@ -27,7 +28,6 @@ from referee.match.faults import Fault
 from referee.match.outcome import MatchStatus
 from referee.report.crosstable import Crosstable
 from referee.report.disclosure import HIDDEN_NOTE, disclosure, mask_cards
-from referee.report.figures import difference, interval, leaderboard_cell, likelihood
 from referee.report.transcript import deal_line, ending, standings
 
 COLUMNS = (
