@@ -7,15 +7,19 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import jinja2
 import pytest
 
 from pyramid_sdk import Match, Phase, Rules
+from referee.league.modes import Seating
 from referee.league.ratings import Leaderboard, Standing
+from referee.league.schedule import build_schedule
 from referee.league.store import StoredMatch
+from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import MatchStatus
-from referee.report.text import leaderboard_markdown, replay_text
+from referee.report.text import forfeited_lines, leaderboard_markdown, replay_text
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -219,3 +223,51 @@ def test_a_figure_is_rounded_once_from_its_exact_value():
     assert template.render(mu=standing.mu) == "25.01"
     cells = leaderboard_markdown(Leaderboard((Standing("idle"),), ())).splitlines()[2].split("|")
     assert cells[10].strip() == "—"  # no tables, no interval: as the report says
+
+
+def forfeiting(scheduled, seat: int) -> StoredMatch:
+    """The scheduled two-seat match played to its end, ``seat`` forfeiting in deal 1 after playing a card
+    it does not hold."""
+    match = Match(Rules(players=2), seed=scheduled.seed, seats=scheduled.entrants)
+    match.forfeit(seat)
+    while not match.is_over:
+        if match.phase is Phase.DEAL_OVER:
+            match.next_deal()
+        else:
+            match.apply(match.default_action())
+    fault = Fault(
+        seat, 1, FaultKind.ILLEGAL_ACTION, f"seat {seat} cannot play KS: it is not in the seat's hand"
+    )
+    return StoredMatch(
+        scheduled.match_id, 1, 1, 0, scheduled.seed, MatchStatus.COMPLETE, match.record(), (fault,), (), ()
+    )
+
+
+@pytest.mark.quick
+def test_an_entrant_that_forfeited_everything_is_named_with_its_last_fault_masked_while_hidden():
+    league = SimpleNamespace(entrants=[SimpleNamespace(name="quitter"), SimpleNamespace(name="steady")])
+    first, second = schedule = build_schedule(5, ("quitter", "steady"), 2, 1, Seating.BALANCED)
+    assert (first.entrants, second.entrants) == (("quitter", "steady"), ("steady", "quitter"))
+    stored = {first.match_id: forfeiting(first, 0)}
+    decoded: list[str] = []
+
+    def load(ids):
+        decoded.extend(ids)
+        return (stored[match_id] for match_id in ids)
+
+    def lines():
+        summaries = {match_id: match.summary for match_id, match in stored.items()}
+        return forfeited_lines(league, schedule, summaries, load, 7)
+
+    assert lines() == [  # the table's other seating is still to come: its cards are secret
+        "forfeited: quitter forfeited every match it played (1 of 1); the last one in deal 1, "
+        "illegal_action: seat 0 cannot play ??: it is not in the seat's hand (exit 7)"
+    ]
+    assert decoded == [first.match_id]  # the summaries said who; only that match was decoded
+    stored[second.match_id] = forfeiting(second, 1)
+    assert lines() == [  # the table is complete: its deals may be shown
+        "forfeited: quitter forfeited every match it played (2 of 2); the last one in deal 1, "
+        "illegal_action: seat 1 cannot play KS: it is not in the seat's hand (exit 7)"
+    ]
+    stored[second.match_id] = forfeiting(second, 0)
+    assert lines() == []  # each forfeited one match of two

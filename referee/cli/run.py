@@ -221,11 +221,12 @@ def _say_log_failure(log: logging.Handler, log_file: Path) -> None:
 def _finish(run: LeagueRun, report: RunReport, report_dir: Path | None, league_file: str) -> None:
     """After the run: what was left out and why, the leaderboard, the report, and the exit status. It
     reads the stored summaries, no deal: only the report's match pages and the fault of an entrant that
-    forfeited everything decode a record."""
+    forfeited everything decode a record (``report.text.forfeited_lines``)."""
     from referee.cli.storage import StorageFailure, say_settlement, write_league_report
+    from referee.league.planning import schedule_of
     from referee.league.running import EXIT_DISQUALIFIED, EXIT_FORFEITED, unplayed
     from referee.league.storage import StorageError
-    from referee.report.text import leaderboard_table
+    from referee.report.text import forfeited_lines, leaderboard_table
 
     league, seed, store, progress = run.league, run.competition.seed, run.store, report.progress
     for line in run.summary(report):
@@ -233,7 +234,8 @@ def _finish(run: LeagueRun, report: RunReport, report_dir: Path | None, league_f
     try:
         stored = store.summaries()
         board = _board(league, seed, store, stored)
-        forfeiters = _forfeited_everything(league, seed, store, stored, EXIT_FORFEITED)
+        schedule = schedule_of(league, seed, stored)
+        forfeiters = forfeited_lines(league, schedule, stored, store.stream, EXIT_FORFEITED)
     except StorageError as exc:
         raise _in_run(exc, store, progress.total) from None
     click.echo(leaderboard_table(board, league, f"{league.name} — {progress.done}/{progress.total} matches"))
@@ -297,47 +299,3 @@ def _report_in_thread(league: League, seed: int, folder: Path) -> Path | None:
     except (OSError, StoreError) as exc:
         LOGGER.warning("the live report in %s was not rewritten: %s", folder, exc)
         return None
-
-
-def _forfeited_everything(
-    league: League, seed: int, store: Store, stored: dict[str, MatchSummary], exit_code: int
-) -> list[str]:
-    """A line for each entrant of ``league`` that forfeited every complete match of it in ``stored``
-    (at least one), with the fault that cost it the last of them (its cards masked while the deals of
-    its table are secret): that match alone is decoded."""
-    from referee.league.planning import schedule_of
-    from referee.match.outcome import MatchStatus
-    from referee.report.disclosure import disclosure, mask_cards
-
-    played: dict[str, int] = {}
-    forfeited: dict[str, int] = {}
-    last: dict[str, tuple[str, int]] = {}
-    schedule = schedule_of(league, seed, stored)
-    for scheduled in schedule:
-        match = stored.get(scheduled.match_id)
-        if match is None or match.status is not MatchStatus.COMPLETE:
-            continue
-        for seat, name in enumerate(scheduled.entrants):
-            played[name] = played.get(name, 0) + 1
-            if seat in match.forfeits:
-                forfeited[name] = forfeited.get(name, 0) + 1
-                if seat in match.fault_seats:
-                    last[name] = (match.match_id, seat)
-    shown = disclosure(schedule, stored).deals_shown
-    lines = []
-    for entrant in league.entrants:
-        count = played.get(entrant.name, 0)
-        if not count or forfeited.get(entrant.name, 0) != count:
-            continue
-        cause = ""
-        if entrant.name in last:
-            match_id, seat = last[entrant.name]
-            decoded = store.matches([match_id])[match_id]
-            fault = [fault for fault in decoded.faults if fault.seat == seat][-1]
-            detail = fault.detail if shown(decoded) else mask_cards(fault.detail)
-            cause = f"; the last one in deal {fault.deal}, {fault.kind}: {detail}"
-        lines.append(
-            f"forfeited: {entrant.name} forfeited every match it played ({count} of {count}){cause} "
-            f"(exit {exit_code})"
-        )
-    return lines

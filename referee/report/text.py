@@ -394,3 +394,47 @@ def progress_line(
     if len(name) > room:
         name = name[: room - 1] + "…"
     return f"{text}  leader: {name}{tail}"
+
+
+def forfeited_lines(
+    league: League,
+    schedule: Sequence[ScheduledMatch],
+    stored: Mapping[str, Summarized],
+    load: Callable[[Sequence[str]], Iterator[StoredMatch]],
+    exit_code: int,
+) -> list[str]:
+    """A line for each entrant of ``league`` that forfeited every complete match of it in ``stored`` (at
+    least one), with the fault that cost it the last of them, its cards masked while the deals of its
+    table are secret. The summaries say who forfeited; only that last match is decoded (``load``)."""
+    played: dict[str, int] = {}
+    forfeited: dict[str, int] = {}
+    last: dict[str, tuple[str, int]] = {}
+    for scheduled in schedule:
+        found = stored.get(scheduled.match_id)
+        match = found.summary if found is not None else None
+        if match is None or match.status is not MatchStatus.COMPLETE:
+            continue
+        for seat, name in enumerate(scheduled.entrants):
+            played[name] = played.get(name, 0) + 1
+            if seat in match.forfeits:
+                forfeited[name] = forfeited.get(name, 0) + 1
+                if seat in match.fault_seats:
+                    last[name] = (match.match_id, seat)
+    shown = disclosure(schedule, stored).deals_shown
+    lines = []
+    for entrant in league.entrants:
+        count = played.get(entrant.name, 0)
+        if not count or forfeited.get(entrant.name, 0) != count:
+            continue
+        cause = ""
+        if entrant.name in last:
+            match_id, seat = last[entrant.name]
+            decoded = next(load([match_id]))
+            fault = [fault for fault in decoded.faults if fault.seat == seat][-1]
+            detail = fault.detail if shown(decoded) else mask_cards(fault.detail)
+            cause = f"; the last one in deal {fault.deal}, {fault.kind}: {detail}"
+        lines.append(
+            f"forfeited: {entrant.name} forfeited every match it played ({count} of {count}){cause} "
+            f"(exit {exit_code})"
+        )
+    return lines
