@@ -1,6 +1,7 @@
 """What the commands that read a league's results cost as the league grows: ``leaderboard``,
-``leaderboard --crosstable``, ``matches``, ``export`` and ``report``, each as a whole process, its wall
-time and its peak memory (the process's maximum resident set).
+``leaderboard --crosstable``, ``matches``, ``export``, ``report`` and a ``run`` that finds nothing left to
+play (its preflight, then the end of a run: the leaderboard rated and stored, the forfeit check), each as
+a whole process, its wall time and its peak memory (the process's maximum resident set).
 
 The league: 8 entrants at 4-seat tables, balanced seatings, C(8, 4) = 70 tables × 12 = 840 matches
 (``--tables`` fewer for a smaller one, in schedule order). Its matches are real, valid matches of the
@@ -50,6 +51,7 @@ COMMANDS = {
     "matches": ["matches", "{league}"],
     "export": ["export", "{league}", "-o", "{folder}/export.jsonl"],
     "report": ["report", "{league}", "-o", "{folder}/report"],
+    "run (nothing left to play)": ["run", "{league}"],
 }
 
 
