@@ -2,6 +2,7 @@
 and matches write nothing (not even for a league never run), and `referee matches` lists and filters."""
 
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -271,3 +272,27 @@ def test_an_entrant_that_forfeited_everything_is_named_with_its_last_fault_maske
     ]
     stored[second.match_id] = forfeiting(second, 0)
     assert lines() == []  # each forfeited one match of two
+
+
+PLAYING_ONLY = ("grpc", "google.protobuf", "jinja2", "distributed", "referee.match.sessions", "referee.check")
+"""What reading results never needs: the wire, the report's templates, Dask, the bots' sessions."""
+
+
+@pytest.mark.parametrize("command", [("leaderboard",), ("leaderboard", "--crosstable"), ("matches",)])
+def test_the_commands_that_read_results_load_nothing_that_plays(played, command):
+    """A long-running server re-rates after every match, and a user reads the leaderboard often: what it
+    imports is its start-up. Checked on Python's import profile of the real command."""
+    result = subprocess.run(
+        [REFEREE, command[0], str(played), *command[1:]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=os.environ | {"PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [line for line in result.stderr.splitlines() if line.startswith("import time:")]
+    modules = {line.rsplit("|", 1)[1].strip() for line in lines[1:]}
+    assert "referee.league.config" in modules  # the profile was read
+    loaded = sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in PLAYING_ONLY))
+    assert not loaded, f"referee {' '.join(command)} loads {loaded[:5]}"

@@ -26,7 +26,7 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
     from referee.cli.storage import ratings, results, say_settlement, stored_matches
     from referee.league.planning import schedule_of
-    from referee.league.remote_entrants import remote_lines
+    from referee.remote.record import remote_lines
     from referee.report.crosstable import crosstable
     from referee.report.text import FORMATS, crosstable_text, leaderboard_table
 
@@ -40,7 +40,7 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     say_settlement(league, seed, stored, err=fmt != "table")
     for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
         click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
-    for line in remote_lines(league):
+    for line in remote_lines(league.remote_names, league.database):
         click.echo(line, err=fmt != "table")
 
 

@@ -101,7 +101,7 @@ def revoke_command(league_file: str, name: str) -> None:
 def list_command(league_file: str) -> None:
     """Lists the remote entrants, when each token was issued and expires (never a token), and what the
     league's runs saw of each connection."""
-    from referee.league.remote_entrants import remote_lines
+    from referee.remote.record import remote_lines
     from referee.remote.tokens import TokenBook, TokenError, tokens_path
 
     league = _league(league_file)
@@ -116,7 +116,7 @@ def list_command(league_file: str) -> None:
             continue
         ends = f", expires {_when(grant.expires)}" if grant.expires else ""
         click.echo(f"{entrant.name}: token issued {_when(grant.issued)}{ends}")
-    for line in remote_lines(league):
+    for line in remote_lines(league.remote_names, league.database):
         click.echo(line)
 
 

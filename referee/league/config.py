@@ -209,6 +209,11 @@ class League:
     def players(self) -> int:
         return self.rules.players
 
+    @property
+    def remote_names(self) -> list[str]:
+        """The entrants that play from their authors' machines (docs/REMOTE.md): not sandboxed."""
+        return [entrant.name for entrant in self.entrants if entrant.spec.remote]
+
     def entrant(self, name: str) -> Entrant:
         return next(entrant for entrant in self.entrants if entrant.name == name)
 

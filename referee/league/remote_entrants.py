@@ -1,8 +1,8 @@
 """A league's remote entrants: the door opened around a run's driver (:func:`with_door`, for ``referee
-run``) or around a conformance check (:func:`check_remote`, for ``referee check --listen``), and the
-lines that say how they connected (:func:`remote_lines`). Here, in the league part, because it joins a
-league's run to the door: ``referee.remote`` itself knows nothing of leagues. Settings that
-cannot work are one line (:class:`~referee.remote.settings.RemoteSettingsError`), before anything plays."""
+run``) or around a conformance check (:func:`check_remote`, for ``referee check --listen``). Here, in the
+league part, because it joins a league's run to the door: ``referee.remote`` itself knows nothing of
+leagues. Settings that cannot work are one line
+(:class:`~referee.remote.settings.RemoteSettingsError`), before anything plays."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from referee.match.launcher import RemoteSource, interrupted
 from referee.remote.door import Door, open_door
 from referee.remote.files import record_path
 from referee.remote.lobby import Lobby
-from referee.remote.record import load, save
+from referee.remote.record import save
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
 from referee.remote.tokens import TokenBook, TokenError, tokens_path
 
@@ -34,16 +34,11 @@ class Seating(Protocol):
     async def run(self, on_progress: Callable[[Progress], None]) -> RunReport: ...
 
 
-def remote_names(league: League) -> list[str]:
-    """The league's remote entrants."""
-    return [entrant.name for entrant in league.entrants if entrant.spec.remote]
-
-
 def door_settings(league: League, given: RemoteSettings, on_dask: bool) -> RemoteSettings | None:
     """The door a run opens: the league file's ``remote:`` keys under ``referee run``'s options
     (``given``), or ``None`` when the league has no remote entrant. Raises
     :class:`RemoteSettingsError` for settings that cannot work, before anything is played."""
-    names = remote_names(league)
+    names = league.remote_names
     if not names:
         if given.listen is not None:
             raise RemoteSettingsError("--listen: this league has no remote entrant (remote: true)")
@@ -73,7 +68,7 @@ def door_settings(league: League, given: RemoteSettings, on_dask: bool) -> Remot
 def with_door(league: League, driver: Seating, settings: RemoteSettings) -> DoorDriver:
     """``driver`` with the door open around its run; raises :class:`RemoteSettingsError` if a remote
     entrant has no token yet."""
-    names = remote_names(league)
+    names = league.remote_names
     book = TokenBook(tokens_path(league.database))
     try:
         missing = [name for name in names if name not in book.grants()]
@@ -160,17 +155,3 @@ async def check_remote(settings: RemoteSettings, log_dir: Path | None = None) ->
         return report
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def remote_lines(league: League) -> list[str]:
-    """One line per remote entrant of ``league``: that it is not sandboxed, and its latency so far."""
-    names = remote_names(league)
-    if not names:
-        return []
-    seen = load(record_path(league.database))
-    lines = []
-    for name in names:
-        latency = seen.get(name)
-        measured = latency.line() if latency is not None else "never connected"
-        lines.append(f"remote: {name} (plays from its own machine, not sandboxed): {measured}")
-    return lines

@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import os
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+
+from referee.remote.files import record_path
 
 KEEP: Final = 100_000
 """Decision latencies kept per entrant (the latest)."""
@@ -77,3 +79,15 @@ def save(path: Path, seen: Mapping[str, Latency]) -> None:
     new = path.with_name(path.name + ".new")
     new.write_text(json.dumps(data) + "\n", encoding="utf-8")
     os.replace(new, path)
+
+
+def remote_lines(names: Sequence[str], database: Path) -> list[str]:
+    """One line per remote entrant ``names`` of the league whose results are in ``database``: that it is
+    not sandboxed, and its latency so far (``League.remote_names`` gives them)."""
+    seen = load(record_path(database)) if names else {}
+    lines = []
+    for name in names:
+        latency = seen.get(name)
+        measured = latency.line() if latency is not None else "never connected"
+        lines.append(f"remote: {name} (plays from its own machine, not sandboxed): {measured}")
+    return lines

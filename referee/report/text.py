@@ -49,7 +49,7 @@ COLUMNS = (
 
 def leaderboard_table(board: Leaderboard, league: League | None = None, title: str = "") -> str:
     """The terminal's leaderboard, titled with the league's name (or ``title``), and its format below."""
-    remote = remote_names(league)
+    remote = league.remote_names if league else []
     marked = f"\nremote (plays from its own machine, not sandboxed): {', '.join(remote)}" if remote else ""
     table = Table(
         title=title or (league.name if league else None),
@@ -65,11 +65,6 @@ def leaderboard_table(board: Leaderboard, league: League | None = None, title: s
     return buffer.getvalue().rstrip() + "\n"
 
 
-def remote_names(league: League | None) -> list[str]:
-    """The league's remote entrants (docs/REMOTE.md): their bots are not sandboxed."""
-    return [entrant.name for entrant in league.entrants if entrant.spec.remote] if league else []
-
-
 def _format(league: League | None) -> dict[str, str]:
     """The key that says which format produced a JSON or CSV leaderboard's row: ``format: sampled``."""
     return {"format": str(league.design.format)} if league else {}
@@ -77,7 +72,7 @@ def _format(league: League | None) -> dict[str, str]:
 
 def _row(standing: Standing, league: League | None) -> dict[str, Any]:
     """A JSON or CSV leaderboard's row; with a ``remote`` column when the league has remote entrants."""
-    remote = remote_names(league)
+    remote = league.remote_names if league else []
     marked = {"remote": standing.entrant in remote} if remote else {}
     return {**standing.to_dict(), **_format(league), **marked}
 
@@ -89,7 +84,11 @@ def leaderboard_json(board: Leaderboard, league: League | None = None) -> str:
 
 def leaderboard_csv(board: Leaderboard, league: League | None = None) -> str:
     out = io.StringIO()
-    keys = [key for key, _ in COLUMNS] + list(_format(league)) + (["remote"] if remote_names(league) else [])
+    keys = (
+        [key for key, _ in COLUMNS]
+        + list(_format(league))
+        + (["remote"] if (league.remote_names if league else []) else [])
+    )
     writer = csv.DictWriter(out, fieldnames=keys, lineterminator="\n")
     writer.writeheader()
     for standing in board.standings:
@@ -154,7 +153,7 @@ def export_lines(
     ``load`` decodes the matches as their lines are made (:meth:`referee.league.store.Store.stream`), so
     memory does not grow with the league: ``stored`` need hold only summaries."""
     shown = disclosure(schedule, stored).deals_shown
-    remote = remote_names(league)
+    remote = league.remote_names if league else []
     present = [scheduled for scheduled in schedule if scheduled.match_id in stored]
     for scheduled, match in zip(present, load([s.match_id for s in present]), strict=True):
         place = {
