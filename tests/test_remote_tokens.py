@@ -14,7 +14,6 @@ from referee.league.config import LeagueError, load_league
 from referee.remote.door import MAX_BAD_HELLOS, Doorman
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
 from referee.remote.tokens import TokenBook, TokenError
-from referee.web.runner import without_remote
 
 
 def test_a_token_is_shown_once_and_only_its_salted_hash_is_kept(tmp_path):
@@ -101,14 +100,3 @@ def test_bad_hellos_from_one_address_shut_it_out_for_a_while_and_not_others():
     assert doorman.shut_out("10.0.0.9", 105.0) > 0
     assert doorman.shut_out("10.0.0.8", 105.0) == 0
     assert doorman.shut_out("10.0.0.9", 100.0 + 61) == 0  # the window has passed
-
-
-def test_serve_refuses_a_league_with_remote_entrants_in_one_line(tmp_path):
-    """referee serve opens no door: a remote entrant could only fail its starts there, so the league is
-    refused, naming the entrant and what plays it (referee run --listen); a league without one passes."""
-    with pytest.raises(
-        LeagueError, match=r"far is a remote entrant: referee serve does not listen .* --listen"
-    ):
-        without_remote(load_league(_league(tmp_path, "    remote: true\n")))
-    local = load_league(_league(tmp_path, "    module: sample_bots.random_bot:RandomBot\n"))
-    assert without_remote(local) is local

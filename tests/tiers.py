@@ -86,6 +86,7 @@ SLOW_MODULES: Final = {
         "test_remote_door": "openssl for the test's certificates; the door on real gRPC, in-process",
         "test_report_browser": "the CLI and Chromium",
         "test_serve": "referee serve, bot processes and Chromium",
+        "test_serve_remote": "referee serve listening for remote bots: the CLI, openssl, Python SDK bots",
         "test_report_viewer": "the CLI and Chromium",
         "test_results_cli": "the CLI and bot processes",
         "test_sandbox": "bot processes in bubblewrap",

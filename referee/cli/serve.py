@@ -18,7 +18,7 @@ from typing import Final
 
 import click
 
-from referee.cli.common import log_level_option
+from referee.cli.common import listen_options, log_level_option
 
 DEFAULT_HTTP: Final = "127.0.0.1:8000"
 
@@ -46,23 +46,35 @@ def parse_http(text: str) -> tuple[str, int]:
     help="Where the web app listens; loopback unless you name another address (0.0.0.0: every one).",
 )
 @log_level_option("info", "in the league's log folder (referee.log)")
-def serve_command(league_file: Path, http: str, log_level: str) -> None:
+@listen_options("Listen for the league's remote entrants here, for as long as it serves")
+def serve_command(
+    league_file: Path,
+    http: str,
+    log_level: str,
+    listen: str | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    insecure: bool,
+) -> None:
     """Plays LEAGUE on and on and serves it live at http://127.0.0.1:8000/: the leaderboard, the matches
     (those in play card by card), the entrants, a JSON API (/api/v1/) and a seat for you (/play).
 
-    New and replaced entrants of the league file are picked up without a restart. Ctrl-C stops it; every
-    stored match stays stored, and the match in play is played again next time (docs/SERVER.md).
+    New and replaced entrants of the league file are picked up without a restart. Remote entrants play
+    from their authors' machines through --listen (docs/REMOTE.md); one that is not connected waits for
+    its matches. Ctrl-C stops it; every stored match stays stored, and the match in play is played again
+    next time (docs/SERVER.md).
     """
     from referee.league.config import LeagueError, load_league
     from referee.league.host import log_dir_of
+    from referee.league.remote_entrants import OpenDoor, door_settings
     from referee.logs import referee_logging
+    from referee.remote.settings import RemoteSettings, RemoteSettingsError
 
     host, port = parse_http(http)
-    from referee.web.runner import without_remote
-
     try:
-        league = without_remote(load_league(league_file))
-    except LeagueError as exc:
+        league = load_league(league_file)
+        settings = door_settings(league, RemoteSettings(listen, tls_cert, tls_key, insecure), on_dask=False)
+    except (LeagueError, RemoteSettingsError) as exc:
         raise click.ClickException(str(exc)) from None
     log_file = log_dir_of(league) / "referee.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -71,7 +83,8 @@ def serve_command(league_file: Path, http: str, log_level: str) -> None:
     site = Path(tempfile.mkdtemp(prefix="referee-serve-"))
     try:
         with referee_logging(log_level, log_file):
-            code = asyncio.run(serve_forever(league_file, host, port, site))
+            door = OpenDoor(league, settings) if settings is not None else None
+            code = asyncio.run(serve_forever(league_file, host, port, site, door))
     finally:
         shutil.rmtree(site, ignore_errors=True)
     if code:

@@ -1,18 +1,20 @@
 """A league's remote entrants: the door opened around a run's driver (:func:`with_door`, for ``referee
-run``) or around a conformance check (:func:`check_remote`, for ``referee check --listen``). Here, in the
-league part, because it joins a league's run to the door: ``referee.remote`` itself knows nothing of
-leagues. Settings that cannot work are one line
-(:class:`~referee.remote.settings.RemoteSettingsError`), before anything plays."""
+run``), for a server's whole life (:class:`OpenDoor`, for ``referee serve``) or around a conformance
+check (:func:`check_remote`, for ``referee check --listen``). Here, in the league part, because it joins
+a league's run to the door: ``referee.remote`` itself knows nothing of leagues. Settings that cannot work
+are one line (:class:`~referee.remote.settings.RemoteSettingsError`), before anything plays."""
 
 from __future__ import annotations
 
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
+
+import grpc
 
 from referee.check import CheckReport, check_bot
 from referee.league.competition import Progress, RunReport
@@ -65,55 +67,98 @@ def door_settings(league: League, given: RemoteSettings, on_dask: bool) -> Remot
     return settings
 
 
+def missing_tokens(league: League) -> list[str]:
+    """The remote entrants of ``league`` that have no token yet; raises :class:`RemoteSettingsError`
+    for a token file that cannot be read."""
+    try:
+        grants = TokenBook(tokens_path(league.database)).grants()
+    except TokenError as exc:
+        raise RemoteSettingsError(str(exc)) from None
+    return [name for name in league.remote_names if name not in grants]
+
+
+def no_token(league: League, name: str) -> str:
+    """What to do about the remote entrant ``name`` that has no token: one line."""
+    return f"remote entrant {name!r} has no token: referee token issue {league.path} {name}"
+
+
 def with_door(league: League, driver: Seating, settings: RemoteSettings) -> DoorDriver:
     """``driver`` with the door open around its run; raises :class:`RemoteSettingsError` if a remote
     entrant has no token yet."""
-    names = league.remote_names
-    book = TokenBook(tokens_path(league.database))
-    try:
-        missing = [name for name in names if name not in book.grants()]
-    except TokenError as exc:
-        raise RemoteSettingsError(str(exc)) from None
+    missing = missing_tokens(league)
     if missing:
-        raise RemoteSettingsError(
-            f"remote entrant {missing[0]!r} has no token: referee token issue {league.path} {missing[0]}"
-        )
-    return DoorDriver(league, driver, settings, book, names)
+        raise RemoteSettingsError(no_token(league, missing[0]))
+    return DoorDriver(league, driver, settings)
+
+
+class OpenDoor:
+    """The door and its lobby, open from :meth:`open` to :meth:`close`: around one run of ``referee
+    run``, or for the whole life of ``referee serve`` (which calls :meth:`admit` whenever the league file
+    changes). The door admits the league's remote entrants that hold a valid token."""
+
+    def __init__(self, league: League, settings: RemoteSettings) -> None:
+        self.league, self.settings = league, settings
+        self.lobby = Lobby(settings.wait)
+        self.door = Door(TokenBook(tokens_path(league.database)), league.remote_names, self.lobby)
+        self.lobby.valid = self.door.still_valid
+        self._server: grpc.aio.Server | None = None
+        self._told = 0
+
+    async def open(self) -> None:
+        """Starts listening and says where on stderr; :class:`RemoteSettingsError` if it cannot."""
+        settings = self.settings
+        try:
+            self._server, port = await open_door(self.door, settings)
+        except (OSError, RuntimeError) as exc:
+            raise RemoteSettingsError(f"--listen {settings.listen}: cannot listen there ({exc})") from None
+        host = (settings.listen or "").rpartition(":")[0]
+        how = "with TLS" if settings.tls else "in plaintext"
+        print(f"listening for remote entrants on {host}:{port} {how}", file=sys.stderr, flush=True)
+
+    def admit(self, league: League) -> None:
+        """The league file changed: the door admits its remote entrants as they are now (a new one, once
+        it has a token; none that left), and the lobby waits the league's ``remote: wait``."""
+        self.league = league
+        self.door.book = TokenBook(tokens_path(league.database))
+        self.door.names = frozenset(league.remote_names)
+        self.lobby.wait = league.remote.wait
+
+    def new_refusals(self) -> list[str]:
+        """The refusals of the admitted connections since the last call (``referee serve`` logs them)."""
+        refusals = self.door.refusals[self._told :]
+        self._told += len(refusals)
+        return refusals
+
+    async def close(self, stopped: bool | None = None) -> None:
+        """Ends every connection: CANCELLED when the referee was ``stopped`` (by default: when the task
+        closing it is being cancelled), and the SDKs wait for it to come back; else the league is over.
+        Then stops listening, and adds what the lobby saw of each connection to the league's record."""
+        self.lobby.close(interrupted() if stopped is None else stopped)
+        if self._server is not None:
+            await self._server.stop(grace=2.0)
+            self._server = None
+        try:
+            save(record_path(self.league.database), self.lobby.latency)
+        except OSError as exc:
+            print(f"warning: the remote latency record was not written: {exc}", file=sys.stderr)
 
 
 class DoorDriver:
     """Runs ``driver`` with the door open: its lobby seats the remote entrants; the door's refusals join
     the run's report, and what the run saw of each connection is recorded beside the results."""
 
-    def __init__(
-        self, league: League, driver: Seating, settings: RemoteSettings, book: TokenBook, names: Sequence[str]
-    ) -> None:
+    def __init__(self, league: League, driver: Seating, settings: RemoteSettings) -> None:
         self.league, self.driver, self.settings = league, driver, settings
-        self.book, self.names = book, list(names)
 
     async def run(self, on_progress: Callable[[Progress], None]) -> RunReport:
-        settings = self.settings
-        lobby = Lobby(settings.wait)
-        door = Door(self.book, self.names, lobby)
-        lobby.valid = door.still_valid
-        try:
-            server, port = await open_door(door, settings)
-        except (OSError, RuntimeError) as exc:
-            raise RemoteSettingsError(f"--listen {settings.listen}: cannot listen there ({exc})") from None
-        host = (settings.listen or "").rpartition(":")[0]
-        how = "with TLS" if settings.tls else "in plaintext"
-        print(f"listening for remote entrants on {host}:{port} {how}", file=sys.stderr, flush=True)
-        self.driver.remote = lobby
+        door = OpenDoor(self.league, self.settings)
+        await door.open()
+        self.driver.remote = door.lobby
         try:
             report = await self.driver.run(on_progress)
         finally:
-            lobby.close(interrupted())
-            await server.stop(grace=2.0)
-            try:
-                save(record_path(self.league.database), lobby.latency)
-            except OSError as exc:
-                print(f"warning: the remote latency record was not written: {exc}", file=sys.stderr)
-        return replace(report, refusals=(*report.refusals, *door.refusals))
+            await door.close()
+        return replace(report, refusals=(*report.refusals, *door.door.refusals))
 
 
 CHECK_WAIT = 300.0

@@ -77,7 +77,8 @@ class Lobby:
         async with self._changed:
             self._changed.notify_all()
 
-    def _connected_now(self, name: str) -> bool:
+    def connected(self, name: str) -> bool:
+        """Whether ``name``'s bot is connected now (free or in a match)."""
         session = self._connected.get(name)
         return session is not None and not session.is_closed
 
@@ -90,6 +91,12 @@ class Lobby:
             return False
         return True
 
+    def ready(self, names: Sequence[str]) -> bool:
+        """Whether every one of ``names`` is connected and free now: a claim of them would not wait.
+        ``referee serve`` plays a match with remote entrants only then, so that an entrant whose bot is
+        not connected at the moment neither holds a table nor fails its starts (docs/SERVER.md)."""
+        return all(self._free(name) for name in names)
+
     async def claim(self, names: Sequence[str], wait: float | None = None) -> list[Session]:
         """The sessions of ``names``, all taken at once when all are free; :class:`Absent` after
         ``wait`` seconds (the league's, by default) naming those that were not."""
@@ -98,7 +105,7 @@ class Lobby:
             async with asyncio.timeout(wait), self._changed:
                 await self._changed.wait_for(lambda: all(self._free(name) for name in names))
         except TimeoutError:
-            absent = [name for name in names if not self._connected_now(name)]
+            absent = [name for name in names if not self.connected(name)]
             busy = [name for name in names if name not in absent and not self._free(name)]
             raise Absent(absent, busy, wait) from None
         self._busy.update(names)

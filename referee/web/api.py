@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from referee.league.config import League
+from referee.league.config import Entrant, League
 from referee.league.store import Store
 from referee.league.versions import fingerprint
 from referee.report.text import export_lines, leaderboard_json
@@ -92,13 +92,15 @@ async def entrants(request: Request) -> Response:
         return _not_ready(request)
     _, _, board = await asyncio.to_thread(read_results, league, _seed(request))
     standings = {s.entrant: s for s in board.standings}
+    runner: LeagueRunner = request.app.state.runner
     rows = []
     for entrant in league.entrants:
         standing = standings.get(entrant.name)
         rows.append(
             {
                 "name": entrant.name,
-                "kind": "module" if entrant.in_process else "command",
+                "kind": _kind(entrant),
+                "connected": runner.connected(entrant.name) if entrant.spec.remote else None,
                 "rank": standing.rank if standing is not None else None,
                 "mu": standing.mu if standing is not None else None,
                 "sigma": standing.sigma if standing is not None else None,
@@ -106,6 +108,14 @@ async def entrants(request: Request) -> Response:
             }
         )
     return JSONResponse({"version": VERSION, "entrants": rows})
+
+
+def _kind(entrant: Entrant) -> str:
+    """How the entrant's bot runs: in the referee's process, as a process of its own, or ``remote`` (from
+    its author's machine, not sandboxed)."""
+    if entrant.spec.remote:
+        return "remote"
+    return "module" if entrant.in_process else "command"
 
 
 async def entrant(request: Request) -> Response:

@@ -31,6 +31,7 @@ from referee.league.lock import LeagueBusyError
 from referee.league.planning import schedule_of
 from referee.league.preflight import Broken, preflight, tail
 from referee.league.ratings import Leaderboard, rate
+from referee.league.remote_entrants import OpenDoor, missing_tokens
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StorageError, StoreError
 from referee.league.store import Store
@@ -39,6 +40,8 @@ from referee.league.versions import fingerprint
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
 from referee.match.table import Table
+from referee.remote.settings import RemoteSettingsError
+from referee.remote.tokens import tokens_path
 from referee.report.disclosure import table_key
 from referee.web.events import Hub
 from referee.web.live import LiveMatch, watched
@@ -73,18 +76,24 @@ def read_results(
     return stored, schedule, board
 
 
-def without_remote(league: League) -> League:
-    """``league``, if it has no remote entrant: ``referee serve`` opens no door for them (docs/SERVER.md),
-    and an entrant that could never connect would only fail its starts until it is disqualified. One line
-    says so instead, naming them; ``referee run --listen`` plays such a league (docs/REMOTE.md)."""
-    remote = [entrant.name for entrant in league.entrants if entrant.spec.remote]
-    if remote:
-        what = "is a remote entrant" if len(remote) == 1 else "are remote entrants"
-        raise LeagueError(
-            f"{league.path}: {', '.join(remote)} {what}: referee serve does not listen for remote bots; "
-            "play this league with referee run --listen (docs/REMOTE.md)"
-        )
-    return league
+def remote_problems(league: League, door: OpenDoor | None) -> list[Broken]:
+    """The remote entrants that cannot play now, each with why: there is no door (``referee serve``
+    started without ``--listen``, and the league file gained one since), or no token. They sit out, as a
+    broken bot does, and the pages say why; the rest of the league plays."""
+    names = league.remote_names
+    if not names:
+        return []
+    if door is None:
+        why = "a remote entrant, and referee serve was started without --listen (docs/REMOTE.md)"
+        return [Broken(name, why) for name in names]
+    try:
+        missing = missing_tokens(league)
+    except RemoteSettingsError as exc:
+        return [Broken(name, str(exc)) for name in names]
+    return [
+        Broken(name, f"a remote entrant with no token: referee token issue {league.path} {name}")
+        for name in missing
+    ]
 
 
 class LeagueRunner:
@@ -98,8 +107,11 @@ class LeagueRunner:
         hidden: tuple[Path, ...] = (),
         on_stored: Callable[[League, int], None] = lambda league, seed: None,
         poll: float = POLL,
+        door: OpenDoor | None = None,
     ) -> None:
         self.league_file = league_file.resolve()
+        self.door = door
+        """The remote entrants' door, open for the server's whole life; ``None`` without ``--listen``."""
         self.hub = hub
         self.hidden = hidden
         self.on_stored = on_stored
@@ -121,9 +133,9 @@ class LeagueRunner:
         """Until cancelled: each pass plays the league as the file says now, until the file changes."""
         try:
             while True:
-                digest = league_text(self.league_file)
+                digest = self._digest()
                 try:
-                    competition = self._competition(without_remote(load_league(self.league_file)))
+                    competition = self._competition(self._admitted(load_league(self.league_file)))
                 except LeagueError as exc:
                     self._trouble(str(exc))
                     await self._until_changed(digest)
@@ -162,13 +174,29 @@ class LeagueRunner:
             competition.replan(league)  # an until-settled league plans from what is still stored
         return competition
 
+    def connected(self, name: str) -> bool:
+        """Whether the remote entrant ``name``'s bot is connected to the door now."""
+        return self.door is not None and self.door.lobby.connected(name)
+
+    def _admitted(self, league: League) -> League:
+        """``league``, its remote entrants now the ones the door admits."""
+        if self.door is not None:
+            self.door.admit(league)
+        return league
+
+    def _digest(self) -> str:
+        """What a change of starts a new pass: the league file and, with a door, the token file (a token
+        issued for a remote entrant that had none lets it play; a revoked one makes it sit out)."""
+        tokens = league_text(tokens_path(self.door.league.database)) if self.door is not None else ""
+        return league_text(self.league_file) + tokens
+
     def _trouble(self, problem: str) -> None:
         LOGGER.warning("%s", problem)
         self.problem = problem
         self.hub.publish("problem", text=problem)
 
     async def _until_changed(self, digest: str) -> None:
-        while league_text(self.league_file) == digest:
+        while self._digest() == digest:
             await asyncio.sleep(self.poll)
 
     def _new_versions(self, store: Store, league: League) -> bool:
@@ -189,43 +217,70 @@ class LeagueRunner:
         host.log_dir.mkdir(parents=True, exist_ok=True)
         builds = await run_builds(host.league, host.log_dir)
         concurrency = competition.league.concurrency
-        async with open_launcher(host.log_dir, host.confinement) as launcher:
+        lobby = self.door.lobby if self.door is not None else None
+        async with open_launcher(host.log_dir, host.confinement, remote=lobby) as launcher:
             failed = [Broken(n, r, tail(host.log_dir / f"{n}.build.log")) for n, r in builds.items()]
             broken = await preflight(host.league, launcher, set(builds), concurrency)
-            competition.preflight_failed(failed + broken)  # skip_broken: the broken ones sit out
+            remote = remote_problems(host.league, self.door)
+            for problem in remote:
+                LOGGER.warning("%s: %s", problem.name, problem.reason)
+            competition.preflight_failed(failed + broken + remote)
             self.problem = "; ".join(f"{b.name}: {b.reason}" for b in competition.broken)
             table = host.table(launcher)
-            playing: dict[str, asyncio.Task[None]] = {}
+            playing: dict[str, tuple[ScheduledMatch, asyncio.Task[None]]] = {}
             try:
-                while league_text(self.league_file) == digest:
-                    for match_id, task in list(playing.items()):
+                while self._digest() == digest:
+                    for match_id, (_, task) in list(playing.items()):
                         if task.done():
                             del playing[match_id]
                             task.result()  # a failure of the referee's own stops serve, loudly
                     scheduled = None
                     if len(playing) < concurrency:
-                        scheduled = self._next(competition, set(playing))
+                        scheduled = self._next(competition, [m for m, _ in playing.values()])
                     if scheduled is None:
-                        waits = {*playing.values(), asyncio.ensure_future(asyncio.sleep(self.poll))}
+                        waits = {task for _, task in playing.values()}
+                        waits.add(asyncio.ensure_future(asyncio.sleep(self.poll)))
                         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                         continue
-                    playing[scheduled.match_id] = asyncio.create_task(
-                        self._play_one(competition, table, scheduled)
-                    )
-                await asyncio.gather(*playing.values())  # the league changed: finish what is in play
+                    task = asyncio.create_task(self._play_one(competition, table, scheduled))
+                    playing[scheduled.match_id] = (scheduled, task)
+                await asyncio.gather(*(task for _, task in playing.values()))  # the league changed
             finally:
-                for task in playing.values():
+                for _, task in playing.values():
                     task.cancel()
-                await asyncio.gather(*playing.values(), return_exceptions=True)
+                await asyncio.gather(*(task for _, task in playing.values()), return_exceptions=True)
                 await table.close()
 
-    def _next(self, competition: Competition, playing: set[str]) -> ScheduledMatch | None:
-        """The first missing match not in play whose entrants can all play; an ``until: settled``
+    def _next(self, competition: Competition, playing: list[ScheduledMatch]) -> ScheduledMatch | None:
+        """The first missing match not in play whose entrants can all play now; an ``until: settled``
         league plans its next batch once the last one is stored."""
         missing = competition.missing()
         if not missing and not playing and competition.league.settling is not None:
             missing = competition.next_batch()
-        return next((m for m in missing if m.match_id not in playing and competition.playable(m)), None)
+        in_play = {m.match_id for m in playing}
+        seated = {name for m in playing for name in m.entrants}
+        remote = set(competition.league.remote_names)
+        return next(
+            (
+                m
+                for m in missing
+                if m.match_id not in in_play
+                and competition.playable(m)
+                and self._here([n for n in m.entrants if n in remote], seated)
+            ),
+            None,
+        )
+
+    def _here(self, remote: list[str], seated: set[str]) -> bool:
+        """Whether a match's ``remote`` entrants are all connected and free now, none of them ``seated``
+        at a match in play: in a league that runs on, a remote entrant whose bot is not connected at the
+        moment waits for its matches, which are played once it connects, rather than failing its starts
+        (the claim's wait, ``remote: wait``, still covers a bot that drops between this look and its
+        match). The others' matches go on meanwhile."""
+        if not remote:
+            return True
+        lobby = self.door.lobby if self.door is not None else None
+        return lobby is not None and not seated.intersection(remote) and lobby.ready(remote)
 
     async def _play_one(self, competition: Competition, table: Table, scheduled: ScheduledMatch) -> None:
         sitting = competition.sitting(scheduled)
@@ -256,6 +311,9 @@ class LeagueRunner:
             competition.finished(scheduled, result)
             outcome = result.outcome
         self.played += 1
+        if self.door is not None:
+            for refusal in self.door.new_refusals():
+                LOGGER.warning("remote door: refused: %s", refusal)
         async with self._writing:  # one rewrite at a time, each from the latest results
             await asyncio.to_thread(self.on_stored, competition.league, competition.seed)
         self.hub.publish(

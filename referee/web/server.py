@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import socket
 from collections.abc import Generator
@@ -18,13 +19,16 @@ import click
 import uvicorn
 
 from referee.league.lock import LeagueBusyError
+from referee.league.remote_entrants import OpenDoor
 from referee.league.storage import StoreError
+from referee.remote.settings import RemoteSettingsError
 from referee.web.app import create_app
 from referee.web.events import Hub
 from referee.web.human import Tables
 from referee.web.pages import write_site
 from referee.web.runner import LeagueRunner
 
+LOGGER = logging.getLogger(__name__)
 LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
 EXIT_BUSY: Final = 5
 """As for ``referee run``: another run or serve holds the league."""
@@ -55,8 +59,13 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve_forever(league_file: Path, host: str, port: int, site: Path) -> int:
-    """Runs until a signal or a failure of the league; the exit status."""
+async def serve_forever(
+    league_file: Path, host: str, port: int, site: Path, door: OpenDoor | None = None
+) -> int:
+    """Runs until a signal or a failure of the league; the exit status. ``door``: the door of the
+    league's remote entrants, opened here before anything else starts and closed when serve stops (its
+    bots told CANCELLED: they wait for the referee to come back), what its lobby saw of each connection
+    added to the league's record."""
     try:
         sock = listen(host, port)
     except OSError as exc:
@@ -64,9 +73,31 @@ async def serve_forever(league_file: Path, host: str, port: int, site: Path) -> 
             f"serve: cannot listen on {host}:{port}: {exc.strerror or exc}; try --http {host}:PORT", err=True
         )
         return 1
+    if door is not None:
+        try:
+            await door.open()
+        except RemoteSettingsError as exc:
+            sock.close()
+            click.echo(f"serve: {exc}", err=True)
+            return 1
+    try:
+        return await _serve(league_file, host, sock, site, door)
+    finally:
+        sock.close()
+        if door is not None:
+            await door.close(stopped=True)
+            for refusal in door.new_refusals():
+                LOGGER.warning("remote door: refused: %s", refusal)
+
+
+async def _serve(league_file: Path, host: str, sock: socket.socket, site: Path, door: OpenDoor | None) -> int:
     hub = Hub()
     runner = LeagueRunner(
-        league_file, hub, hidden=(site,), on_stored=lambda league, seed: write_site(league, seed, site)
+        league_file,
+        hub,
+        hidden=(site,),
+        on_stored=lambda league, seed: write_site(league, seed, site),
+        door=door,
     )
     tables = Tables(hidden=(site,))
     hosts = ["*"] if host not in LOOPBACK else ["127.0.0.1", "localhost", "[::1]", "::1"]
@@ -92,7 +123,6 @@ async def serve_forever(league_file: Path, host: str, port: int, site: Path) -> 
     stop()
     await tables.close()
     results = await asyncio.gather(playing, serving, return_exceptions=True)
-    sock.close()
     return _ending(results[0], runner.played)
 
 

@@ -1,0 +1,223 @@
+"""``referee serve`` with remote entrants (docs/SERVER.md, docs/REMOTE.md): the real server process
+listening for remote bots with TLS from a CA and certificate the test makes, Python SDK bots connecting
+as their authors would (``PYRAMID_ADDRESS``, ``PYRAMID_TOKEN_FILE``, ``PYRAMID_TLS_CA``), read through
+the JSON API, the results database and ``referee export``. Small leagues with fast bots: two players, one
+round, the local entrants in the referee's process."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from remote_kit import (
+    ROOT,
+    free_port,
+    issue,
+    make_certificates,
+    referee,
+    remote_env,
+    start_bot,
+    start_referee,
+    stop,
+    wait_for,
+)
+
+PY = sys.executable
+WAIT = 1.0
+"""The league's ``remote: wait``: short, so that a server that tried an absent entrant's matches would
+disqualify it (three failed starts in a row) well within :data:`ABSENCE` seconds."""
+ABSENCE = 8.0
+
+
+def write_league(folder: Path, remote: list[str]) -> Path:
+    """Two in-process bots and the remote entrants ``remote``: a 2-player round robin, one round."""
+    entrants = "".join(
+        f"  - name: {name}\n    module: sample_bots.{module}\n    cwd: {ROOT}\n"
+        for name, module in (("heuristic", "heuristic:HeuristicBot"), ("random", "random_bot:RandomBot"))
+    )
+    entrants += "".join(f"  - name: {name}\n    remote: true\n" for name in remote)
+    path = folder / "league.yaml"
+    path.write_text(
+        "name: Served Remote\nseed: 5\nplayers: 2\n"
+        "schedule: {format: round-robin, rounds: 1, seating: single}\n"
+        "time_control: {per_action: 2s, bank: 20s}\nconcurrency: 2\ndatabase: results.sqlite\n"
+        f"remote: {{wait: {WAIT:g}s}}\nentrants:\n{entrants}",
+        encoding="utf-8",
+    )
+    return path
+
+
+def get(port: int, path: str) -> Any:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+def until(what: str, check: Callable[[], bool], timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except (OSError, urllib.error.HTTPError):
+            pass  # the server is still starting
+        time.sleep(0.3)
+    raise AssertionError(f"not within {timeout}s: {what}")
+
+
+def stored(port: int) -> list[dict[str, Any]]:
+    return list(get(port, "/api/v1/matches")["matches"])
+
+
+def disqualified(database: Path) -> list[str]:
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
+        return [row[0] for row in connection.execute("SELECT name FROM disqualified")]
+
+
+def interrupt(process: subprocess.Popen[bytes]) -> int:
+    process.send_signal(signal.SIGINT)
+    return stop(process, 30)
+
+
+def end(bot: subprocess.Popen[bytes]) -> None:
+    """A remote bot told CANCELLED waits for the referee to come back: its author stops it."""
+    if bot.poll() is None:
+        bot.send_signal(signal.SIGINT)
+    stop(bot, 30)
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    return make_certificates(tmp_path_factory.mktemp("tls"))
+
+
+def test_a_remote_entrant_that_connects_late_is_not_disqualified_and_plays_over_tls(tmp_path, certs):
+    path = write_league(tmp_path, ["far"])
+    token = issue(path, "far")
+    http, door = free_port(), free_port()
+    log = tmp_path / "serve.log"
+    served = start_referee(
+        "serve", path, "--http", f"127.0.0.1:{http}", "--listen", f"127.0.0.1:{door}",
+        "--tls-cert", certs.cert, "--tls-key", certs.key, log=log,
+    )  # fmt: skip
+    bot = None
+    try:
+        wait_for(log, f"listening for remote entrants on 127.0.0.1:{door} with TLS")
+        # The match of the two local entrants is played; far's wait for its bot, which is not connected.
+        until("the local match stored", lambda: len(stored(http)) == 1)
+        time.sleep(ABSENCE)
+        assert [m["seats"] for m in stored(http)] == [["heuristic", "random"]]
+        assert get(http, "/api/v1/live")["in_play"] == []  # no match holds a table waiting for far
+        assert disqualified(tmp_path / "results.sqlite") == []
+        rows = {row["name"]: row for row in get(http, "/api/v1/entrants")["entrants"]}
+        assert rows["far"]["kind"] == "remote"
+        assert rows["far"]["connected"] is False
+        assert rows["random"]["kind"] == "module"
+        assert rows["random"]["connected"] is None
+        # Its author starts the bot now: its matches are played.
+        env = remote_env(f"localhost:{door}", token, certs.ca)
+        bot = start_bot([PY, "-m", "sample_bots.random_bot"], env, tmp_path / "bot.log")
+        until("far's matches stored", lambda: len(stored(http)) == 3)
+        matches = stored(http)
+        assert all(m["status"] == "complete" and m["faults"] == [] for m in matches), matches
+        for match in matches:
+            assert match["remote_entrants"] == [name for name in match["seats"] if name == "far"]
+        board = {row["entrant"]: row for row in get(http, "/api/v1/leaderboard")["standings"]}
+        assert board["far"]["remote"] is True
+        assert board["far"]["matches"] == 2
+        assert board["heuristic"]["remote"] is False
+        assert board["random"]["remote"] is False
+        assert get(http, "/api/v1/entrants")["entrants"][2]["connected"] is True
+        index = get_text(http, "/")
+        assert index.count('class="badge remote"') == 1
+    finally:
+        code = interrupt(served)
+        if bot is not None:
+            wait_for(tmp_path / "bot.log", "the referee was interrupted; reconnecting")
+            end(bot)
+    output = log.read_text()
+    assert code == 0, output
+    assert token.read_text().strip() not in output
+    record = json.loads((tmp_path / "results-remote.json").read_text())
+    assert record["entrants"]["far"]["round_trips_ms"]
+    assert record["entrants"]["far"]["decisions_ms"]
+    lines = [json.loads(line) for line in referee("export", path).stdout.splitlines()]
+    assert sorted(m["match_id"] for m in lines) == sorted(m["match_id"] for m in matches)
+
+
+def get_text(port: int, path: str) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as answer:
+        return str(answer.read().decode())
+
+
+def test_a_remote_entrant_added_to_the_league_file_plays_once_it_has_a_token(tmp_path):
+    path = write_league(tmp_path, ["far"])
+    far_token = issue(path, "far")
+    http, door = free_port(), free_port()
+    log = tmp_path / "serve.log"
+    served = start_referee(
+        "serve", path, "--http", f"127.0.0.1:{http}", "--listen", f"127.0.0.1:{door}", log=log
+    )
+    address = f"127.0.0.1:{door}"
+    bots = []
+    try:
+        wait_for(log, "in plaintext")
+        bots.append(
+            start_bot(
+                [PY, "-m", "sample_bots.random_bot"],
+                remote_env(address, far_token, None),
+                tmp_path / "far.log",
+            )
+        )
+        until("the first league stored", lambda: len(stored(http)) == 3)
+        # The organiser adds a remote entrant, and only later issues its token.
+        path.write_text(path.read_text() + "  - name: near\n    remote: true\n", encoding="utf-8")
+        referee_log = tmp_path / "results-logs" / "referee.log"
+        wait_for(referee_log, "near: a remote entrant with no token: referee token issue")
+        near_token = issue(path, "near")
+        bots.append(
+            start_bot(
+                [PY, "-m", "sample_bots.random_bot"],
+                remote_env(address, near_token, None),
+                tmp_path / "near.log",
+            )
+        )
+        until("near's matches stored", lambda: len(stored(http)) == 6)
+        matches = stored(http)
+        assert all(m["status"] == "complete" and m["faults"] == [] for m in matches), matches
+        assert sum("near" in m["seats"] for m in matches) == 3
+    finally:
+        code = interrupt(served)
+        for bot in bots:
+            end(bot)
+    assert code == 0, log.read_text()
+    assert disqualified(tmp_path / "results.sqlite") == []
+
+
+def test_serve_refuses_remote_entrants_without_a_door_in_one_line(tmp_path):
+    path = write_league(tmp_path, ["far"])
+    for options, text in (
+        ((), "remote entrant(s) far: give --listen HOST:PORT"),
+        (("--listen", "0.0.0.0:7443"), "is not a loopback address and has no TLS"),
+        (
+            ("--listen", "127.0.0.1:7443", "--tls-cert", tmp_path / "none.pem"),
+            "give both --tls-cert and --tls-key",
+        ),
+    ):
+        result = referee("serve", path, "--http", f"127.0.0.1:{free_port()}", *options, timeout=60)
+        assert result.returncode != 0
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert text in lines[0], result.stderr
+        assert "Traceback" not in result.stderr
+    assert not (tmp_path / "results.sqlite").exists()
