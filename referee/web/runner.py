@@ -11,6 +11,11 @@ file is read again whenever it changes (a new entrant from ``referee submit``, a
 version): the competition plans again (:meth:`~referee.league.competition.Competition.replan`), and the
 builds, the launcher and the preflight are set up again for the league as it now is. Up to the league's
 ``concurrency`` matches are in play at once.
+
+Remote entrants play through the server's one door (:class:`~referee.league.remote_entrants.OpenDoor`),
+whose lobby every pass's launcher seats them from. Unlike ``referee run``, which ends, the server
+plays a match with remote entrants only while they are all connected and free: an arena runs for days,
+and a bot that is away for a while must neither hold a table nor be disqualified (docs/SERVER.md).
 """
 
 from __future__ import annotations
@@ -224,6 +229,7 @@ class LeagueRunner:
             remote = remote_problems(host.league, self.door)
             for problem in remote:
                 LOGGER.warning("%s: %s", problem.name, problem.reason)
+                self.hub.publish("problem", text=f"{problem.name}: {problem.reason}")
             competition.preflight_failed(failed + broken + remote)
             self.problem = "; ".join(f"{b.name}: {b.reason}" for b in competition.broken)
             table = host.table(launcher)
