@@ -137,6 +137,8 @@ class OpenDoor:
         if self._server is not None:
             await self._server.stop(grace=2.0)
             self._server = None
+        if not self.lobby.latency:  # nobody connected: nothing to add (and no file to write)
+            return
         try:
             save(record_path(self.league.database), self.lobby.latency)
         except OSError as exc:
