@@ -1,7 +1,8 @@
 """The process of ``referee serve``: the league runner and uvicorn's server on one event loop, and the
 way both stop together (Ctrl-C, SIGTERM): the event streams end, the server closes within a few seconds,
 the match in play is cancelled and its bots stopped. A cancelled match is not stored: the next run plays
-it. Every stored match stays stored.
+it. Every stored match stays stored. With remote entrants, their door is open for the process's whole
+life: opened before the web app, closed after the league stops.
 """
 
 from __future__ import annotations
