@@ -315,11 +315,14 @@ def test_a_person_plays_a_whole_match_by_clicking(duel, browser):
 
     # the first card by keyboard: the digit of its place in the hand
     def keyed():
-        buttons = browser.find_elements(By.CSS_SELECTOR, "#hand button")
         try:
-            enabled = [i for i, b in enumerate(buttons) if b.is_enabled()]
-        except StaleElementReferenceException:  # the hand was drawn again meanwhile: look again
+            return key_or_declare()
+        except StaleElementReferenceException:  # the table was drawn again meanwhile: look again
             return False
+
+    def key_or_declare():
+        buttons = browser.find_elements(By.CSS_SELECTOR, "#hand button")
+        enabled = [i for i, b in enumerate(buttons) if b.is_enabled()]
         if enabled and browser.find_element(By.ID, "declare").get_attribute("hidden"):
             ActionChains(browser).send_keys(str(enabled[0] + 1)).perform()
             return True
