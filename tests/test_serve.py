@@ -107,11 +107,11 @@ class Served:
         return result.stdout
 
 
-def serve(folder: Path, text: str) -> Iterator[Served]:
+def serve(folder: Path, text: str, *options: str) -> Iterator[Served]:
     (folder / "league.yaml").write_text(text, encoding="utf-8")
     port = free_port()
     process = subprocess.Popen(
-        [REFEREE, "serve", "league.yaml", "--http", f"127.0.0.1:{port}"],
+        [REFEREE, "serve", "league.yaml", "--http", f"127.0.0.1:{port}", *options],
         cwd=folder,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -433,3 +433,29 @@ def test_ctrl_c_stops_the_server_and_the_league_with_nothing_lost(tmp_path):
     )
     assert again.returncode == 0, again.stderr
     assert "3/3 matches" in again.stdout
+
+
+def test_serve_fresh_forgets_the_stored_results_once_and_keeps_a_copy(tmp_path):
+    """``referee serve --fresh`` does what ``referee run --fresh`` does, once, when it opens the league:
+    the results stored before are forgotten, a copy of them kept beside them; then it plays on."""
+    text = DUEL.replace("name: Duel", "name: Fresh duel")
+    (tmp_path / "league.yaml").write_text(text, encoding="utf-8")
+    before = subprocess.run(
+        [REFEREE, "run", "league.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert before.returncode == 0, before.stderr
+    served_generator = serve(tmp_path, text, "--fresh")
+    served = next(served_generator)
+    try:
+        wait_for(lambda: len(served.get("/api/v1/matches")["matches"]) == 1, timeout=120, every=0.3)
+    finally:
+        served_generator.close()  # Ctrl-C, as the fixture does
+    _, err = served.process.communicate(timeout=30)
+    copies = sorted(tmp_path.glob("results.before-fresh-*.sqlite"))
+    assert len(copies) == 1, err
+    assert f"--fresh: the 1 match(es) stored in {tmp_path / 'results.sqlite'} are forgotten" in err
+    assert served.process.returncode == 0, err
+    kept = subprocess.run(
+        [REFEREE, "matches", "league.yaml"], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert "1 of 1 scheduled matches stored" in kept.stdout  # played again by the server, and stored

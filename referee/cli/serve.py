@@ -45,11 +45,17 @@ def parse_http(text: str) -> tuple[str, int]:
     metavar="HOST:PORT",
     help="Where the web app listens; loopback unless you name another address (0.0.0.0: every one).",
 )
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="Forget the stored results of this league first (a copy is kept beside them) and start over.",
+)
 @log_level_option("info", "in the league's log folder (referee.log)")
 @listen_options("Listen for the league's remote entrants here, for as long as it serves")
 def serve_command(
     league_file: Path,
     http: str,
+    fresh: bool,
     log_level: str,
     listen: str | None,
     tls_cert: Path | None,
@@ -84,7 +90,7 @@ def serve_command(
     try:
         with referee_logging(log_level, log_file):
             door = OpenDoor(league, settings) if settings is not None else None
-            code = asyncio.run(serve_forever(league_file, host, port, site, door))
+            code = asyncio.run(serve_forever(league_file, host, port, site, door, fresh))
     finally:
         shutil.rmtree(site, ignore_errors=True)
     if code:

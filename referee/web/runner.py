@@ -24,6 +24,7 @@ import asyncio
 import hashlib
 import itertools
 import logging
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -101,6 +102,12 @@ def remote_problems(league: League, door: OpenDoor | None) -> list[Broken]:
     ]
 
 
+def _say(line: str) -> None:
+    """A line for the person who started the server (what ``--fresh`` did), and for its log."""
+    LOGGER.warning("%s", line)
+    print(line, file=sys.stderr, flush=True)
+
+
 class LeagueRunner:
     """Plays a league on and on; ``on_stored`` runs (in a thread) after each stored match, before the
     listeners hear of it, so a page that reloads on the event finds it."""
@@ -113,8 +120,11 @@ class LeagueRunner:
         on_stored: Callable[[League, int], None] = lambda league, seed: None,
         poll: float = POLL,
         door: OpenDoor | None = None,
+        fresh: bool = False,
     ) -> None:
         self.league_file = league_file.resolve()
+        self.fresh = fresh
+        """Forget the league's stored results when its competition is first opened (``--fresh``)."""
         self.door = door
         """The remote entrants' door, open for the server's whole life; ``None`` without ``--listen``."""
         self.hub = hub
@@ -169,7 +179,10 @@ class LeagueRunner:
             competition.close()
             self.competition = competition = None
         if competition is None:
-            competition = self.competition = Competition.open(league, skip_broken=True)
+            competition = self.competition = Competition.open(
+                league, fresh=self.fresh, say=_say, skip_broken=True
+            )
+            self.fresh = False  # once: a later pass plays on what this one stored
         else:
             try:
                 competition.replan(league)  # forgets the last pass's disqualifications

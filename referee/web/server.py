@@ -61,12 +61,13 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 async def serve_forever(
-    league_file: Path, host: str, port: int, site: Path, door: OpenDoor | None = None
+    league_file: Path, host: str, port: int, site: Path, door: OpenDoor | None = None, fresh: bool = False
 ) -> int:
     """Runs until a signal or a failure of the league; the exit status. ``door``: the door of the
     league's remote entrants, opened here before anything else starts and closed when serve stops (its
     bots told CANCELLED: they wait for the referee to come back), what its lobby saw of each connection
-    added to the league's record."""
+    added to the league's record. ``fresh``: the league's stored results are forgotten when it is first
+    opened, as ``referee run --fresh`` forgets them (a copy kept beside them)."""
     try:
         sock = listen(host, port)
     except OSError as exc:
@@ -82,7 +83,7 @@ async def serve_forever(
             click.echo(f"serve: {exc}", err=True)
             return 1
     try:
-        return await _serve(league_file, host, sock, site, door)
+        return await _serve(league_file, host, sock, site, door, fresh)
     finally:
         sock.close()
         if door is not None:
@@ -91,7 +92,9 @@ async def serve_forever(
                 LOGGER.warning("remote door: refused: %s", refusal)
 
 
-async def _serve(league_file: Path, host: str, sock: socket.socket, site: Path, door: OpenDoor | None) -> int:
+async def _serve(
+    league_file: Path, host: str, sock: socket.socket, site: Path, door: OpenDoor | None, fresh: bool
+) -> int:
     hub = Hub()
     runner = LeagueRunner(
         league_file,
@@ -99,6 +102,7 @@ async def _serve(league_file: Path, host: str, sock: socket.socket, site: Path, 
         hidden=(site,),
         on_stored=lambda league, seed: write_site(league, seed, site),
         door=door,
+        fresh=fresh,
     )
     tables = Tables(hidden=(site,))
     hosts = ["*"] if host not in LOOPBACK else ["127.0.0.1", "localhost", "[::1]", "::1"]
