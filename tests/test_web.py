@@ -136,6 +136,23 @@ def test_a_request_for_another_host_is_refused(tmp_path):
     assert client.get("/api/v1/live", headers={"host": "127.0.0.1:8000"}).status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("[::1]:8000", 200),
+        ("[::1]", 200),
+        ("localhost:8000", 200),
+        ("[::2]:8000", 400),
+        ("[::1", 400),
+        ("", 400),
+    ],
+)
+def test_the_loopback_hosts_are_answered_ipv6_included(tmp_path, host, status):
+    """``referee serve --http [::1]:8000`` serves its own pages: the browser names ``[::1]:8000``."""
+    client = _client(tmp_path, ["127.0.0.1", "localhost", "[::1]", "::1"])
+    assert client.get("/api/v1/live", headers={"host": host}).status_code == status
+
+
 def test_a_human_move_must_come_as_json(tmp_path):
     client = _client(tmp_path)
     assert client.post("/api/v1/human", data={"opponents": "x"}).status_code in (415, 503)
