@@ -2,6 +2,9 @@
 
 from pathlib import Path
 
+from referee.league.config import load_league
+from referee.league.location import versions_path
+from referee.league.version_history import VersionArchive
 from test_tournament_e2e import ROOT, export, league_at, referee
 
 
@@ -36,6 +39,13 @@ def test_a_new_version_replays_only_its_matches(tmp_path):
         "new version of heuristic: its 6 stored match(es) are invalid and played again: r1:" in result.stderr
     )
     assert "new version of copied" not in result.stderr
+    # The earlier version's results are kept for the entrant's page (referee serve shows them).
+    history = VersionArchive(versions_path(load_league(path).database)).of("heuristic")
+    assert [(v.matches, v.version.startswith("before ")) for v in history] == [(6, True)]
+    replaced = [
+        line for line in before.values() if "heuristic" in line["seats"] and line["status"] == "complete"
+    ]
+    assert history[0].matches == len(replaced)
     after = {line["match_id"]: line for line in export(path)}
     assert set(after) == set(before)
     for match_id, line in before.items():

@@ -74,8 +74,22 @@ def companions(database: Path) -> tuple[Path, ...]:
         tokens_path(database),
         record_path(database),
         analysis_dir(database),
+        versions_path(database),
+        human_path(database),
         *backups,
     )
+
+
+def versions_path(database: Path) -> Path:
+    """The summaries of the entrants' replaced versions beside ``database``: ``<name>-versions.sqlite``
+    (``version_history.py``)."""
+    return database.parent / f"{database.stem}-versions.sqlite"
+
+
+def human_path(database: Path) -> Path:
+    """The human seat's matches beside ``database`` (``referee serve``): ``<name>-human.sqlite``, apart
+    from the league's results and ratings."""
+    return database.parent / f"{database.stem}-human.sqlite"
 
 
 def analysis_dir(database: Path) -> Path:

@@ -17,7 +17,7 @@ from referee.league.host import Host, log_dir_of
 from referee.league.local import LocalDriver
 from referee.league.remote_entrants import door_settings, with_door
 from referee.league.store import Store
-from referee.league.versions import fingerprint
+from referee.league.version_history import replay_new_versions
 from referee.match.sandbox import SandboxError
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
 
@@ -168,17 +168,3 @@ def _folders(league: League, report_dir: Path | None) -> tuple[Path, ...]:
                 "space or make its parent writable, and run again"
             ) from None
     return (report_dir.resolve(),) if report_dir is not None else ()
-
-
-def replay_new_versions(store: Store, league: League, say: Callable[[str], None]) -> None:
-    """An entrant whose fingerprint changed since its matches were stored (docs/LEAGUE.md, "Bot
-    versions"): says which matches that invalidates, and deletes them so that this run plays them again."""
-    fingerprints = {entrant.name: fingerprint(entrant) for entrant in league.entrants}
-    changed = store.new_versions(fingerprints)
-    for name, ids in changed.items():
-        shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
-        say(
-            f"new version of {name}: its {len(ids)} stored match(es) are invalid and played again"
-            + (f": {shown}" if ids else "")
-        )
-    store.set_versions(fingerprints, list(changed))

@@ -17,11 +17,11 @@ from starlette.routing import Route
 
 from referee.league.config import Entrant, League
 from referee.league.store import Store
+from referee.league.version_history import VersionArchive, archive_path, as_json, summary
 from referee.league.versions import fingerprint
 from referee.report.text import export_lines, leaderboard_json
 from referee.web.events import Hub
 from referee.web.runner import LeagueRunner, read_results
-from referee.web.versions import VersionArchive, archive_path, as_json, summary
 
 VERSION: Final = 1
 SUMMARY_DROPS: Final = ("deals",)

@@ -37,6 +37,7 @@ from pyramid_sdk.record import MatchRecord, RecordError
 from pyramid_sdk.seeds import SEED_BITS
 from referee.league.config import League
 from referee.league.host import confinement_of, log_dir_of
+from referee.league.location import human_path
 from referee.match.faults import Fault, FaultKind, FaultPolicy
 from referee.match.outcome import MatchOutcome
 from referee.match.runner import Decision, Seat, play_match
@@ -213,7 +214,7 @@ class HumanStore:
 
 
 def human_database(league: League) -> Path:
-    return league.database.parent / f"{league.database.stem}-human.sqlite"
+    return human_path(league.database)
 
 
 class Tables:

@@ -25,7 +25,6 @@ import hashlib
 import itertools
 import logging
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -42,7 +41,7 @@ from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StorageError, StoreError
 from referee.league.store import Store
 from referee.league.summary import MatchSummary
-from referee.league.versions import fingerprint
+from referee.league.version_history import replay_new_versions
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
 from referee.match.table import Table
@@ -51,7 +50,6 @@ from referee.remote.tokens import tokens_path
 from referee.report.disclosure import table_key
 from referee.web.events import Hub
 from referee.web.live import LiveMatch, watched
-from referee.web.versions import VersionArchive, archive_path, summary
 
 LOGGER = logging.getLogger(__name__)
 POLL: Final = 1.0
@@ -188,7 +186,7 @@ class LeagueRunner:
                 competition.replan(league)  # forgets the last pass's disqualifications
             except ValueError as exc:
                 raise StoreError(str(exc)) from None
-        if self._new_versions(competition.store, league):
+        if replay_new_versions(competition.store, league, LOGGER.info):
             competition.replan(league)  # an until-settled league plans from what is still stored
         return competition
 
@@ -216,19 +214,6 @@ class LeagueRunner:
     async def _until_changed(self, digest: str) -> None:
         while self._digest() == digest:
             await asyncio.sleep(self.poll)
-
-    def _new_versions(self, store: Store, league: League) -> bool:
-        """As ``referee run`` does: the stored matches of a changed entrant are played again. Their
-        summary is kept first, as the earlier version's results (``versions.py``). Whether any changed."""
-        prints = {entrant.name: fingerprint(entrant) for entrant in league.entrants}
-        changed = store.new_versions(prints)
-        archive = VersionArchive(archive_path(league))
-        for name, ids in changed.items():
-            LOGGER.info("new version of %s: its %d stored match(es) are played again", name, len(ids))
-            label = f"before {time.strftime('%Y-%m-%d %H:%M', time.localtime())}"
-            archive.add(name, summary(name, label, store.matches(ids).values(), time.time()))
-        store.set_versions(prints, list(changed))
-        return bool(changed)
 
     async def _pass(self, competition: Competition, digest: str) -> None:
         host = Host.of(competition.league, self.hidden)

@@ -1,22 +1,26 @@
-"""Each version's results: what an entrant's earlier versions made before ``--replace`` swapped them out.
+"""Each version's results: what an entrant's earlier versions made before a new one replaced them.
 
 A new version replays the entrant's matches, and the league deletes the old results (they are no longer
-the entrant's, docs/LEAGUE.md "Bot versions"). ``referee serve`` keeps a summary of them first, in
+the entrant's, docs/LEAGUE.md "Bot versions"). :func:`replay_new_versions`, which ``referee run`` and
+``referee serve`` both call when they open the league, keeps a summary of them first, in
 ``<results database>-versions.sqlite`` beside the results, so that the entrant's page can show how each
-version did. The league's own results and ratings are untouched by it.
+version did, whichever command saw the change. The league's own results and ratings are untouched by it.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from referee.league.config import League
+from referee.league.location import versions_path
+from referee.league.store import Store
 from referee.league.summary import Summarized
+from referee.league.versions import fingerprint
 from referee.match.outcome import MatchStatus
 
 
@@ -55,7 +59,29 @@ def summary(
 
 
 def archive_path(league: League) -> Path:
-    return league.database.parent / f"{league.database.stem}-versions.sqlite"
+    return versions_path(league.database)
+
+
+def replay_new_versions(store: Store, league: League, say: Callable[[str], None]) -> bool:
+    """An entrant whose fingerprint changed since its matches were stored (docs/LEAGUE.md, "Bot
+    versions"): says which matches that invalidates, keeps their summary as the earlier version's
+    results, and deletes them so that they are played again. Whether any entrant changed."""
+    fingerprints = {entrant.name: fingerprint(entrant) for entrant in league.entrants}
+    changed = store.new_versions(fingerprints)
+    archive = VersionArchive(archive_path(league))
+    summaries = store.summaries() if any(changed.values()) else {}
+    for name, ids in changed.items():
+        shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+        say(
+            f"new version of {name}: its {len(ids)} stored match(es) are invalid and played again"
+            + (f": {shown}" if ids else "")
+        )
+        if ids:
+            label = f"before {time.strftime('%Y-%m-%d %H:%M', time.localtime())}"
+            earlier = (summaries[match_id] for match_id in ids if match_id in summaries)
+            archive.add(name, summary(name, label, earlier, time.time()))
+    store.set_versions(fingerprints, list(changed))
+    return bool(changed)
 
 
 class VersionArchive:
