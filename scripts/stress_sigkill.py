@@ -1,6 +1,6 @@
 """Stress check: does a referee killed with SIGKILL while it starts bots leave a process behind?
 
-Runs ``referee run`` on a small league (two sandboxed bot entrants, concurrency 2) again and again, kills
+Runs ``referee run`` on a small league (three sandboxed bot entrants, concurrency 2) again and again, kills
 it with SIGKILL at a random moment of the run, waits a few seconds, and counts the processes started by
 that run that are still alive (found by a mark in their environment, which every bot process and its
 sandbox inherit). Prints one line per leak (pid, parent pid, name, state) and a summary::
@@ -12,7 +12,10 @@ pytest-xdist workers on two cores). ``--slow-window SECONDS`` runs the referee u
 every bubblewrap for that long at its second ``capset``: the drop of privileges right after it cloned the
 sandbox's first process and before it lets that process go on, the window that a loaded machine widens
 by chance (see ``referee/match/watchdog.py``). Leftovers are killed after each round, so that rounds are
-independent.
+independent. The figures of the fix (the referee starts after about 4 s under strace)::
+
+    python scripts/stress_sigkill.py --kills 20 --seed 7 --slow-window 0.5 --min 4 --max 9
+    # before the watchdog: 7 of 20 kills left 1-4 stuck bwrap processes each; with it: 0 of 20
 """
 
 from __future__ import annotations
