@@ -2,7 +2,6 @@
 
 import contextlib
 import json
-import os
 import re
 import signal
 import sqlite3
@@ -175,15 +174,7 @@ def test_running_again_plays_nothing_more(finished):
     assert export(path) == lines
 
 
-ORPHANED_BWRAP = pytest.mark.skipif(
-    "PYTEST_XDIST_WORKER" in os.environ,
-    reason="a referee SIGKILLed while bubblewrap starts a bot can leave that bwrap orphaned and stuck (seen "
-    "in two of four suite runs on two xdist workers, never alone): a known open defect, run it with "
-    "`pytest tests/test_tournament_e2e.py`",
-)
-
-
-@pytest.mark.parametrize("how", [pytest.param(signal.SIGKILL, marks=ORPHANED_BWRAP), signal.SIGTERM])
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
 def test_an_interrupted_run_resumes_to_the_same_results(finished, tmp_path, how):
     _, _, reference = finished
     path = league_at(tmp_path, concurrency=2)

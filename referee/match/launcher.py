@@ -48,6 +48,7 @@ from referee.match.sandbox import (
     resolve_mode,
 )
 from referee.match.sessions import INTERRUPTED, Session, SessionRegistry
+from referee.match.watchdog import environment as watchdog_mark
 
 CONNECT_TIMEOUT: Final = 20.0
 STOP_GRACE: Final = 2.0
@@ -58,7 +59,10 @@ LOG_LIMIT: Final = 1024 * 1024
 _SETPRIV: Final = shutil.which("setpriv") if sys.platform == "linux" else None
 _DEATH_SIGNAL: Final = (_SETPRIV, "--pdeathsig", "KILL", "--") if _SETPRIV else ()
 """Even a referee killed with SIGKILL takes its bots along: the kernel sends them SIGKILL when it dies.
-(util-linux's setpriv sets that before it execs the bot; Python's preexec_fn is unsafe with threads.)"""
+(util-linux's setpriv sets that before it execs the bot; Python's preexec_fn is unsafe with threads.)
+It cannot cover a referee that dies before setpriv runs, nor the sandbox's first process, which bubblewrap
+clones and arms late: the watchdog (:mod:`referee.match.watchdog`) sweeps up whatever those windows
+leave, found by the mark every bot process's environment carries."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +110,7 @@ class BotProcess:
                 *_DEATH_SIGNAL,
                 *argv,
                 cwd=self.spec.cwd,
-                env={**env, ENV_TOKEN_FD: str(token_in)},
+                env={**env, ENV_TOKEN_FD: str(token_in), **watchdog_mark()},
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,

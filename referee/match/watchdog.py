@@ -1,0 +1,109 @@
+"""The watchdog: whatever way a referee process ends, even SIGKILL, no process it started outlives it.
+
+The parent-death signals (``setpriv --pdeathsig`` on each bot process, bubblewrap's ``--die-with-parent``)
+cover a running bot, but each is armed only *after* a fork, and so misses a parent that dies in between.
+One such window cannot be closed from outside: bubblewrap clones its sandbox's first process (pid 1 of
+the new PID namespace) and only arms that process's death signal after the outer bubblewrap has written
+it an eventfd to go on. A referee SIGKILLed in that window kills the outer bubblewrap (its own death
+signal); the clone is left blocked on the eventfd for ever, with parent pid 1 and no child. Seen in two
+of four test-suite runs on two loaded cores; ``scripts/stress_sigkill.py`` reproduces it.
+
+So each referee process that starts a bot starts one watchdog first: a small process in a session of its
+own, holding the read end of a pipe whose write end only the referee holds. The kernel closes that end
+whenever the referee ends, however it ends, so the watchdog wakes without any race; it then SIGKILLs
+every live process whose environment carries the referee's random mark, which every bot process (and
+anything it forks or clones before its first ``exec``) inherits from its start, until none is left.
+A process that changed its own environment after its start is still inside a sandbox whose first
+process carries the mark (or, unsandboxed, in a process group its death signal covers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Final
+
+VARIABLE: Final = "PYRAMID_REFEREE_MARK"
+"""The environment variable that marks every process a referee process started (not a secret)."""
+SWEEP_LIMIT: Final = 10.0
+"""Seconds the watchdog goes on killing marked processes that are still being born."""
+
+_watching: dict[int, tuple[str, int, subprocess.Popen[bytes]]] = {}
+"""Per referee process id: its mark, its end of the pipe, and its watchdog (never waited for: it
+outlives the referee)."""
+
+
+def environment() -> dict[str, str]:
+    """The mark of this referee process, for a bot's environment; starts the watchdog the first time
+    (and again in a process forked from a referee: it needs its own)."""
+    if sys.platform != "linux":
+        return {}  # it finds the marked processes in /proc
+    here = os.getpid()
+    if here not in _watching:
+        for _, inherited, _ in _watching.values():
+            with contextlib.suppress(OSError):
+                os.close(inherited)  # a parent's: its watchdog must not wait for this process too
+        _watching.clear()
+        mark = secrets.token_hex(16)
+        read_end, write_end = os.pipe()  # neither is inherited by the bots (non-inheritable by default)
+        try:
+            watchdog = subprocess.Popen(
+                [sys.executable, "-m", __name__, mark],
+                cwd="/",
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a Ctrl-C to the referee's process group must not stop it
+            )
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        _watching[here] = (mark, write_end, watchdog)
+    return {VARIABLE: _watching[here][0]}
+
+
+def marked(mark: str) -> list[int]:
+    """Live processes whose environment holds ``mark`` (a zombie's environment reads empty)."""
+    needle = f"{VARIABLE}={mark}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            with contextlib.suppress(OSError):
+                if needle in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                    found.append(int(entry))
+    return found
+
+
+def sweep(mark: str, limit: float = SWEEP_LIMIT) -> None:
+    """SIGKILLs the processes marked with ``mark`` until two scans in a row find none (a process killed
+    while forking may still have brought a child into the world), or for ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    quiet = 0
+    while quiet < 2 and time.monotonic() < deadline:
+        found = marked(mark)
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        quiet = 0 if found else quiet + 1
+        time.sleep(0.02)
+
+
+def main() -> None:
+    """``python -m referee.match.watchdog MARK``: waits for the end of standard input, then sweeps."""
+    for number in (signal.SIGINT, signal.SIGHUP):  # a terminal's, meant for the referee
+        signal.signal(number, signal.SIG_IGN)
+    while os.read(0, 4096):
+        pass
+    sweep(sys.argv[1])
+
+
+if __name__ == "__main__":
+    main()
