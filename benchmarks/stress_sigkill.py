@@ -5,7 +5,7 @@ it with SIGKILL at a random moment of the run, waits a few seconds, and counts t
 that run that are still alive (found by a mark in their environment, which every bot process and its
 sandbox inherit). Prints one line per leak (pid, parent pid, name, state) and a summary::
 
-    python scripts/stress_sigkill.py --kills 40 --busy 2
+    python benchmarks/stress_sigkill.py --kills 40 --busy 2
 
 ``--busy N`` runs N busy loops beside it for the whole time: the leak showed on a loaded machine (two
 pytest-xdist workers on two cores). ``--slow-window SECONDS`` runs the referee under strace, which holds
@@ -14,7 +14,7 @@ sandbox's first process and before it lets that process go on, the window that a
 by chance (see ``referee/match/watchdog.py``). Leftovers are killed after each round, so that rounds are
 independent. The figures of the fix (the referee starts after about 4 s under strace)::
 
-    python scripts/stress_sigkill.py --kills 20 --seed 7 --slow-window 0.5 --min 4 --max 9
+    python benchmarks/stress_sigkill.py --kills 20 --seed 7 --slow-window 0.5 --min 4 --max 9
     # before the watchdog: 7 of 20 kills left 1-4 stuck bwrap processes each; with it: 0 of 20
 """
 

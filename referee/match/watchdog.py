@@ -6,7 +6,7 @@ One such window cannot be closed from outside: bubblewrap clones its sandbox's f
 the new PID namespace) and only arms that process's death signal after the outer bubblewrap has written
 it an eventfd to go on. A referee SIGKILLed in that window kills the outer bubblewrap (its own death
 signal); the clone is left blocked on the eventfd for ever, with parent pid 1 and no child. Seen in two
-of four test-suite runs on two loaded cores; ``scripts/stress_sigkill.py`` reproduces it.
+of four test-suite runs on two loaded cores; ``benchmarks/stress_sigkill.py`` reproduces it.
 
 So each referee process that starts a bot starts one watchdog first: a small process in a session of its
 own, holding the read end of a pipe whose write end only the referee holds. The kernel closes that end
