@@ -302,17 +302,6 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(_interruptible(coroutine))
+        return asyncio.run(coroutine)
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pyramid-match") as pool:
-        return pool.submit(asyncio.run, _interruptible(coroutine)).result()
-
-
-async def _interruptible(coroutine: Coroutine[Any, Any, T]) -> T:
-    """``coroutine``, which ends in ``CancelledError`` whenever its task was cancelled (Ctrl-C: asyncio.run
-    then raises KeyboardInterrupt in the caller's script), even if a layer below took the cancellation for
-    a failed stream and played on: a script's Ctrl-C must stop it, not end in a result."""
-    result = await coroutine
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
-    return result
+        return pool.submit(asyncio.run, coroutine).result()
