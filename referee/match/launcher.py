@@ -330,13 +330,23 @@ class Launcher:
         self.socket = socket
         self.log_dir = log_dir
         self.confinement = confinement or Confinement()
-        self.sandboxed = resolve_mode(self.confinement.mode)
+        mode = self.confinement.mode
+        self._sandboxed = resolve_mode(mode) if mode is SandboxMode.REQUIRED else None
+        """Resolved when the first bot process starts (bubblewrap is tried once per process, by running
+        it): a match of in-process bots starts no process at all. ``required`` is resolved at once, so
+        that a machine without the sandbox is one line before anything plays."""
         self.processes: set[BotProcess] = set()
         """Those not stopped yet (a long league starts hundreds of thousands)."""
         self.started = 0
         self._uids: dict[str, int] = {}
         self.remote: RemoteSource | None = None
         """The lobby of remote entrants, when the referee listens for them."""
+
+    @property
+    def sandboxed(self) -> bool:
+        if self._sandboxed is None:
+            self._sandboxed = resolve_mode(self.confinement.mode)
+        return self._sandboxed
 
     def plan(self, spec: BotSpec) -> tuple[list[str], dict[str, str], Path | None]:
         """The command line that starts ``spec`` (in its sandbox, if any), its environment, and the
