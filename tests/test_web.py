@@ -109,6 +109,12 @@ def test_a_watched_match_is_followed_and_hides_its_cards_while_its_table_is_pend
     assert all("view" not in state for state in hidden)
 
 
+def test_a_match_in_play_names_its_remote_seats():
+    live = LiveMatch("r1:far,near", ("far", "near"), True, 3, remote=("far", "elsewhere"))
+    assert live.summary()["remote"] == ["far"]  # the league's remote entrants that sit at this table
+    assert LiveMatch("m", ("a", "b"), True).summary()["remote"] == []
+
+
 def _client(tmp_path: Path, hosts: list[str] | None = None) -> TestClient:
     runner = LeagueRunner(tmp_path / "league.yaml", Hub())
     runner.problem = "<script>alert(1)</script> in league.yaml"

@@ -66,6 +66,8 @@ class LiveMatch:
     shown: bool
     position: int | None = None
     """Its place in the league's schedule, from 1 (none for a human table)."""
+    remote: tuple[str, ...] = ()
+    """The seats' entrants that play from their authors' machines (not sandboxed), as the pages mark them."""
     view: dict[str, Any] | None = None
     steps: int = 0
     listeners: list[Callable[[LiveMatch], None]] = field(default_factory=list)
@@ -79,6 +81,7 @@ class LiveMatch:
             "seats": list(self.seats),
             "deal": deal,
             "deals_hidden": not self.shown,
+            "remote": [name for name in self.seats if name in self.remote],
         }
 
     def state(self) -> dict[str, Any]:

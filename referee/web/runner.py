@@ -295,7 +295,11 @@ class LeagueRunner:
             await asyncio.sleep(self.poll)
             return
         live = LiveMatch(
-            scheduled.match_id, scheduled.entrants, _shown(competition, scheduled), scheduled.position + 1
+            scheduled.match_id,
+            scheduled.entrants,
+            _shown(competition, scheduled),
+            scheduled.position + 1,
+            tuple(competition.league.remote_names),
         )
         live.listeners.append(lambda match: self.hub.publish("play", **match.state()))
         lineup.seats = watched(lineup.seats, live)

@@ -57,7 +57,8 @@
       const link = document.createElement("a");
       link.href = "/live/" + encodeURIComponent(match.match_id);
       link.textContent = `match ${match.position ?? ""} ${match.match_id}`;
-      item.append(link, ` · ${match.seats.join(" · ")} · deal ${match.deal}`);
+      const seats = match.seats.map((name) => (match.remote?.includes(name) ? `${name} (remote)` : name));
+      item.append(link, ` · ${seats.join(" · ")} · deal ${match.deal}`);
       if (match.deals_hidden) item.append(" (deals hidden until its table is complete)");
       list.appendChild(item);
     }
