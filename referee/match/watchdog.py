@@ -23,7 +23,6 @@ import contextlib
 import os
 import secrets
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,8 +33,8 @@ VARIABLE: Final = "PYRAMID_REFEREE_MARK"
 SWEEP_LIMIT: Final = 10.0
 """Seconds the watchdog goes on killing marked processes that are still being born."""
 
-_watching: dict[int, tuple[str, int, subprocess.Popen[bytes]]] = {}
-"""Per referee process id: its mark, its end of the pipe, and its watchdog (never waited for: it
+_watching: dict[int, tuple[str, int, int]] = {}
+"""Per referee process id: its mark, its end of the pipe, and its watchdog's pid (never waited for: it
 outlives the referee)."""
 
 
@@ -53,13 +52,18 @@ def environment() -> dict[str, str]:
         mark = secrets.token_hex(16)
         read_end, write_end = os.pipe()  # neither is inherited by the bots (non-inheritable by default)
         try:
-            watchdog = subprocess.Popen(
+            # posix_spawn, not subprocess.Popen: the watchdog outlives the referee and is never waited
+            # for, and a Popen object would say so as a ResourceWarning when the interpreter ends.
+            watchdog = os.posix_spawn(
+                sys.executable,
                 [sys.executable, "-m", __name__, mark],
-                cwd="/",
-                stdin=read_end,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,  # a Ctrl-C to the referee's process group must not stop it
+                os.environ,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, read_end, 0),
+                    (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                    (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                ],
+                setsid=True,  # a Ctrl-C to the referee's process group must not stop it
             )
         except BaseException:
             os.close(write_end)
@@ -98,6 +102,7 @@ def sweep(mark: str, limit: float = SWEEP_LIMIT) -> None:
 
 def main() -> None:
     """``python -m referee.match.watchdog MARK``: waits for the end of standard input, then sweeps."""
+    os.chdir("/")  # it holds no folder of the referee's busy
     for number in (signal.SIGINT, signal.SIGHUP):  # a terminal's, meant for the referee
         signal.signal(number, signal.SIG_IGN)
     while os.read(0, 4096):
