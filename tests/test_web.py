@@ -151,6 +151,9 @@ def test_a_request_for_another_host_is_refused(tmp_path):
         ("[::2]:8000", 400),
         ("[::1", 400),
         ("", 400),
+        ("localhost:8000@evil.example", 400),
+        ("localhost:evil.example", 400),
+        ("[::1]evil.example", 400),
     ],
 )
 def test_the_loopback_hosts_are_answered_ipv6_included(tmp_path, host, status):

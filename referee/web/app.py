@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Final
 
 from starlette.applications import Starlette
-from starlette.datastructures import Headers
 from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -39,41 +39,6 @@ HEADERS: Final = {
 STATIC: Final = Path(__file__).parent / "static"
 ASSETS: Final = ("style.css", "report.js", "viewer.js")
 REPORT_ASSETS: Final = Path(__file__).parent.parent / "report" / "templates"
-
-
-def host_name(header: str) -> str:
-    """The host a ``Host`` header names, without its port; an IPv6 address without its brackets.
-
-    Starlette's ``TrustedHostMiddleware`` cuts the header at its first colon, which leaves nothing of
-    ``[::1]:8000``: a server on IPv6 loopback refused its own pages.
-
-    >>> host_name("127.0.0.1:8000"), host_name("localhost"), host_name("[::1]:8000"), host_name("[::1]")
-    ('127.0.0.1', 'localhost', '::1', '::1')
-    >>> host_name("[::1"), host_name("")
-    ('', '')
-    """
-    if header.startswith("["):
-        inside, closed, _ = header[1:].partition("]")
-        return inside if closed else ""
-    return header.split(":", 1)[0]
-
-
-class HostGuard:
-    """Refuses a request whose ``Host`` header names none of ``hosts`` (``*``: any), before the app
-    sees it: a web page elsewhere cannot reach a loopback server through DNS rebinding."""
-
-    def __init__(self, app: ASGIApp, hosts: list[str]) -> None:
-        self.app = app
-        self.any = "*" in hosts
-        self.hosts = {host_name(host) if host.startswith("[") else host for host in hosts}
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket") and not self.any:
-            header = Headers(scope=scope).get("host", "")
-            if host_name(header) not in self.hosts:
-                await PlainTextResponse("Invalid host header", status_code=400)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 class SafetyHeaders:
@@ -145,7 +110,7 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(HostGuard, hosts=hosts), Middleware(SafetyHeaders)],
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(SafetyHeaders)],
     )
     app.state.runner = runner
     app.state.hub = hub
