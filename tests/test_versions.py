@@ -2,8 +2,10 @@
 
 from pathlib import Path
 
+from referee.league.competition import Competition
 from referee.league.config import load_league
 from referee.league.location import versions_path
+from referee.league.running import LeagueRun
 from referee.league.version_history import VersionArchive
 from test_tournament_e2e import ROOT, export, league_at, referee
 
@@ -102,3 +104,39 @@ def test_submit_without_replace_refuses_a_taken_name_and_replace_needs_one(tmp_p
     )
     assert missing.returncode == 2
     assert "no entrant named 'nobody' to replace" in missing.stderr
+
+
+SETTLING = """\
+name: Settling
+seed: 3
+players: 2
+schedule: {{until: settled, max_matches: 16, batch_tables: 2, seating: single}}
+concurrency: 2
+entrants:
+  - {{name: a, module: "sample_bots.random_bot:RandomBot", cwd: {root}{version}}}
+  - {{name: b, module: "sample_bots.random_bot:RandomBot", cwd: {root}}}
+  - {{name: c, module: "sample_bots.heuristic:HeuristicBot", cwd: {root}}}
+  - {{name: d, module: "sample_bots.heuristic:HeuristicBot", cwd: {root}}}
+"""
+
+
+def test_a_new_version_in_a_settled_league_is_planned_from_what_is_left(tmp_path):
+    """The run that deletes a new version's matches plans the batches from the results left, as a run
+    opened afresh on them would: not from the results it read before deleting them."""
+    path = tmp_path / "league.yaml"
+    path.write_text(SETTLING.format(root=ROOT, version=""), encoding="utf-8")
+    referee("run", path)
+    path.write_text(SETTLING.format(root=ROOT, version=', version: "2"'), encoding="utf-8")
+    said: list[str] = []
+    run = LeagueRun.open(load_league(path), say=said.append)
+    try:
+        replayed = run.competition.schedule
+    finally:
+        run.competition.close()
+    assert any(line.startswith("new version of a:") for line in said)
+    afresh = Competition.open(load_league(path))  # the deletion is stored: a second look plans the same
+    try:
+        assert replayed == afresh.schedule
+        assert not any(line.startswith("new version") for line in said[1:])
+    finally:
+        afresh.close()

@@ -85,7 +85,8 @@ class LeagueRun:
         settings = door_settings(league, door or RemoteSettings(), on_dask)
         competition = Competition.open(league, fresh, say, skip_broken)
         try:
-            replay_new_versions(competition.store, competition.league, say)
+            if replay_new_versions(competition.store, competition.league, say):
+                competition.replan(competition.league)  # an until-settled league plans from what is left
             host = Host.of(competition.league, _folders(competition.league, report_dir))
             if settings is not None:  # remote entrants: only this process plays them (refused on Dask)
                 local = LocalDriver(competition, host, concurrency or competition.league.concurrency)
