@@ -183,7 +183,7 @@ def test_a_remote_entrant_added_to_the_league_file_plays_once_it_has_a_token(tmp
         # The organiser adds a remote entrant, and only later issues its token.
         path.write_text(path.read_text() + "  - name: near\n    remote: true\n", encoding="utf-8")
         referee_log = tmp_path / "results-logs" / "referee.log"
-        wait_for(referee_log, "near: a remote entrant with no token: referee token issue")
+        wait_for(referee_log, "near: remote entrant 'near' has no token: referee token issue")
         near_token = issue(path, "near")
         bots.append(
             start_bot(
@@ -221,3 +221,38 @@ def test_serve_refuses_remote_entrants_without_a_door_in_one_line(tmp_path):
         assert text in lines[0], result.stderr
         assert "Traceback" not in result.stderr
     assert not (tmp_path / "results.sqlite").exists()
+
+
+def test_a_second_serve_of_a_busy_league_names_the_holder_and_opens_no_door(tmp_path):
+    """The door opens once the server holds the league: a second ``serve`` of it, even on the same
+    ``--listen``, says who holds it (exit 5) and never listens, so no bot is admitted to a league it does
+    not hold."""
+    path = write_league(tmp_path, ["far"])
+    issue(path, "far")
+    door = free_port()
+    first = start_referee(
+        "serve",
+        path,
+        "--http",
+        f"127.0.0.1:{free_port()}",
+        "--listen",
+        f"127.0.0.1:{door}",
+        log=tmp_path / "a.log",
+    )
+    try:
+        wait_for(tmp_path / "a.log", "in plaintext")
+        for listen in (door, free_port()):
+            second = referee(
+                "serve",
+                path,
+                "--http",
+                f"127.0.0.1:{free_port()}",
+                "--listen",
+                f"127.0.0.1:{listen}",
+                timeout=60,
+            )
+            assert second.returncode == 5, second.stderr
+            assert "is playing this league and holds its results" in second.stderr
+            assert "listening for remote entrants" not in second.stderr
+    finally:
+        assert interrupt(first) == 0

@@ -104,6 +104,10 @@ class OpenDoor:
         self._server: grpc.aio.Server | None = None
         self._told = 0
 
+    @property
+    def is_open(self) -> bool:
+        return self._server is not None
+
     async def open(self) -> None:
         """Starts listening and says where on stderr; :class:`RemoteSettingsError` if it cannot."""
         settings = self.settings

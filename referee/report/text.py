@@ -47,9 +47,14 @@ COLUMNS = (
 )
 
 
+def _remote(league: League | None) -> list[str]:
+    """The league's remote entrants (docs/REMOTE.md), which the outputs mark: not sandboxed."""
+    return league.remote_names if league is not None else []
+
+
 def leaderboard_table(board: Leaderboard, league: League | None = None, title: str = "") -> str:
     """The terminal's leaderboard, titled with the league's name (or ``title``), and its format below."""
-    remote = league.remote_names if league else []
+    remote = _remote(league)
     marked = f"\nremote (plays from its own machine, not sandboxed): {', '.join(remote)}" if remote else ""
     table = Table(
         title=title or (league.name if league else None),
@@ -72,7 +77,7 @@ def _format(league: League | None) -> dict[str, str]:
 
 def _row(standing: Standing, league: League | None) -> dict[str, Any]:
     """A JSON or CSV leaderboard's row; with a ``remote`` column when the league has remote entrants."""
-    remote = league.remote_names if league else []
+    remote = _remote(league)
     marked = {"remote": standing.entrant in remote} if remote else {}
     return {**standing.to_dict(), **_format(league), **marked}
 
@@ -84,11 +89,7 @@ def leaderboard_json(board: Leaderboard, league: League | None = None) -> str:
 
 def leaderboard_csv(board: Leaderboard, league: League | None = None) -> str:
     out = io.StringIO()
-    keys = (
-        [key for key, _ in COLUMNS]
-        + list(_format(league))
-        + (["remote"] if (league.remote_names if league else []) else [])
-    )
+    keys = [key for key, _ in COLUMNS] + list(_format(league)) + (["remote"] if (_remote(league)) else [])
     writer = csv.DictWriter(out, fieldnames=keys, lineterminator="\n")
     writer.writeheader()
     for standing in board.standings:
@@ -153,7 +154,7 @@ def export_lines(
     ``load`` decodes the matches as their lines are made (:meth:`referee.league.store.Store.stream`), so
     memory does not grow with the league: ``stored`` need hold only summaries."""
     shown = disclosure(schedule, stored).deals_shown
-    remote = league.remote_names if league else []
+    remote = _remote(league)
     present = [scheduled for scheduled in schedule if scheduled.match_id in stored]
     for scheduled, match in zip(present, load([s.match_id for s in present]), strict=True):
         place = {

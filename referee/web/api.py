@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from referee.league.config import Entrant, League
+from referee.league.storage import StoreError
 from referee.league.store import Store
 from referee.league.version_history import VersionArchive, archive_path, as_json, summary
 from referee.league.versions import fingerprint
@@ -24,6 +25,7 @@ from referee.web.events import Hub
 from referee.web.runner import LeagueRunner, read_results
 
 VERSION: Final = 1
+READ_TRIES: Final = 3
 SUMMARY_DROPS: Final = ("deals",)
 """What the list of matches leaves out of each exported match: it is for one match's answer."""
 
@@ -40,14 +42,20 @@ def _not_ready(request: Request) -> JSONResponse:
     )
 
 
-def exported(league: League, seed: int) -> list[dict[str, Any]]:
-    """Every stored match as ``referee export`` writes it, in schedule order."""
+def exported(league: League, seed: int, tries: int = READ_TRIES) -> list[dict[str, Any]]:
+    """Every stored match as ``referee export`` writes it, in schedule order. The summaries and the
+    records are two reads: a new version's matches deleted in between (the runner replays them) make the
+    second miss one, and the whole is read again."""
     stored, schedule, _ = read_results(league, seed)
     store = Store(league.database, write=False)
     try:
         return [json.loads(line) for line in export_lines(league, schedule, stored, store.stream)]
+    except StoreError:
+        if tries <= 1:
+            raise
     finally:
         store.close()
+    return exported(league, seed, tries - 1)
 
 
 def _seed(request: Request) -> int:

@@ -36,7 +36,7 @@ from referee.league.lock import LeagueBusyError
 from referee.league.planning import schedule_of
 from referee.league.preflight import Broken, preflight, tail
 from referee.league.ratings import Leaderboard, rate
-from referee.league.remote_entrants import OpenDoor, missing_tokens
+from referee.league.remote_entrants import OpenDoor, missing_tokens, no_token
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StorageError, StoreError
 from referee.league.store import Store
@@ -94,10 +94,7 @@ def remote_problems(league: League, door: OpenDoor | None) -> list[Broken]:
         missing = missing_tokens(league)
     except RemoteSettingsError as exc:
         return [Broken(name, str(exc)) for name in names]
-    return [
-        Broken(name, f"a remote entrant with no token: referee token issue {league.path} {name}")
-        for name in missing
-    ]
+    return [Broken(name, no_token(league, name)) for name in missing]
 
 
 def _say(line: str) -> None:
@@ -159,6 +156,8 @@ class LeagueRunner:
                     self._trouble(f"{exc}; the pages show the league as it was")  # e.g. its rules changed
                     await self._until_changed(digest)
                     continue
+                if self.door is not None and not self.door.is_open:  # the league is held: now its door
+                    await self.door.open()
                 self.league, self.seed = competition.league, competition.seed
                 self.hub.publish("league", name=competition.league.name)
                 await asyncio.to_thread(self.on_stored, competition.league, competition.seed)

@@ -2,7 +2,7 @@
 way both stop together (Ctrl-C, SIGTERM): the event streams end, the server closes within a few seconds,
 the match in play is cancelled and its bots stopped. A cancelled match is not stored: the next run plays
 it. Every stored match stays stored. With remote entrants, their door is open for the process's whole
-life: opened before the web app, closed after the league stops.
+life: opened once the league is held, closed after the league stops.
 """
 
 from __future__ import annotations
@@ -64,10 +64,11 @@ async def serve_forever(
     league_file: Path, host: str, port: int, site: Path, door: OpenDoor | None = None, fresh: bool = False
 ) -> int:
     """Runs until a signal or a failure of the league; the exit status. ``door``: the door of the
-    league's remote entrants, opened here before anything else starts and closed when serve stops (its
-    bots told CANCELLED: they wait for the referee to come back), what its lobby saw of each connection
-    added to the league's record. ``fresh``: the league's stored results are forgotten when it is first
-    opened, as ``referee run --fresh`` forgets them (a copy kept beside them)."""
+    league's remote entrants, which the runner opens once it holds the league (a second serve of a busy
+    league names the holder, exit 5, and admits no bot) and which is closed when serve stops (its bots
+    told CANCELLED: they wait for the referee to come back), what its lobby saw of each connection added
+    to the league's record. ``fresh``: the league's stored results are forgotten when it is first opened,
+    as ``referee run --fresh`` forgets them (a copy kept beside them)."""
     try:
         sock = listen(host, port)
     except OSError as exc:
@@ -75,13 +76,6 @@ async def serve_forever(
             f"serve: cannot listen on {host}:{port}: {exc.strerror or exc}; try --http {host}:PORT", err=True
         )
         return 1
-    if door is not None:
-        try:
-            await door.open()
-        except RemoteSettingsError as exc:
-            sock.close()
-            click.echo(f"serve: {exc}", err=True)
-            return 1
     try:
         return await _serve(league_file, host, sock, site, door, fresh)
     finally:
@@ -136,6 +130,9 @@ def _ending(failure: object, played: int) -> int:
     if isinstance(failure, LeagueBusyError):
         click.echo(f"serve: {failure}", err=True)
         return EXIT_BUSY
+    if isinstance(failure, RemoteSettingsError):  # the door could not open (the league held first)
+        click.echo(f"serve: {failure}", err=True)
+        return 1
     if isinstance(failure, StoreError):
         click.echo(f"serve: {failure}", err=True)
         return EXIT_STORAGE
