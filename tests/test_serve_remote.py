@@ -256,3 +256,35 @@ def test_a_second_serve_of_a_busy_league_names_the_holder_and_opens_no_door(tmp_
             assert "listening for remote entrants" not in second.stderr
     finally:
         assert interrupt(first) == 0
+
+
+def test_a_revoked_or_removed_remote_entrant_is_disconnected_at_once(tmp_path):
+    """A token revoked, or an entrant taken out of the league file, while its bot waits between matches:
+    the server ends that connection when it notices the change (within a second or two), as
+    ``referee token revoke`` promises, instead of when a match next looks for the entrant."""
+    path = write_league(tmp_path, ["far", "near"])
+    far, near = issue(path, "far"), issue(path, "near")
+    http, door = free_port(), free_port()
+    log = tmp_path / "serve.log"
+    served = start_referee(
+        "serve", path, "--http", f"127.0.0.1:{http}", "--listen", f"127.0.0.1:{door}", log=log
+    )
+    bots: list[subprocess.Popen[bytes]] = []
+    try:
+        wait_for(log, "in plaintext")
+        address = f"127.0.0.1:{door}"
+        for name, token in (("far", far), ("near", near)):
+            command = [PY, "-m", "sample_bots.random_bot"]
+            bots.append(start_bot(command, remote_env(address, token, None), tmp_path / f"{name}.log"))
+        until("every match stored", lambda: len(stored(http)) == 6, timeout=180)
+        assert referee("token", "revoke", path, "near").returncode == 0
+        until("near's bot told and gone", lambda: bots[1].poll() is not None, timeout=30)
+        assert "its token was revoked" in (tmp_path / "near.log").read_text(errors="replace")
+        assert bots[0].poll() is None  # far plays on
+        path.write_text(path.read_text().replace("  - name: far\n    remote: true\n", ""), encoding="utf-8")
+        until("far's bot told and gone", lambda: bots[0].poll() is not None, timeout=30)
+        assert "no longer an entrant" in (tmp_path / "far.log").read_text(errors="replace")
+    finally:
+        assert interrupt(served) == 0
+        for bot in bots:
+            end(bot)

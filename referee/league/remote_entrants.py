@@ -126,6 +126,7 @@ class OpenDoor:
         self.door.book = TokenBook(tokens_path(league.database))
         self.door.names = frozenset(league.remote_names)
         self.lobby.wait = league.remote.wait
+        self.lobby.dismiss()  # a bot whose entrant left, or whose token was revoked, is told now
 
     def new_refusals(self) -> list[str]:
         """The refusals of the admitted connections since the last call (``referee serve`` logs them)."""

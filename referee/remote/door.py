@@ -98,7 +98,10 @@ class Door(pb_grpc.RefereeServiceServicer):
         self._digests: dict[Session, str] = {}
 
     def still_valid(self, name: str, session: Session) -> bool:
-        """Whether the token ``session`` presented is still ``name``'s (not reissued, revoked, expired)."""
+        """Whether ``name`` is still an entrant the door admits and the token ``session`` presented is
+        still its own (not reissued, revoked, expired)."""
+        if name not in self.names:
+            return False
         grant = self.book.grants().get(name)
         digest = self._digests.get(session, "")
         fresh = grant is not None and (grant.expires is None or time.time() < grant.expires)

@@ -87,9 +87,19 @@ class Lobby:
         if session is None or session.is_closed or name in self._busy:
             return False
         if not self.valid(name, session):
-            session.close("its token was revoked or reissued", grpc.StatusCode.UNAUTHENTICATED)
+            why = "its token was revoked or reissued, or it is no longer an entrant of the league"
+            session.close(why, grpc.StatusCode.UNAUTHENTICATED)
             return False
         return True
+
+    def dismiss(self) -> None:
+        """Ends every idle connection whose entrant may no longer play (its token revoked or reissued,
+        or gone from the league file): ``referee serve`` calls it whenever either file changes, so that
+        such a bot is told at once, not when a match next looks for it. One in a match is told when the
+        match hands it back (:meth:`release`)."""
+        for name in list(self._connected):
+            if name not in self._busy:
+                self._free(name)
 
     def ready(self, names: Sequence[str]) -> bool:
         """Whether every one of ``names`` is connected and free now: a claim of them would not wait.
@@ -125,6 +135,7 @@ class Lobby:
         self.record(name, session)
         if self._connected.get(name) is session:
             self._busy.discard(name)
+            self._free(name)  # its token revoked, or its entrant gone, meanwhile: told now
         async with self._changed:
             self._changed.notify_all()
 

@@ -58,9 +58,26 @@ class TokenBook:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._read: tuple[tuple[int, int, int], dict[str, Grant]] | None = None
+        """The grants as last read, with the file's identity then (inode, size, modification time):
+        the door checks a token at every hand-out, and reads the file again only once it changed."""
 
     def grants(self) -> dict[str, Grant]:
-        """Every entrant's grant, read now (``{}`` when no token was ever issued)."""
+        """Every entrant's grant as the file says now (``{}`` when no token was ever issued)."""
+        try:
+            status = self.path.stat()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise TokenError(f"{self.path}: cannot read the token file: {exc}") from None
+        identity = (status.st_ino, status.st_size, status.st_mtime_ns)
+        if self._read is not None and self._read[0] == identity:
+            return dict(self._read[1])
+        grants = self._load()
+        self._read = (identity, grants)
+        return dict(grants)
+
+    def _load(self) -> dict[str, Grant]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
