@@ -13,8 +13,8 @@ own, holding the read end of a pipe whose write end only the referee holds. The 
 whenever the referee ends, however it ends, so the watchdog wakes without any race; it then SIGKILLs
 every live process whose environment carries the referee's random mark, which every bot process (and
 anything it forks or clones before its first ``exec``) inherits from its start, until none is left.
-A process that changed its own environment after its start is still inside a sandbox whose first
-process carries the mark (or, unsandboxed, in a process group its death signal covers).
+A sandboxed process that changed its own environment after its start is still inside a sandbox whose
+first process carries the mark, and dies with it; an unsandboxed bot is trusted (docs/SECURITY.md).
 """
 
 from __future__ import annotations
@@ -76,14 +76,30 @@ def environment() -> dict[str, str]:
 
 def marked(mark: str) -> list[int]:
     """Live processes whose environment holds ``mark`` (a zombie's environment reads empty)."""
-    needle = f"{VARIABLE}={mark}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != os.getpid():
-            with contextlib.suppress(OSError):
-                if needle in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
-                    found.append(int(entry))
-    return found
+    return [
+        int(entry)
+        for entry in os.listdir("/proc")
+        if entry.isdigit() and int(entry) != os.getpid() and _carries(int(entry), mark)
+    ]
+
+
+def _carries(pid: int, mark: str) -> bool:
+    try:
+        return f"{VARIABLE}={mark}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def _kill(pid: int, mark: str) -> None:
+    """SIGKILLs ``pid`` if it still carries ``mark``: the process is pinned by a pidfd first and its
+    environment read again, so a pid freed and reused since the scan is never hit."""
+    with contextlib.suppress(OSError):
+        handle = os.pidfd_open(pid)
+        try:
+            if _carries(pid, mark):
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+        finally:
+            os.close(handle)
 
 
 def sweep(mark: str, limit: float = SWEEP_LIMIT) -> None:
@@ -94,8 +110,7 @@ def sweep(mark: str, limit: float = SWEEP_LIMIT) -> None:
     while quiet < 2 and time.monotonic() < deadline:
         found = marked(mark)
         for pid in found:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+            _kill(pid, mark)
         quiet = 0 if found else quiet + 1
         time.sleep(0.02)
 
