@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from referee.league.config import LeagueError, load_league
-from referee.remote.door import MAX_BAD_HELLOS, Doorman
+from referee.remote.door import MAX_BAD_HELLOS, Door, Doorman
+from referee.remote.lobby import Lobby
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
 from referee.remote.tokens import TokenBook, TokenError
 
@@ -100,3 +101,18 @@ def test_bad_hellos_from_one_address_shut_it_out_for_a_while_and_not_others():
     assert doorman.shut_out("10.0.0.9", 105.0) > 0
     assert doorman.shut_out("10.0.0.8", 105.0) == 0
     assert doorman.shut_out("10.0.0.9", 100.0 + 61) == 0  # the window has passed
+    assert doorman.shut_out("10.0.0.9", 400.0) == 0
+    assert doorman.bad == {}  # a door open for days forgets the addresses it no longer limits
+
+
+def test_a_damaged_token_file_admits_nobody_and_raises_nothing_into_the_lobby(tmp_path):
+    """The lobby asks the door whether a session's token is still good at every hand-out: a damaged
+    token file must answer no (and be logged), not raise through a claim and stop referee serve."""
+    book = TokenBook(tmp_path / "tokens.json")
+    book.issue("far")
+    door = Door(book, ["far"], Lobby(1.0))
+    (tmp_path / "tokens.json").write_text("{ damaged", encoding="utf-8")
+    with pytest.raises(TokenError):
+        book.grants()
+    assert door.still_valid("far", object()) is False  # type: ignore[arg-type]
+    assert door.still_valid("gone", object()) is False  # type: ignore[arg-type]

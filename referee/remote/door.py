@@ -34,7 +34,7 @@ from referee.match.sessions import Context, Session, decode_request
 from referee.remote.lobby import LEAGUE_OVER, Lobby
 from referee.remote.record import Latency
 from referee.remote.settings import RemoteSettings
-from referee.remote.tokens import TokenBook
+from referee.remote.tokens import TokenBook, TokenError
 
 LOGGER = logging.getLogger(__name__)
 
@@ -65,6 +65,9 @@ class Doorman:
             return 0.0
         while times and times[0] <= now - BAD_HELLO_WINDOW:
             times.popleft()
+        if not times:
+            del self.bad[host]  # a door open for days forgets the addresses it no longer limits
+            return 0.0
         if len(times) < MAX_BAD_HELLOS:
             return 0.0
         return times[0] + BAD_HELLO_WINDOW - now
@@ -102,7 +105,11 @@ class Door(pb_grpc.RefereeServiceServicer):
         still its own (not reissued, revoked, expired)."""
         if name not in self.names:
             return False
-        grant = self.book.grants().get(name)
+        try:
+            grant = self.book.grants().get(name)
+        except TokenError as exc:  # a damaged token file admits nobody, and stops nothing else
+            LOGGER.warning("remote door: %s", exc)
+            return False
         digest = self._digests.get(session, "")
         fresh = grant is not None and (grant.expires is None or time.time() < grant.expires)
         return fresh and grant is not None and hmac.compare_digest(grant.digest, digest)
@@ -123,6 +130,8 @@ class Door(pb_grpc.RefereeServiceServicer):
             await self._admit(host, context)
         finally:
             self.doorman.open[host] -= 1
+            if not self.doorman.open[host]:
+                del self.doorman.open[host]
 
     async def _refuse(self, host: str, context: Context, code: grpc.StatusCode, text: str) -> None:
         self.doorman.refused(host, time.monotonic())
@@ -156,7 +165,11 @@ class Door(pb_grpc.RefereeServiceServicer):
                 f"{PROTOCOL_VERSION}",
             )
             return
-        found = self.book.find(hello.token)
+        try:
+            found = self.book.find(hello.token)
+        except TokenError as exc:  # a damaged token file: every hello is refused, the same way
+            LOGGER.warning("remote door: %s", exc)
+            found = None
         if found is None or found[0] not in self.names:
             await self._refuse(host, context, grpc.StatusCode.UNAUTHENTICATED, REFUSED)
             return

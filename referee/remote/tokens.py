@@ -58,31 +58,27 @@ class TokenBook:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._read: tuple[tuple[int, int, int], dict[str, Grant]] | None = None
-        """The grants as last read, with the file's identity then (inode, size, modification time):
-        the door checks a token at every hand-out, and reads the file again only once it changed."""
+        self._read: tuple[bytes, dict[str, Grant]] | None = None
+        """The grants as last parsed, with the file's bytes then: the door checks a token at every
+        hand-out, and the file (a few hundred bytes) is parsed again only when its bytes changed (a key
+        on its inode, size and time could miss a rewrite within the clock's granularity)."""
 
     def grants(self) -> dict[str, Grant]:
         """Every entrant's grant as the file says now (``{}`` when no token was ever issued)."""
         try:
-            status = self.path.stat()
+            text = self.path.read_bytes()
         except FileNotFoundError:
             return {}
         except OSError as exc:
             raise TokenError(f"{self.path}: cannot read the token file: {exc}") from None
-        identity = (status.st_ino, status.st_size, status.st_mtime_ns)
-        if self._read is not None and self._read[0] == identity:
-            return dict(self._read[1])
-        grants = self._load()
-        self._read = (identity, grants)
-        return dict(grants)
+        if self._read is None or self._read[0] != text:
+            self._read = (text, self._parse(text))
+        return dict(self._read[1])
 
-    def _load(self) -> dict[str, Grant]:
+    def _parse(self, text: bytes) -> dict[str, Grant]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
+            data = json.loads(text.decode("utf-8"))
+        except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
             raise TokenError(f"{self.path}: cannot read the token file: {exc}") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise TokenError(f"{self.path}: not a token file of this referee (format {FORMAT})")

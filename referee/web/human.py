@@ -234,9 +234,11 @@ class Tables:
             raise ValueError(
                 f"{league.name} is played by {league.players}: pick {league.players - 1} opponents"
             )
-        known = {e.name for e in league.entrants}
+        known = {e.name for e in league.entrants if not e.spec.remote}
         unknown = [o for o in opponents if o not in known]
         if unknown:
+            if unknown[0] in league.remote_names:  # its one connection is the league's, not a human's
+                raise ValueError(f"{unknown[0]!r} plays from its author's machine: not at a human table")
             raise ValueError(f"no entrant {unknown[0]!r} in {league.name}")
         if self.in_play() >= MAX_TABLES:
             raise ValueError(f"{MAX_TABLES} human tables are in play already: try again when one ends")
@@ -309,7 +311,7 @@ async def play_page(request: Request) -> Response:
     return render(
         "play.html",
         league=league,
-        entrants=[e.name for e in league.entrants],
+        entrants=[e.name for e in league.entrants if not e.spec.remote],
         opponents=league.players - 1,
         played=[(n, line) for n, _, line in reversed(played)],
     )

@@ -247,6 +247,8 @@ class LeagueRunner:
                         continue
                     task = asyncio.create_task(self._play_one(competition, table, scheduled))
                     playing[scheduled.match_id] = (scheduled, task)
+                if self.door is not None:  # a token revoked or reissued: that bot is told now
+                    self.door.lobby.dismiss()
                 await asyncio.gather(*(task for _, task in playing.values()))  # the league changed
             finally:
                 for _, task in playing.values():
