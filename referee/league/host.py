@@ -17,6 +17,7 @@ from typing import Final
 
 from referee.league.config import Entrant, League
 from referee.league.location import companions
+from referee.league.preflight import Broken, tail
 from referee.match.bots import BotSpecError
 from referee.match.launcher import Confinement, Launcher
 from referee.match.table import Table
@@ -60,13 +61,14 @@ def confinement_of(league: League, log_dir: Path, hidden: tuple[Path, ...] = ())
     return Confinement(league.sandbox, league.limits, masked, folders)
 
 
-async def run_builds(league: League, log_dir: Path) -> dict[str, str]:
-    """Runs every ``build:`` once; returns the entrants it disqualified, with the reason."""
-    failed = {}
+async def run_builds(league: League, log_dir: Path) -> list[Broken]:
+    """Runs every ``build:`` once; returns the entrants it disqualified, each with the reason and the
+    end of its build's log, as the preflight reports a broken bot."""
+    failed = []
     for entrant in league.entrants:
         problem = await run_build(entrant, log_dir)
         if problem is not None:
-            failed[entrant.name] = problem
+            failed.append(Broken(entrant.name, problem, tail(log_dir / f"{entrant.name}.build.log")))
     return failed
 
 

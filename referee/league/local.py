@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from referee.league.competition import Competition, Progress, RunReport
 from referee.league.host import Host, run_builds
-from referee.league.preflight import Broken, preflight, tail
+from referee.league.preflight import preflight
 from referee.league.schedule import ScheduledMatch
 from referee.match.launcher import RemoteSource
 from referee.match.outcome import Attempt, NotStarted
@@ -43,14 +43,11 @@ class LocalDriver:
         if not missing:
             return competition.report()
         host.log_dir.mkdir(parents=True, exist_ok=True)
-        builds = await run_builds(host.league, host.log_dir)
+        failed = await run_builds(host.league, host.log_dir)
         async with open_launcher(host.log_dir, host.confinement, remote=self.remote) as launcher:
             try:
-                failed = [
-                    Broken(name, reason, tail(host.log_dir / f"{name}.build.log"))
-                    for name, reason in builds.items()
-                ]
-                broken = await preflight(host.league, launcher, set(builds), self.concurrency)
+                skip = {item.name for item in failed}
+                broken = await preflight(host.league, launcher, skip, self.concurrency)
                 competition.preflight_failed(failed + broken)
                 await self._play(host.table(launcher), missing, on_progress)
             finally:

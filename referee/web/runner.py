@@ -34,7 +34,7 @@ from referee.league.config import League, LeagueError, load_league
 from referee.league.host import Host, run_builds
 from referee.league.lock import LeagueBusyError
 from referee.league.planning import schedule_of
-from referee.league.preflight import Broken, preflight, tail
+from referee.league.preflight import Broken, preflight
 from referee.league.ratings import Leaderboard, rate
 from referee.league.remote_entrants import OpenDoor, missing_tokens, no_token
 from referee.league.schedule import ScheduledMatch
@@ -217,12 +217,11 @@ class LeagueRunner:
     async def _pass(self, competition: Competition, digest: str) -> None:
         host = Host.of(competition.league, self.hidden)
         host.log_dir.mkdir(parents=True, exist_ok=True)
-        builds = await run_builds(host.league, host.log_dir)
+        failed = await run_builds(host.league, host.log_dir)
         concurrency = competition.league.concurrency
         lobby = self.door.lobby if self.door is not None else None
         async with open_launcher(host.log_dir, host.confinement, remote=lobby) as launcher:
-            failed = [Broken(n, r, tail(host.log_dir / f"{n}.build.log")) for n, r in builds.items()]
-            broken = await preflight(host.league, launcher, set(builds), concurrency)
+            broken = await preflight(host.league, launcher, {item.name for item in failed}, concurrency)
             remote = remote_problems(host.league, self.door)
             for problem in remote:
                 LOGGER.warning("%s: %s", problem.name, problem.reason)
