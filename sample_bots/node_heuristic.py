@@ -8,7 +8,10 @@ it without a path into the checkout, as it enters the Python sample bots::
 It replaces its own process with ``node node/heuristic.js`` (the same process: the token's pipe, the
 environment and the sandbox carry over), so it costs a league one Python start-up of the standard library
 alone. ``--install`` installs the Node.js SDK's packages (``npm ci`` in the checkout's ``sdk/node``, whose
-folder the sandbox shows every bot): the build step a league runs once before its matches.
+folder the sandbox shows every bot): the build step a league runs once before its matches. It does nothing
+when the packages its lock file names are already there: ``npm ci`` first deletes ``node_modules``, and the
+folder is shared by every league, test and bot of the checkout, so a second league's build would pull the
+SDK from under the Node.js bots of a first one in play.
 
 The script and the SDK it runs on are files of the checkout the referee was installed from
 (``pip install -e``), beside this package; without them it says so in one line.
@@ -16,6 +19,7 @@ The script and the SDK it runs on are files of the checkout the referee was inst
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -38,6 +42,24 @@ def _program(name: str) -> str:
     return path
 
 
+def installed(sdk: Path) -> bool:
+    """Whether every package ``sdk``'s lock file names (the bot's, not the development tools) is in its
+    ``node_modules`` at the locked version, as npm's own record of what it installed there says."""
+    try:
+        locked = json.loads((sdk / "package-lock.json").read_bytes())["packages"]
+        present = json.loads((sdk / "node_modules" / ".package-lock.json").read_bytes())["packages"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    for path, package in locked.items():
+        if not path or package.get("dev") or (package.get("optional") and path not in present):
+            continue  # the root itself, a development tool, an optional package npm left out here
+        if present.get(path, {}).get("version") != package.get("version"):
+            return False
+        if not (sdk / path / "package.json").is_file():
+            return False
+    return True
+
+
 def main(arguments: list[str]) -> NoReturn:
     if not SCRIPT.is_file() or not (NODE_SDK / "package.json").is_file():
         _stop(
@@ -45,6 +67,9 @@ def main(arguments: list[str]) -> NoReturn:
             "installed with pip install -e"
         )
     if arguments == ["--install"]:
+        if installed(NODE_SDK):
+            print(f"node-heuristic: the Node.js SDK's packages are installed in {NODE_SDK / 'node_modules'}")
+            raise SystemExit(0)
         npm = _program("npm")
         os.execv(npm, [npm, "ci", "--prefix", str(NODE_SDK), "--no-audit", "--no-fund"])
     if arguments:

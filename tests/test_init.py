@@ -17,6 +17,7 @@ from referee.league.config import load_league
 from referee.league.versions import code_files
 from referee.match.sandbox import bubblewrap_problem
 from referee.starter import node_problem, write_starter
+from sample_bots.node_heuristic import installed
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -168,3 +169,56 @@ def test_the_node_sample_bots_module_says_what_is_wrong_in_one_line(tmp_path):
     )
     assert result.returncode == 1
     assert result.stderr == "node-heuristic: unknown arguments '--bogus': give none, or --install\n"
+
+
+Packages = dict[str, dict[str, object]]
+
+
+def _sdk_folder(folder: Path, locked: Packages, present: Packages) -> Path:
+    """An SDK folder as npm leaves it: its lock file, npm's record of what it installed, and the packages."""
+    folder.mkdir()
+    (folder / "package-lock.json").write_text(json.dumps({"packages": {"": {"name": "sdk"}, **locked}}))
+    for path in present:
+        (folder / path).mkdir(parents=True)
+        (folder / path / "package.json").write_text("{}")
+    (folder / "node_modules").mkdir(exist_ok=True)
+    (folder / "node_modules/.package-lock.json").write_text(json.dumps({"packages": present}))
+    return folder
+
+
+@pytest.mark.quick
+def test_the_node_sample_bots_install_reads_what_npm_installed(tmp_path):
+    grpc = {"node_modules/grpc": {"version": "1.2.3"}}
+    tools = {"node_modules/typescript": {"version": "5.0.0", "dev": True}}
+    optional = {"node_modules/fsevents": {"version": "2.0.0", "optional": True}}
+    assert installed(_sdk_folder(tmp_path / "same", {**grpc, **tools, **optional}, grpc))
+    assert not installed(_sdk_folder(tmp_path / "older", grpc, {"node_modules/grpc": {"version": "1.2.2"}}))
+    long = {"node_modules/long": {"version": "5"}}
+    assert not installed(_sdk_folder(tmp_path / "missing", {**grpc, **long}, grpc))
+    gone = _sdk_folder(tmp_path / "gone", grpc, grpc)
+    (gone / "node_modules/grpc/package.json").unlink()  # npm's record says it is there; it is not
+    assert not installed(gone)
+    (tmp_path / "never").mkdir()
+    assert not installed(tmp_path / "never")
+    damaged = _sdk_folder(tmp_path / "damaged", grpc, grpc)
+    (damaged / "node_modules/.package-lock.json").write_text("{")
+    assert not installed(damaged)
+
+
+def test_the_node_sample_bots_install_leaves_installed_packages_in_place():
+    """A league's build step runs while other leagues' Node.js bots may be playing from the same SDK
+    folder: when its packages are installed, it must not delete and reinstall them (as `npm ci` does)."""
+    sdk = ROOT / "sdk/node"
+    if not (sdk / "node_modules/.package-lock.json").is_file():
+        pytest.skip("the Node.js SDK's packages are not installed (npm ci --prefix sdk/node)")
+    before = (sdk / "node_modules/@grpc/grpc-js").stat().st_ino
+    result = subprocess.run(
+        [sys.executable, "-m", "sample_bots.node_heuristic", "--install"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": ""},  # no npm to run: it must not need one
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "packages are installed" in result.stdout
+    assert (sdk / "node_modules/@grpc/grpc-js").stat().st_ino == before
