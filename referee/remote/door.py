@@ -3,9 +3,12 @@
 A connection says hello with its entrant's token within :data:`HELLO_TIMEOUT`; the token is checked
 against the league's token file (:mod:`referee.remote.tokens`), and a refused hello counts against its
 peer's address: past :data:`MAX_BAD_HELLOS` in :data:`BAD_HELLO_WINDOW` seconds, that address is refused
-at once, before its hello is even read, until the window has passed. Every refusal says the same thing
-whatever the token was, so a peer learns nothing about other entrants. Messages over 1 MiB are cut by
-gRPC (``RESOURCE_EXHAUSTED``); an admitted bot's messages are bound as a sandboxed bot's are.
+whatever it says, until the window has passed (its first message is read, for at most
+:data:`TURN_AWAY_READ` seconds, and never looked at: gRPC could report a call that ends with its first
+message unread as ``INTERNAL``, not as the refusal it was). One address holds at most
+:data:`MAX_PER_PEER` connections, refused or not; past that it is refused unread. Every refusal says the
+same thing whatever the token was, so a peer learns nothing about other entrants. Messages over 1 MiB are
+cut by gRPC (``RESOURCE_EXHAUSTED``); an admitted bot's messages are bound as a sandboxed bot's are.
 
 Once admitted, the connection's round trip is measured with a few pings, which fixes its lag allowance
 (bounded by :data:`MAX_LAG`), and it waits in the :class:`~referee.remote.lobby.Lobby` for matches.
@@ -14,6 +17,7 @@ Once admitted, the connection's round trip is measured with a few pings, which f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import itertools
 import logging
@@ -44,6 +48,8 @@ MAX_BAD_HELLOS: Final = 5
 BAD_HELLO_WINDOW: Final = 60.0
 MAX_PER_PEER: Final = 8
 """Connections one address may hold open at once (its own bot needs one)."""
+TURN_AWAY_READ: Final = 1.0
+"""Seconds a shut-out connection's first message is waited for before it is refused."""
 PINGS: Final = 3
 PING_TIMEOUT: Final = 5.0
 MAX_LAG: Final = 0.5
@@ -116,18 +122,20 @@ class Door(pb_grpc.RefereeServiceServicer):
 
     async def Connect(self, request_iterator: object, context: Context) -> None:
         host = peer_host(context.peer() or "")
-        wait = self.doorman.shut_out(host, time.monotonic())
-        if wait > 0:
-            await context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED, f"too many refused hellos: try again in {wait:.0f}s"
-            )
-            return
         if self.doorman.open.get(host, 0) >= MAX_PER_PEER:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many connections from one address")
             return
         self.doorman.open[host] = self.doorman.open.get(host, 0) + 1
         try:
-            await self._admit(host, context)
+            wait = self.doorman.shut_out(host, time.monotonic())
+            if wait > 0:
+                with contextlib.suppress(Exception):  # whatever it sent, or nothing, or a broken stream
+                    await asyncio.wait_for(context.read(), TURN_AWAY_READ)
+                await context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED, f"too many refused hellos: try again in {wait:.0f}s"
+                )
+            else:
+                await self._admit(host, context)
         finally:
             self.doorman.open[host] -= 1
             if not self.doorman.open[host]:
