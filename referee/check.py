@@ -14,6 +14,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
@@ -25,6 +26,9 @@ from referee.match.outcome import MatchStatus
 from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.setup import open_launcher
 from sample_bots.random_bot import RandomBot
+
+CHECK_TIME: Final = TimeControl()
+"""The check's time control: a league's default."""
 
 
 @dataclass(slots=True)
@@ -113,7 +117,7 @@ async def check_bot(
                 Rules(players=players),
                 derive_seed(seed, "check", players),
                 match_id=f"check-{players}p",
-                time_control=TimeControl(),
+                time_control=CHECK_TIME,
             )
             await process.stop()
             own = [f for f in outcome.faults if f.seat == 0]

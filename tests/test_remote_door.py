@@ -1,26 +1,34 @@
 """The remote door against strangers, on real gRPC with real TLS (a CA and certificate made by openssl):
 plaintext on the TLS port, a wrong token, a flood of bad hellos, a 1 MiB message, a revoked token while
-connected; and an admitted connection's welcome, ping and lag allowance (issue #26). The door runs in
-this process; its clients are raw gRPC streams, as a hostile peer would write them."""
+connected; and an admitted connection's welcome, ping and lag allowance (issue #26); a bot that vanished
+without closing its connection, and one that thinks longer than the transport's keepalive interval. The
+door runs in this process; its clients are raw gRPC streams, as a hostile peer would write them, or real
+SDK bots."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import grpc
 import pytest
 
+from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.v1 import pyramid_pb2 as pb
+from referee.check import CHECK_TIME, check_bot
 from referee.match.server import MAX_TRANSPORT_BYTES
-from referee.remote.door import MAX_BAD_HELLOS, MAX_PER_PEER, REFUSED, Door, open_door
+from referee.remote.door import MAX_BAD_HELLOS, MAX_PER_PEER, REFUSED, Door, Keepalive, open_door
 from referee.remote.lobby import Absent, Lobby
 from referee.remote.settings import RemoteSettings
 from referee.remote.tokens import TokenBook
-from remote_kit import make_certificates
+from remote_kit import ROOT, make_certificates, remote_env, start_bot
 
 CONNECT = "/pyramid.v1.RefereeService/Connect"
 
@@ -39,14 +47,19 @@ class Doorway:
     ca: bytes
 
 
+LEAGUE_KEEPALIVE = Keepalive.for_time(TimeControl())
+
+
 @asynccontextmanager
-async def doorway(tmp_path, certs) -> AsyncIterator[Doorway]:
+async def doorway(
+    tmp_path, certs, keepalive: Keepalive = LEAGUE_KEEPALIVE, names=("far", "near")
+) -> AsyncIterator[Doorway]:
     book = TokenBook(tmp_path / "tokens.json")
     lobby = Lobby(wait=2.0)
-    door = Door(book, ["far", "near"], lobby)
+    door = Door(book, names, lobby)
     lobby.valid = door.still_valid
     settings = RemoteSettings("127.0.0.1:0", certs.cert, certs.key)
-    server, port = await open_door(door, settings)
+    server, port = await open_door(door, settings, keepalive)
     try:
         yield Doorway(door, lobby, book, port, certs.ca.read_bytes())
     finally:
@@ -201,5 +214,68 @@ def test_a_flood_of_silent_connections_from_one_address_is_capped(tmp_path, cert
             assert details == "too many connections from one address"
             for channel in channels:
                 await channel.close()
+
+    asyncio.run(main())
+
+
+def sdk_bot(way: Doorway, tmp_path, name: str, *command: str) -> subprocess.Popen[bytes]:
+    """A real remote bot process of the Python SDK, holding ``name``'s token."""
+    token = tmp_path / f"{name}.token"
+    token.write_text(way.book.issue(name) + "\n")
+    env = remote_env(f"localhost:{way.port}", token, tmp_path / "ca.pem")
+    (tmp_path / "ca.pem").write_bytes(way.ca)
+    return start_bot([sys.executable, *command], env, tmp_path / f"{name}.log")
+
+
+async def until(condition: Callable[[], bool], seconds: float, what: str) -> float:
+    """Seconds until ``condition`` held; fails the test after ``seconds``."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while not condition():
+        assert loop.time() - started < seconds, f"not {what} within {seconds}s"
+        await asyncio.sleep(0.05)
+    return loop.time() - started
+
+
+def test_a_bot_that_vanished_without_closing_its_connection_leaves_the_lobby_and_comes_back(tmp_path, certs):
+    """A stopped process is a laptop asleep: its kernel still acknowledges TCP, so the connection looks
+    open, but nothing answers gRPC's pings. The door must notice, not count it connected and hand it
+    matches it would lose on time; woken up, the SDK finds its stream cut and connects again."""
+
+    async def main() -> None:
+        async with doorway(tmp_path, certs, Keepalive(interval=0.5, timeout=1.5)) as way:
+            bot = sdk_bot(way, tmp_path, "far", str(ROOT / "sample_bots/random_bot.py"))
+            try:
+                await until(lambda: way.lobby.connected("far"), 60, "connected")
+                await asyncio.sleep(2)  # pings come and are answered: an idle bot stays
+                assert way.lobby.connected("far")
+                os.kill(bot.pid, signal.SIGSTOP)
+                gone = await until(lambda: not way.lobby.connected("far"), 20, "dropped")
+                assert gone >= 0.5  # cut by an unanswered ping, not at once
+                os.kill(bot.pid, signal.SIGCONT)
+                await until(lambda: way.lobby.connected("far"), 60, "connected again")
+            finally:
+                bot.kill()
+                bot.wait()
+
+    asyncio.run(main())
+
+
+def test_a_bot_that_thinks_longer_than_the_keepalive_interval_keeps_its_connection(tmp_path, certs):
+    """The SDK answers the transport's pings only while it waits for the referee: a bot thinking for
+    1.5 s (within the check's 1 s a decision and 20 s bank) leaves several unanswered, and must play on,
+    as the league's time control allows (Keepalive.for_time)."""
+
+    async def main() -> None:
+        keepalive = Keepalive(interval=0.2, timeout=Keepalive.for_time(CHECK_TIME).timeout)
+        async with doorway(tmp_path, certs, keepalive, names=("remote",)) as way:
+            bot = sdk_bot(way, tmp_path, "remote", str(ROOT / "tests/bots/ponderer.py"), "1.5")
+            try:
+                report = await check_bot((), remote=way.lobby)
+            finally:
+                way.lobby.close()  # the league is over: the SDK stops by itself
+                await asyncio.to_thread(bot.wait, 30)
+            assert report.clean, report.lines()
+            assert (tmp_path / "remote.log").read_text().count("thinking for 1.5s") == 3
 
     asyncio.run(main())

@@ -16,11 +16,11 @@ from typing import Protocol
 
 import grpc
 
-from referee.check import CheckReport, check_bot
+from referee.check import CHECK_TIME, CheckReport, check_bot
 from referee.league.competition import Progress, RunReport
 from referee.league.config import League
 from referee.match.launcher import RemoteSource, interrupted
-from referee.remote.door import Door, open_door
+from referee.remote.door import Door, Keepalive, open_door
 from referee.remote.files import record_path
 from referee.remote.lobby import Lobby
 from referee.remote.record import save
@@ -112,7 +112,8 @@ class OpenDoor:
         """Starts listening and says where on stderr; :class:`RemoteSettingsError` if it cannot."""
         settings = self.settings
         try:
-            self._server, port = await open_door(self.door, settings)
+            keepalive = Keepalive.for_time(self.league.time_control)
+            self._server, port = await open_door(self.door, settings, keepalive)
         except (OSError, RuntimeError) as exc:
             raise RemoteSettingsError(f"--listen {settings.listen}: cannot listen there ({exc})") from None
         host = (settings.listen or "").rpartition(":")[0]
@@ -185,7 +186,7 @@ async def check_remote(settings: RemoteSettings, log_dir: Path | None = None) ->
         door = Door(book, ["remote"], lobby)
         lobby.valid = door.still_valid
         try:
-            server, port = await open_door(door, settings)
+            server, port = await open_door(door, settings, Keepalive.for_time(CHECK_TIME))
         except (OSError, RuntimeError) as exc:
             raise RemoteSettingsError(f"--listen {settings.listen}: cannot listen there ({exc})") from None
         host = (settings.listen or "").rpartition(":")[0]

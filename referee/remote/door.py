@@ -12,6 +12,9 @@ cut by gRPC (``RESOURCE_EXHAUSTED``); an admitted bot's messages are bound as a 
 
 Once admitted, the connection's round trip is measured with a few pings, which fixes its lag allowance
 (bounded by :data:`MAX_LAG`), and it waits in the :class:`~referee.remote.lobby.Lobby` for matches.
+The transport pings it (:class:`Keepalive`), so that a bot that vanished without closing its connection
+(a laptop asleep, a cable pulled) leaves the lobby within a minute, instead of counting as connected and
+losing the matches it is then handed.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Final
 
 import grpc
 
+from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
@@ -55,6 +59,43 @@ PING_TIMEOUT: Final = 5.0
 MAX_LAG: Final = 0.5
 """The largest lag allowance, in seconds: a bot farther away than this pays the rest from its clock."""
 REFUSED: Final = "unknown, revoked or expired token"
+
+
+KEEPALIVE_INTERVAL: Final = 20.0
+"""Seconds between the transport's pings on a remote connection."""
+KEEPALIVE_SLACK: Final = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Keepalive:
+    """gRPC's keepalive on the door's connections: a transport ping every ``interval`` seconds, and the
+    connection is cut when one goes ``timeout`` seconds unanswered. A bot's gRPC answers a ping only
+    while its SDK waits for the referee (the Python SDK reads its socket only then), so a bot that is
+    thinking leaves one unanswered until its reply: the timeout covers the longest decision the league's
+    time control allows, with the lag allowance and some slack (:meth:`for_time`)."""
+
+    interval: float
+    timeout: float
+
+    @classmethod
+    def for_time(cls, time_control: TimeControl) -> Keepalive:
+        """The keepalive of a league with ``time_control``.
+
+        >>> Keepalive.for_time(TimeControl(per_action=1.0, bank=20.0))
+        Keepalive(interval=20.0, timeout=31.5)
+        """
+        longest = time_control.per_action + time_control.bank + MAX_LAG
+        return cls(KEEPALIVE_INTERVAL, longest + KEEPALIVE_SLACK)
+
+    def options(self) -> list[tuple[str, int]]:
+        timeout = round(self.timeout * 1000)
+        return [
+            ("grpc.keepalive_time_ms", round(self.interval * 1000)),
+            ("grpc.keepalive_timeout_ms", timeout),
+            ("grpc.http2.ping_timeout_ms", timeout),  # the one the keepalive ping waits on, in grpcio 1.7x+
+            ("grpc.http2.max_pings_without_data", 0),  # an idle connection in the lobby sends no data
+            ("grpc.keepalive_permit_without_calls", 1),
+        ]
 
 
 @dataclass(slots=True)
@@ -235,13 +276,15 @@ class Door(pb_grpc.RefereeServiceServicer):
             await context.abort(grpc.StatusCode.UNAVAILABLE, session.close_reason)
 
 
-async def open_door(door: Door, settings: RemoteSettings) -> tuple[grpc.aio.Server, int]:
+async def open_door(
+    door: Door, settings: RemoteSettings, keepalive: Keepalive
+) -> tuple[grpc.aio.Server, int]:
     """The door's started server and the port it took (``--listen HOST:0`` takes a free one)."""
     assert settings.listen is not None
     # SERVER_OPTIONS cut any message over MAX_TRANSPORT_BYTES (1 MiB); a stranger's connection may
-    # carry only a few streams at once.
-    options = [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", 4)]
-    server = grpc.aio.server(options=options)
+    # carry only a few streams at once. The keepalive replaces theirs (none, for sandboxed bots).
+    options = dict([*SERVER_OPTIONS, ("grpc.max_concurrent_streams", 4), *keepalive.options()])
+    server = grpc.aio.server(options=list(options.items()))
     _add_referee_service(door, server)  # type: ignore[arg-type]
     if settings.tls_cert is not None and settings.tls_key is not None:
         credentials = grpc.ssl_server_credentials(
