@@ -51,8 +51,14 @@ def installed(sdk: Path) -> bool:
     except (OSError, ValueError, KeyError, TypeError):
         return False
     for path, package in locked.items():
-        if not path or package.get("dev") or (package.get("optional") and path not in present):
-            continue  # the root itself, a development tool, an optional package npm left out here
+        if not path or package.get("dev"):
+            continue  # the root itself, or a development tool
+        if (package.get("optional") or package.get("devOptional")) and path not in present:
+            continue  # an optional package npm left out on this platform
+        if package.get("link"):  # a link to a folder: the folder's own entry is checked
+            if not (sdk / path).exists():
+                return False
+            continue
         if present.get(path, {}).get("version") != package.get("version"):
             return False
         if not (sdk / path / "package.json").is_file():

@@ -190,8 +190,14 @@ def _sdk_folder(folder: Path, locked: Packages, present: Packages) -> Path:
 def test_the_node_sample_bots_install_reads_what_npm_installed(tmp_path):
     grpc = {"node_modules/grpc": {"version": "1.2.3"}}
     tools = {"node_modules/typescript": {"version": "5.0.0", "dev": True}}
-    optional = {"node_modules/fsevents": {"version": "2.0.0", "optional": True}}
+    optional = {
+        "node_modules/fsevents": {"version": "2.0.0", "optional": True},
+        "node_modules/watcher": {"version": "1.0.0", "devOptional": True},
+    }
     assert installed(_sdk_folder(tmp_path / "same", {**grpc, **tools, **optional}, grpc))
+    linked = {"node_modules/local": {"resolved": "../local", "link": True}}
+    assert not installed(_sdk_folder(tmp_path / "unlinked", {**grpc, **linked}, grpc))
+    assert installed(_sdk_folder(tmp_path / "linked", {**grpc, **linked}, {**grpc, "node_modules/local": {}}))
     assert not installed(_sdk_folder(tmp_path / "older", grpc, {"node_modules/grpc": {"version": "1.2.2"}}))
     long = {"node_modules/long": {"version": "5"}}
     assert not installed(_sdk_folder(tmp_path / "missing", {**grpc, **long}, grpc))

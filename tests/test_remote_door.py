@@ -22,13 +22,15 @@ import pytest
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.v1 import pyramid_pb2 as pb
-from referee.check import CHECK_TIME, check_bot
+from referee.check import check_bot
+from referee.league.config import load_league
+from referee.league.remote_entrants import OpenDoor
 from referee.match.server import MAX_TRANSPORT_BYTES
 from referee.remote.door import MAX_BAD_HELLOS, MAX_PER_PEER, REFUSED, Door, Keepalive, open_door
 from referee.remote.lobby import Absent, Lobby
 from referee.remote.settings import RemoteSettings
 from referee.remote.tokens import TokenBook
-from remote_kit import ROOT, make_certificates, remote_env, start_bot
+from remote_kit import ROOT, league, make_certificates, remote_env, start_bot
 
 CONNECT = "/pyramid.v1.RefereeService/Connect"
 
@@ -261,21 +263,47 @@ def test_a_bot_that_vanished_without_closing_its_connection_leaves_the_lobby_and
     asyncio.run(main())
 
 
-def test_a_bot_that_thinks_longer_than_the_keepalive_interval_keeps_its_connection(tmp_path, certs):
-    """The SDK answers the transport's pings only while it waits for the referee: a bot thinking for
-    1.5 s (within the check's 1 s a decision and 20 s bank) leaves several unanswered, and must play on,
-    as the league's time control allows (Keepalive.for_time)."""
+@pytest.mark.parametrize(("think", "cut"), [(1.5, False), (4.0, True)])
+def test_a_bot_is_cut_only_when_it_leaves_a_ping_unanswered_past_the_keepalive_timeout(
+    tmp_path, certs, think, cut
+):
+    """The SDK answers the transport's pings only while it waits for the referee. With pings every
+    0.2 s and a 3 s timeout, a bot thinking 1.5 s at each match's first decision (within the check's
+    time) leaves several unanswered and plays on; one thinking 4 s is cut, a disconnect."""
 
     async def main() -> None:
-        keepalive = Keepalive(interval=0.2, timeout=Keepalive.for_time(CHECK_TIME).timeout)
-        async with doorway(tmp_path, certs, keepalive, names=("remote",)) as way:
-            bot = sdk_bot(way, tmp_path, "remote", str(ROOT / "tests/bots/ponderer.py"), "1.5")
+        async with doorway(tmp_path, certs, Keepalive(interval=0.2, timeout=3.0), names=("remote",)) as way:
+            bot = sdk_bot(way, tmp_path, "remote", str(ROOT / "tests/bots/ponderer.py"), str(think))
             try:
                 report = await check_bot((), remote=way.lobby)
             finally:
                 way.lobby.close()  # the league is over: the SDK stops by itself
-                await asyncio.to_thread(bot.wait, 30)
-            assert report.clean, report.lines()
-            assert (tmp_path / "remote.log").read_text().count("thinking for 1.5s") == 3
+                if cut:
+                    bot.kill()
+                else:
+                    await asyncio.to_thread(bot.wait, 30)
+            faults = [fault.kind.value for fault in report.faults]
+            if cut:
+                assert "disconnect" in faults, report.lines()
+            else:
+                assert report.clean, report.lines()
+                assert (tmp_path / "remote.log").read_text().count(f"thinking for {think:g}s") == 3
 
     asyncio.run(main())
+
+
+@pytest.mark.quick
+def test_the_keepalive_outlasts_the_longest_decision_and_a_longer_clock_later_is_told(tmp_path, capsys):
+    assert Keepalive.for_time(TimeControl(per_action=2, bank=30)).timeout == 2 + 30 + 0.5 + 10
+    options = dict(Keepalive(interval=20, timeout=31.5).options())
+    assert options["grpc.keepalive_time_ms"] == 20_000
+    assert options["grpc.keepalive_timeout_ms"] == options["grpc.http2.ping_timeout_ms"] == 31_500
+    path = league(tmp_path, ["far"])
+    door = OpenDoor(load_league(path, check_commands=False), RemoteSettings("127.0.0.1:0"))
+    assert door.keepalive.timeout == 2 + 20 + 0.5 + 10  # the league's 2 s a decision and 20 s bank
+    door.admit(load_league(path, check_commands=False))
+    assert capsys.readouterr().err == ""
+    path.write_text(path.read_text().replace("bank: 20s", "bank: 60s"))
+    door.admit(load_league(path, check_commands=False))
+    door.admit(load_league(path, check_commands=False))
+    assert capsys.readouterr().err.count("restart referee serve to lengthen it") == 1

@@ -171,13 +171,12 @@ def index_window(league, browser) -> IndexWindow:
     """Opened by the first test that watches the league, so that a match ends while it is open however
     fast the league runs (opened by the leaderboard's test itself, it could find the league over)."""
     main = browser.current_window_handle
-    done = len(league.get("/api/v1/matches")["matches"])
     browser.switch_to.new_window("window")
     browser.get(league.url + "/")
     browser.execute_script("window.sameDocument = 'yes'")
-    index = IndexWindow(
-        browser.current_window_handle, main, browser.find_element(By.TAG_NAME, "main").text, done
-    )
+    text = browser.find_element(By.TAG_NAME, "main").text
+    done = len(league.get("/api/v1/matches")["matches"])  # after the text: a match over in between counts
+    index = IndexWindow(browser.current_window_handle, main, text, done)
     browser.switch_to.window(main)
     return index
 

@@ -102,6 +102,8 @@ class OpenDoor:
         self.door = Door(TokenBook(tokens_path(league.database)), league.remote_names, self.lobby)
         self.lobby.valid = self.door.still_valid
         self._server: grpc.aio.Server | None = None
+        self.keepalive = Keepalive.for_time(league.time_control)
+        self._short_keepalive_told = False
         self._told = 0
 
     @property
@@ -112,8 +114,7 @@ class OpenDoor:
         """Starts listening and says where on stderr; :class:`RemoteSettingsError` if it cannot."""
         settings = self.settings
         try:
-            keepalive = Keepalive.for_time(self.league.time_control)
-            self._server, port = await open_door(self.door, settings, keepalive)
+            self._server, port = await open_door(self.door, settings, self.keepalive)
         except (OSError, RuntimeError) as exc:
             raise RemoteSettingsError(f"--listen {settings.listen}: cannot listen there ({exc})") from None
         host = (settings.listen or "").rpartition(":")[0]
@@ -124,6 +125,16 @@ class OpenDoor:
         """The league file changed: the door admits its remote entrants as they are now (a new one, once
         it has a token; none that left), and the lobby waits the league's ``remote: wait``."""
         self.league = league
+        longest = Keepalive.for_time(league.time_control).timeout
+        if longest > self.keepalive.timeout and not self._short_keepalive_told:
+            self._short_keepalive_told = True  # another database: another competition, another clock
+            print(
+                f"warning: {league.path}: its time control allows longer decisions than when the remote "
+                f"door opened; a remote bot silent for over {self.keepalive.timeout:g}s is cut: restart "
+                "referee serve to lengthen it",
+                file=sys.stderr,
+                flush=True,
+            )
         self.door.book = TokenBook(tokens_path(league.database))
         self.door.names = frozenset(league.remote_names)
         self.lobby.wait = league.remote.wait

@@ -93,7 +93,6 @@ class Keepalive:
             ("grpc.keepalive_time_ms", round(self.interval * 1000)),
             ("grpc.keepalive_timeout_ms", timeout),
             ("grpc.http2.ping_timeout_ms", timeout),  # the one the keepalive ping waits on, in grpcio 1.7x+
-            ("grpc.http2.max_pings_without_data", 0),  # an idle connection in the lobby sends no data
             ("grpc.keepalive_permit_without_calls", 1),
         ]
 

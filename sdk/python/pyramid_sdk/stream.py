@@ -15,9 +15,12 @@ calls (``transport.CHECKED_VERSIONS``; exercised with 1.85), and ``PYRAMID_STREA
 off; elsewhere the SDK uses :class:`AsyncioStream`.
 
 With :class:`ThreadStream`, nothing reads the bot's socket while the bot thinks. That is safe because
-the referee sends nothing that needs an answer before the bot's reply: it sends no keepalive pings
-(``referee/match/server.py``), and gRPC's other pings and settings go out while the bot is waiting, right
-after its reply arrives. Messages sent meanwhile wait in the socket.
+the referee sends nothing that needs an answer before the bot's reply: to a sandboxed bot it sends no
+keepalive pings (``referee/match/server.py``), and gRPC's other pings and settings go out while the bot
+is waiting, right after its reply arrives. Messages sent meanwhile wait in the socket. A remote bot's
+connection is pinged, and answers when it next waits: the referee waits for that answer longer than the
+longest decision its league allows (``referee/remote/door.py``, ``Keepalive``), so only a bot that
+overruns its time by more than that slack, or whose hooks run that long, is cut.
 """
 
 from __future__ import annotations
