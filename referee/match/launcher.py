@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import secrets
@@ -48,10 +49,17 @@ from referee.match.sandbox import (
     resolve_mode,
 )
 from referee.match.sessions import INTERRUPTED, Session, SessionRegistry
+from referee.match.watchdog import BOT_VARIABLE, sweep
 from referee.match.watchdog import environment as watchdog_mark
 
+LOGGER = logging.getLogger(__name__)
 CONNECT_TIMEOUT: Final = 20.0
 STOP_GRACE: Final = 2.0
+KILL_WAIT: Final = 2.0
+"""Seconds a stop waits for a SIGKILLed process to be reaped (a process in uninterruptible sleep can
+take that long); after it, the stop goes on, its group killed again and its mark swept."""
+STOP_SWEEP: Final = 2.0
+"""Seconds at most a stop spends killing what a bot killed mid-start left outside its process group."""
 EXIT_GRACE: Final = 1.0
 """Seconds a bot whose stream was closed cleanly gets to finish its match-end work and exit by itself."""
 LOG_LIMIT: Final = 1024 * 1024
@@ -91,6 +99,9 @@ class BotProcess:
         """The unsandboxed process's own ``HOME`` and ``TMPDIR``, removed when it stops."""
         self._logger: asyncio.Task[None] | None = None
         self._tail = Tail()
+        self.mark = secrets.token_hex(8)
+        """This process's own mark (``watchdog.BOT_VARIABLE``): every process of its start carries it."""
+        self._spawned = False
 
     async def start(
         self,
@@ -100,32 +111,53 @@ class BotProcess:
         timeout: float = CONNECT_TIMEOUT,
     ) -> Session:
         """Starts ``argv`` (the bot's command, wrapped in its sandbox or not) with the token on a pipe, and
-        waits until the process has connected and said hello."""
+        waits until the process has connected and said hello. However it fails or is cancelled, its token
+        is forgotten (a process stopped before its hello can never use it); the caller stops it."""
         waiting = registry.expect(self.token)
+        try:
+            await self._spawn(argv, env)
+            return await self._hello(waiting, timeout)
+        except BaseException:
+            registry.forget(self.token)
+            raise
+
+    async def _spawn(self, argv: Sequence[str], env: dict[str, str]) -> None:
+        """Starts the process, its output on a pipe of our own. (Not asyncio's: a process's ``wait()``
+        would then wait for that pipe to close too, and a sandbox left running by a kill at the wrong
+        moment holds it open for ever.)"""
         token_in, token_out = os.pipe()
+        output, into = os.pipe()
         try:
             os.write(token_out, self.token.encode())  # 32 bytes: never blocks on a pipe
             os.close(token_out)
+            self._spawned = True  # from here on, a stop sweeps what a start cut short may leave
             self.process = await asyncio.create_subprocess_exec(
                 *_DEATH_SIGNAL,
                 *argv,
                 cwd=self.spec.cwd,
-                env={**env, ENV_TOKEN_FD: str(token_in), **watchdog_mark()},
+                env={**env, ENV_TOKEN_FD: str(token_in), **watchdog_mark(), BOT_VARIABLE: self.mark},
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
+                stdout=into,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
                 pass_fds=(token_in,),
             )
         except OSError as exc:
-            registry.forget(self.token)
+            self._spawned = False  # the exec failed: the child is gone
+            os.close(output)
             raise BotSpecError(
                 f"bot {self.spec.name!r}: cannot start {shlex.join(self.spec.command)}: {exc}"
             ) from None
+        except BaseException:
+            os.close(output)
+            raise
         finally:
             os.close(token_in)
-        if self.process.stdout is not None:
-            self._logger = asyncio.create_task(_keep_log(self.process.stdout, self.log_path, self._tail))
+            os.close(into)
+        self._logger = asyncio.create_task(_keep_output(output, self.log_path, self._tail))
+
+    async def _hello(self, waiting: asyncio.Future[Session], timeout: float) -> Session:
+        assert self.process is not None
         exited = asyncio.create_task(self.process.wait())
         either: set[asyncio.Future[Any]] = {waiting, exited}
         try:
@@ -136,7 +168,6 @@ class BotProcess:
         if waiting in done:
             self.session = waiting.result()
             return self.session
-        registry.forget(self.token)  # a process that has exited can never use its token
         await self.stop()
         if exited in done:
             if self._logger is not None:
@@ -179,7 +210,9 @@ class BotProcess:
         """Stops the process group. A bot in good standing sees its stream end (status OK, or CANCELLED
         if the referee was ``interrupted``) and gets ``EXIT_GRACE`` seconds to exit by itself (the SDKs
         return from ``run`` then), so the work of its ``match_end`` hook is not cut short; then SIGTERM,
-        and SIGKILL after ``grace`` seconds."""
+        and SIGKILL after ``grace`` seconds. A process that had to be killed, or whose start was cut
+        short, may have left a sandbox running outside its group: its mark is swept. Every wait here
+        has a deadline."""
         session = self.session
         polite = session is not None and not session.is_closed and not session.busy
         if session is not None:
@@ -188,6 +221,8 @@ class BotProcess:
             else:
                 session.close("the referee stopped this bot")
         process, self.process = self.process, None  # stopped once: a reaped pid may be reused later
+        killed = self._spawned and process is None  # a start cancelled while the process was created
+        self._spawned = False
         if process is not None:
             if polite and process.returncode is None:
                 with contextlib.suppress(TimeoutError):
@@ -198,12 +233,20 @@ class BotProcess:
                     await asyncio.wait_for(process.wait(), grace)
                 except TimeoutError:
                     _signal_group(process.pid, signal.SIGKILL)
-                    await process.wait()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(process.wait(), KILL_WAIT)
             _signal_group(process.pid, signal.SIGKILL)  # anything the bot left behind in its group
-            if self._logger is not None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(self._logger), grace)
-                self._logger.cancel()
+            killed = killed or process.returncode is None or process.returncode < 0
+        if killed:  # by a signal, maybe while its sandbox was being set up: the clone is swept
+            found = await asyncio.to_thread(sweep, self.mark, STOP_SWEEP, BOT_VARIABLE)
+            if found:
+                LOGGER.warning(
+                    "bot %r: %d process(es) left by a stopped start were killed", self.spec.name, found
+                )
+        if self._logger is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._logger), grace)
+            self._logger.cancel()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
@@ -248,6 +291,23 @@ def describe_exit(returncode: int) -> str:
         with contextlib.suppress(ValueError):
             return f"was killed by {signal.Signals(number).name}"
     return f"exited with code {returncode}"
+
+
+async def _keep_output(fd: int, path: Path | None, tail: Tail) -> None:
+    """:func:`_keep_log` of the read end ``fd`` of a bot's output pipe, closed at its end (or when the
+    task is cancelled: a sandbox that outlived its kill may still hold the write end)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    pipe = os.fdopen(fd, "rb", buffering=0)
+    try:
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+    except BaseException:
+        pipe.close()
+        raise
+    try:
+        await _keep_log(reader, path, tail)
+    finally:
+        transport.close()
 
 
 async def _keep_log(

@@ -79,14 +79,19 @@ class Table:
     async def seat(self, sitting: Sitting) -> Lineup:
         """Fresh seats for one match, all bots started at once; a bot that does not start is tried once
         more. The lineup's ``failed`` names the first seat that did not start (its processes are still
-        to be stopped: :meth:`release`)."""
+        to be stopped: :meth:`release`). Cancelled, it stops every bot it started (in the background:
+        :meth:`close` waits for them) and every start still under way."""
         lineup = Lineup()
-        claimed = await self._claim([bot for bot in sitting.bots if bot.remote], lineup)
-        if lineup.failed is not None:
-            return lineup
-        seats = await asyncio.gather(
-            *(claimed[bot.name] if bot.remote else self._seat(bot, lineup) for bot in sitting.bots)
-        )
+        try:
+            claimed = await self._claim([bot for bot in sitting.bots if bot.remote], lineup)
+            if lineup.failed is not None:
+                return lineup
+            seats = await asyncio.gather(
+                *(claimed[bot.name] if bot.remote else self._seat(bot, lineup) for bot in sitting.bots)
+            )
+        except BaseException:  # cancelled (the run stops): the bots already seated are stopped too
+            self.release(lineup, self.cut())
+            raise
         lineup.seats = [seat for seat in seats if seat is not None]
         return lineup
 

@@ -15,6 +15,12 @@ every live process whose environment carries the referee's random mark, which ev
 anything it forks or clones before its first ``exec``) inherits from its start, until none is left.
 A sandboxed process that changed its own environment after its start is still inside a sandbox whose
 first process carries the mark, and dies with it; an unsandboxed bot is trusted (docs/SECURITY.md).
+
+The same window opens while the referee lives, whenever it kills a bot whose sandbox is still being set
+up (a run or a comparison that stops while a match is being seated): the clone, no longer in the bot's
+process group (bubblewrap gives the sandbox a session of its own), is left running the bot with parent
+pid 1. So every bot process also carries a mark of its own (:data:`BOT_VARIABLE`), and the launcher
+sweeps it (:func:`sweep`) after it has killed a bot (``referee.match.launcher``).
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from typing import Final
 
 VARIABLE: Final = "PYRAMID_REFEREE_MARK"
 """The environment variable that marks every process a referee process started (not a secret)."""
+BOT_VARIABLE: Final = "PYRAMID_BOT_MARK"
+"""The environment variable that marks every process of one bot process's start (not a secret)."""
 SWEEP_LIMIT: Final = 10.0
 """Seconds the watchdog goes on killing marked processes that are still being born."""
 
@@ -74,45 +82,50 @@ def environment() -> dict[str, str]:
     return {VARIABLE: _watching[here][0]}
 
 
-def marked(mark: str) -> list[int]:
-    """Live processes whose environment holds ``mark`` (a zombie's environment reads empty)."""
+def marked(mark: str, variable: str = VARIABLE) -> list[int]:
+    """Live processes whose environment holds ``variable=mark`` (a zombie's environment reads empty)."""
+    entry = f"{variable}={mark}".encode()
     return [
-        int(entry)
-        for entry in os.listdir("/proc")
-        if entry.isdigit() and int(entry) != os.getpid() and _carries(int(entry), mark)
+        int(name)
+        for name in os.listdir("/proc")
+        if name.isdigit() and int(name) != os.getpid() and _carries(int(name), entry)
     ]
 
 
-def _carries(pid: int, mark: str) -> bool:
+def _carries(pid: int, entry: bytes) -> bool:
     try:
-        return f"{VARIABLE}={mark}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        return entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     except OSError:
         return False
 
 
-def _kill(pid: int, mark: str) -> None:
-    """SIGKILLs ``pid`` if it still carries ``mark``: the process is pinned by a pidfd first and its
+def _kill(pid: int, entry: bytes) -> None:
+    """SIGKILLs ``pid`` if it still carries ``entry``: the process is pinned by a pidfd first and its
     environment read again, so a pid freed and reused since the scan is never hit."""
     with contextlib.suppress(OSError):
         handle = os.pidfd_open(pid)
         try:
-            if _carries(pid, mark):
+            if _carries(pid, entry):
                 signal.pidfd_send_signal(handle, signal.SIGKILL)
         finally:
             os.close(handle)
 
 
-def sweep(mark: str, limit: float = SWEEP_LIMIT) -> None:
-    """SIGKILLs the processes marked with ``mark`` until two scans in a row find none (a process killed
-    while forking may still have brought a child into the world), or for ``limit`` seconds."""
+def sweep(mark: str, limit: float = SWEEP_LIMIT, variable: str = VARIABLE) -> int:
+    """SIGKILLs the processes marked ``variable=mark`` until two scans in a row find none (a process
+    killed while forking may still have brought a child into the world), or for ``limit`` seconds;
+    returns how many it found."""
+    entry = f"{variable}={mark}".encode()
     deadline = time.monotonic() + limit
-    quiet = 0
+    quiet = killed = 0
     while quiet < 2 and time.monotonic() < deadline:
-        found = marked(mark)
+        found = marked(mark, variable)
         for pid in found:
-            _kill(pid, mark)
+            _kill(pid, entry)
+        killed += len(found)
         quiet = 0 if found else quiet + 1
         time.sleep(0.02)
+    return killed
 
 
 def main() -> None:
