@@ -2,11 +2,17 @@
 of a sample match and estimates a match from their start and decisions, through the real CLI, and the
 estimate is held against the real run of the same league."""
 
+import os
 import re
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from referee.league.dry_run import EXIT_PREFLIGHT
+from referee.starter import node_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -86,3 +92,28 @@ def test_a_bot_that_cannot_be_timed_is_named_and_counted_roughly(tmp_path):
     # 0.4 s and 208 decisions at 2 ms for it, the in-process bot as timed
     each = float(re.search(r"\((\d+\.\d)s a match: each seat's start and 208 decisions", dry.stdout)[1])
     assert 0.8 <= each < 1.0
+
+
+@pytest.mark.skipif(bool(node_problem()) and not os.environ.get("CI"), reason="no Node.js SDK here")
+def test_the_dry_run_of_a_fresh_init_league_says_its_node_bot_is_built_by_the_run(tmp_path):
+    """A fresh `referee init` league: its Node.js bot needs the SDK its build step (npm install) brings,
+    which a dry run does not run. The dry run says so and never predicts the preflight's exit 4, since
+    the run builds first and plays (issue #32, item 7)."""
+    init = subprocess.run(
+        [REFEREE, "init", "fresh"], capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path
+    )
+    assert init.returncode == 0, init.stderr
+    league = tmp_path / "fresh" / "league.yaml"
+    assert not (tmp_path / "fresh" / "node-bot" / "node_modules").exists()  # nothing built yet
+    for path in (tmp_path, tmp_path / "fresh"):  # a sandboxed bot runs as a uid of its own
+        path.chmod(0o755)
+    dry = referee("run", league, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert f"exit {EXIT_PREFLIGHT}" not in dry.stdout
+    (line,) = [line for line in dry.stdout.splitlines() if line.startswith("not timed: my-node-bot: ")]
+    assert line.startswith(
+        "not timed: my-node-bot: it has a build step (npm install --no-audit --no-fund), which the run "
+        "does before it plays and a dry run does not, and it did not start without it: "
+    ), line
+    assert "Cannot find module 'pyramid-arena-sdk'" in line
+    assert not (tmp_path / "fresh" / "node-bot" / "node_modules").exists()  # and it built nothing

@@ -94,7 +94,10 @@ def timed_estimate(
 ) -> tuple[float, str, list[str]]:
     """The mean seconds of work a match of ``pending`` should take, why, and the lines that say what
     was timed: samples of the schedule's lineups, ``at_once`` at a time (``referee.league.timing``).
-    A bot that could not be timed is named, since the run's preflight would stop there too."""
+    A bot that could not be timed is named, since the run's preflight would stop there too; unless it
+    has a ``build:`` step, which a dry run does not run (it writes): the run builds it first, and a bot
+    that needs its build (a fresh ``referee init`` league's Node.js bot, before ``npm install``) would
+    start then."""
     lineups = timing.samples(pending, at_once)
 
     async def measure() -> timing.Timings:
@@ -116,13 +119,19 @@ def timed_estimate(
         )
     for name, reason in sorted(timed.failures.items()):
         rough = f"counted as {timing.ROUGH_START:g}s a start, {1000 * timing.ROUGH_DECISION:g}ms a decision"
-        if league.entrant(name).spec.remote:  # it plays from its own machine (docs/REMOTE.md)
+        entrant = league.entrant(name)
+        if entrant.spec.remote:  # it plays from its own machine (docs/REMOTE.md)
             lines.append(f"not timed: {name}: a remote entrant ({rough})")
-            continue
-        lines.append(
-            f"not timed: {name}: {reason} "
-            f"(the run's preflight would stop there, exit {EXIT_PREFLIGHT}; {rough})"
-        )
+        elif entrant.build is not None:  # what it needs may come with its build, which the run does first
+            lines.append(
+                f"not timed: {name}: it has a build step ({entrant.build}), which the run does before it "
+                f"plays and a dry run does not, and it did not start without it: {reason} ({rough})"
+            )
+        else:
+            lines.append(
+                f"not timed: {name}: {reason} "
+                f"(the run's preflight would stop there, exit {EXIT_PREFLIGHT}; {rough})"
+            )
     each = timed.match_seconds(league.rules, [match.entrants for match in pending])
     decisions = timing.decisions_per_seat(league.rules)
     return each, f"{each:.1f}s a match: each seat's start and {decisions} decisions, as timed", lines
