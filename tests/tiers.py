@@ -83,6 +83,7 @@ SLOW_MODULES: Final = {
         "test_quality": "ruff and mypy",
         "test_referee_log": "the CLI and bot processes",
         "test_remote": "referee run listening for remote bots: the CLI, openssl, Python and Node.js bots",
+        "test_remote_away": "referee run listening for remote bots: the CLI, Python remote bots",
         "test_stop_start": "bot processes in bubblewrap, referee run, serve and compare, Dask workers",
         "test_remote_door": "openssl for the test's certificates; the door on real gRPC, in-process",
         "test_report_browser": "the CLI and Chromium",

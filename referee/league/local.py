@@ -3,7 +3,9 @@
 
 Each worker coroutine starts the bots of its next match while the current one plays (every match has
 fresh bots, so this hides their start-up). Each attempt is stored as soon as it ends, before the next is
-counted; an interrupted run loses only the matches in flight, and the next run plays them again.
+counted; an interrupted run loses only the matches in flight, and the next run plays them again. A
+worker takes the next match that can start now (``pending.py``): one that waits for a remote entrant
+holds no worker, and the others go on meanwhile.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 
 from referee.league.competition import Competition, Progress, RunReport
 from referee.league.host import Host, run_builds
+from referee.league.pending import Pending, token_check
 from referee.league.preflight import preflight
 from referee.league.schedule import ScheduledMatch
 from referee.match.launcher import RemoteSource
@@ -58,77 +61,102 @@ class LocalDriver:
         self, table: Table, missing: list[ScheduledMatch], on_progress: Callable[[Progress], None]
     ) -> None:
         """One pass of workers for a fixed schedule; one per batch until settled."""
-        queue: asyncio.Queue[ScheduledMatch] = asyncio.Queue()
-        tries: dict[str, int] = {}
+        competition = self.competition
+        remote = self.remote if competition.league.remote_names else None
+        admitted = token_check(competition.league) if remote is not None else (lambda name: None)
+        pending = Pending(competition, remote, admitted)
         workers: list[asyncio.Task[None]] = []
         try:
             while missing:
-                for match in missing:
-                    queue.put_nowait(match)
+                pending.put(missing)
                 count = min(self.concurrency, len(missing))
                 workers = [
-                    asyncio.create_task(self._worker(table, queue, tries, on_progress)) for _ in range(count)
+                    asyncio.create_task(self._worker(table, pending, on_progress)) for _ in range(count)
                 ]
                 await asyncio.gather(*workers)
-                missing = self.competition.next_batch()
+                missing = competition.next_batch()
         finally:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             await table.close()
 
-    async def _worker(
-        self,
-        table: Table,
-        queue: asyncio.Queue[ScheduledMatch],
-        tries: dict[str, int],
-        on_progress: Callable[[Progress], None],
-    ) -> None:
-        """Plays matches from ``queue`` until it is empty, the bots of the next started ahead."""
+    async def _worker(self, table: Table, pending: Pending, on_progress: Callable[[Progress], None]) -> None:
+        """Plays the matches of ``pending`` that can start, until none is left, the bots of the next
+        started ahead; waits (without holding a match) while all that are left wait for a remote
+        entrant."""
         competition = self.competition
-        upcoming: tuple[ScheduledMatch, asyncio.Task[Lineup | None]] | None = None
+        upcoming: _Ahead | None = None
         try:
-            while upcoming is not None or not queue.empty():
+            while True:
                 if upcoming is None:
-                    upcoming = self._ahead(table, queue.get_nowait())
+                    first = await pending.next()
+                    if first is None:
+                        return
+                    upcoming = self._ahead(table, pending, first)
                 (scheduled, starting), upcoming = upcoming, None
                 lineup = await starting
-                if lineup is None:  # an entrant of it is disqualified: left unplayed
-                    competition.unplayed()
+                if lineup is None:  # an entrant of it is disqualified, or away again: not started
+                    pending.done(scheduled)
                     continue
                 if lineup.failed is not None:  # not played: tried again later in the run, or left
                     table.release(lineup)
-                    tries[scheduled.match_id] = tries.get(scheduled.match_id, 0) + 1
-                    if competition.not_started(scheduled, lineup.failed, tries[scheduled.match_id]):
-                        queue.put_nowait(scheduled)
+                    pending.done(scheduled)
+                    pending.not_started(scheduled, lineup.failed)
                     continue
-                if not queue.empty():  # the next match's bots start while this one plays
-                    upcoming = self._ahead(table, queue.get_nowait())
-                result = await table.play(
-                    competition.sitting(scheduled), lineup, _recorder(competition, scheduled)
-                )
+                following = pending.take()  # the next match's bots start while this one plays
+                if following is not None:
+                    upcoming = self._ahead(table, pending, following)
+                try:
+                    result = await table.play(
+                        competition.sitting(scheduled), lineup, _recorder(competition, scheduled)
+                    )
+                finally:
+                    pending.done(scheduled)
                 if isinstance(
                     result, NotStarted
                 ):  # a retry after a void did not start: left for the next run
-                    competition.not_started(scheduled, result, tries=LAST_TRY)
+                    pending.not_started(scheduled, result, last=True)
                     on_progress(competition.progress)
                     continue
                 on_progress(competition.finished(scheduled, result))
         finally:
             if upcoming is not None:
-                upcoming[1].cancel()
+                _drop(table, pending, upcoming)
 
-    def _ahead(
-        self, table: Table, scheduled: ScheduledMatch
-    ) -> tuple[ScheduledMatch, asyncio.Task[Lineup | None]]:
+    def _ahead(self, table: Table, pending: Pending, scheduled: ScheduledMatch) -> _Ahead:
         """Starts the bots of ``scheduled`` now."""
-        return scheduled, asyncio.create_task(self._lineup(table, scheduled))
+        return scheduled, asyncio.create_task(self._lineup(table, pending, scheduled))
 
-    async def _lineup(self, table: Table, scheduled: ScheduledMatch) -> Lineup | None:
-        """Fresh seats for ``scheduled``; ``None`` if an entrant of it is disqualified."""
-        if not self.competition.playable(scheduled):
+    async def _lineup(self, table: Table, pending: Pending, scheduled: ScheduledMatch) -> Lineup | None:
+        """Fresh seats for ``scheduled``; ``None`` if an entrant of it is disqualified, or if a remote
+        entrant of it left between the look that chose the match and now (the match goes back to wait:
+        a claim that would wait for it must not hold this worker)."""
+        competition = self.competition
+        if not competition.playable(scheduled):
+            competition.unplayed()
             return None
-        return await table.seat(self.competition.sitting(scheduled))
+        remote = [name for name in scheduled.entrants if name in pending.remote]
+        if remote and self.remote is not None and not self.remote.ready(remote):
+            pending.put([scheduled])
+            return None
+        return await table.seat(competition.sitting(scheduled))
+
+
+_Ahead = tuple[ScheduledMatch, "asyncio.Task[Lineup | None]"]
+
+
+def _drop(table: Table, pending: Pending, upcoming: _Ahead) -> None:
+    """A worker that stops (the run is interrupted, or failed) stops the bots it started ahead."""
+    scheduled, starting = upcoming
+    pending.done(scheduled)
+    starting.cancel()
+
+    def release(task: asyncio.Task[Lineup | None]) -> None:
+        if not task.cancelled() and task.exception() is None and (lineup := task.result()) is not None:
+            table.release(lineup)
+
+    starting.add_done_callback(release)
 
 
 def _recorder(competition: Competition, scheduled: ScheduledMatch) -> Callable[[Attempt], None]:
@@ -139,8 +167,3 @@ def _recorder(competition: Competition, scheduled: ScheduledMatch) -> Callable[[
         competition.record(scheduled, attempt, next(count))
 
     return record
-
-
-LAST_TRY = 1_000
-"""A try count past every limit: a match whose retry after a void did not start is not tried again in
-this run (its void attempts are stored; the next run plays it)."""

@@ -372,6 +372,14 @@ class RemoteSource(Protocol):
         """Connections for ``specs``, all at once; :class:`BotSpecError` naming who is missing."""
         ...
 
+    def ready(self, names: Sequence[str]) -> bool:
+        """Whether every one of ``names`` is connected and free now: a claim of them would not wait."""
+        ...
+
+    def connected(self, name: str) -> bool:
+        """Whether ``name``'s bot is connected now (free or in a match)."""
+        ...
+
 
 class Launcher:
     """Owns bot processes; ``async with`` guarantees they are all stopped at the end.
