@@ -17,6 +17,7 @@ import pytest
 
 from arena import bot_processes
 from referee.match.sandbox import bubblewrap_problem
+from remote_kit import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -239,7 +240,7 @@ def wait_for_holder(lock: Path, process: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
-        if lock.exists() and lock.read_text().strip() == str(process.pid):
+        if lock.exists() and lock.read_text().partition("\n")[0] == str(process.pid):
             return
         time.sleep(0.02)
     raise AssertionError("the first run never took the lock")
@@ -305,6 +306,37 @@ def test_a_run_on_dask_workers_holds_the_league_too(tmp_path):
     assert first.returncode == 0, out + err
     assert complete_matches(database) == 6
     assert not lock.exists()
+
+
+def test_a_run_of_a_served_league_names_the_server_before_any_option_it_lacks(tmp_path):
+    """Issue #32, item 8: the league is held by ``referee serve``, and the run says so, naming it, before
+    it would ask for the --listen that its remote entrant needs (which does not matter while it is
+    held); a second serve says the same."""
+    league = tmp_path / "league.yaml"
+    league.write_text(PROCESSES + "  - name: far\n    remote: true\n", encoding="utf-8")
+    database, lock = tmp_path / "league.sqlite", tmp_path / "league.sqlite.lock"
+    port = free_port()
+    served = subprocess.Popen(
+        [REFEREE, "serve", league, "--http", f"127.0.0.1:{port}", "--listen", f"127.0.0.1:{free_port()}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_for_holder(lock, served)
+        assert lock.read_text() == f"{served.pid}\nreferee serve\n"
+        holder = (
+            f"{database}: `referee serve` (pid {served.pid}) is playing this league and holds its results; "
+            f"it serves the league until it is stopped, or stop it (kill {served.pid}) and run again: it "
+            "resumes"
+        )
+        for command in (("run",), ("run", "--workers", "1"), ("serve", "--http", f"127.0.0.1:{free_port()}")):
+            second = referee(*command, league)
+            assert second.returncode == EXIT_BUSY, second.stdout + second.stderr
+            said = "serve: " if command[0] == "serve" else "Error: "
+            assert one_line(second) == said + holder
+    finally:
+        served.send_signal(signal.SIGINT)
+        served.communicate(timeout=60)
+    assert served.returncode == 0
 
 
 # -- item 12: storage faults --------------------------------------------------------------------------

@@ -70,8 +70,10 @@ def serve_command(
     its matches. Ctrl-C stops it; every stored match stays stored, and the match in play is played again
     next time (docs/SERVER.md).
     """
+    from referee.cli.storage import EXIT_BUSY
     from referee.league.config import LeagueError, load_league
     from referee.league.host import log_dir_of
+    from referee.league.lock import LeagueBusyError, check_free
     from referee.league.remote_entrants import OpenDoor, door_settings
     from referee.logs import referee_logging
     from referee.remote.settings import RemoteSettings, RemoteSettingsError
@@ -79,9 +81,13 @@ def serve_command(
     host, port = parse_http(http)
     try:
         league = load_league(league_file)
+        check_free(league.database)  # another serve or run of it is the first thing to hear of
         settings = door_settings(league, RemoteSettings(listen, tls_cert, tls_key, insecure), on_dask=False)
     except (LeagueError, RemoteSettingsError) as exc:
         raise click.ClickException(str(exc)) from None
+    except LeagueBusyError as exc:
+        click.echo(f"serve: {exc}", err=True)
+        sys.exit(EXIT_BUSY)
     log_file = log_dir_of(league) / "referee.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
     from referee.web.server import serve_forever

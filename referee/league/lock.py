@@ -6,7 +6,8 @@ twice the bots, whose clocks suffer). So a run holds this lock from before it op
 it ends, whichever executor plays (the Dask client is the only writer, and it is this process).
 
 The kernel drops an ``flock`` when its holder dies, however it dies: a lock file left by a killed run
-blocks nobody. The holder writes its pid into the file, so that the run it blocks can name it. A run that
+blocks nobody. The holder writes its pid and its command (``referee run``, ``referee serve``) into the
+file, so that the run it blocks can name it. A run that
 ends removes the file, while it still holds the lock; a run that finds it has locked a file that is no
 longer at the path (removed by the holder between its ``open`` and its ``flock``) tries again.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Final
@@ -31,17 +33,39 @@ PID_WAIT: Final = 1.0
 
 
 class LeagueBusyError(StoreError):
-    """Another live process holds the league's results database (``pid``, if it could be read)."""
+    """Another live process holds the league's results database (``pid`` and ``command``, if they could
+    be read): the message names what holds it."""
 
-    def __init__(self, database: Path, pid: int | None) -> None:
+    def __init__(self, database: Path, pid: int | None, command: str | None = None) -> None:
         self.database = database
         self.pid = pid
-        holder = f"another `referee run` (pid {pid})" if pid else "another `referee run`"
+        self.command = command
+        at = f" (pid {pid})" if pid else ""
         stop = f"stop it (kill {pid})" if pid else "stop it"
+        if command == SERVE:
+            holder, wait = f"`referee serve`{at}", "it serves the league until it is stopped"
+        elif command in (RUN, None):  # a lock file of a referee that wrote no command was a run's
+            holder, wait = f"another `referee run`{at}", "let it finish"
+        else:
+            holder, wait = f"another process, `{command}`{at},", "let it finish"
         super().__init__(
-            f"{database}: {holder} is playing this league and holds its results; let it finish, or {stop} "
-            "and run again: it resumes"
+            f"{database}: {holder} is playing this league and holds its results; {wait}, or {stop} and "
+            "run again: it resumes"
         )
+
+
+RUN: Final = "referee run"
+SERVE: Final = "referee serve"
+
+
+def this_command() -> str:
+    """What this process is, as its user started it: ``referee run`` or ``referee serve`` for the CLI,
+    else its program and first argument (a script that plays a league through the library)."""
+    argv = sys.argv
+    program = Path(argv[0]).name if argv and argv[0] else "python"
+    if program in ("referee", "__main__.py") and len(argv) > 1:
+        return f"referee {argv[1]}"
+    return " ".join([program, *argv[1:2]])[:80]
 
 
 def lock_path(database: Path) -> Path:
@@ -65,9 +89,9 @@ class RunLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                pid = _holder(fd)
+                pid, command = _holder(fd)
                 os.close(fd)
-                raise LeagueBusyError(database, pid) from None
+                raise LeagueBusyError(database, pid, command) from None
             except BaseException:
                 os.close(fd)
                 raise
@@ -80,7 +104,7 @@ class RunLock:
             os.close(fd)  # locked a file its holder had just removed: take the one at the path now
         with contextlib.suppress(OSError):  # a full disk may refuse even these bytes; the lock holds
             os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            os.pwrite(fd, f"{os.getpid()}\n{this_command()}\n".encode(), 0)
         return cls(path, fd)
 
     @property
@@ -98,13 +122,28 @@ class RunLock:
         self._fd = None
 
 
-def _holder(fd: int) -> int | None:
-    """The pid the holder wrote into the lock file, waiting briefly for it to be written."""
+def check_free(database: Path) -> None:
+    """Raises :class:`LeagueBusyError` if another live process holds ``database`` now, so that a run
+    says so before it checks options that would not matter while it is held; takes the lock for a
+    moment only (the run takes it for good when it opens the database). Nothing is made if the
+    database's folder does not exist yet."""
+    if not database.parent.is_dir():
+        return
+    try:
+        lock = RunLock.take(database)
+    except OSError:  # a folder it cannot write: the run's own opening says so
+        return
+    lock.release()
+
+
+def _holder(fd: int) -> tuple[int | None, str | None]:
+    """The pid and the command the holder wrote into the lock file, waiting briefly for them."""
     deadline = time.monotonic() + PID_WAIT
     while True:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        if text.isdigit():
-            return int(text)
+        pid, _, rest = os.pread(fd, 256, 0).decode("utf-8", "replace").partition("\n")
+        command = rest.partition("\n")[0].strip() or None
+        if pid.strip().isdigit():
+            return int(pid), command
         if time.monotonic() > deadline:
-            return None
+            return None, None
         time.sleep(0.05)
