@@ -3,6 +3,7 @@ only (``module:`` entrants), so no process starts, but real matches on the real 
 results database."""
 
 import asyncio
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from referee.league.competition import START_FAILURES, Competition
 from referee.league.config import load_league
 from referee.league.host import Host
 from referee.league.local import LocalDriver
+from referee.league.pending import LOOK_AGAIN, REISSUE_GRACE, Pending
+from referee.league.schedule import ScheduledMatch
 from referee.match.bots import BotSpec
 from referee.match.faults import RefereeInternalError
 from referee.match.launcher import Confinement, Launcher
@@ -207,5 +210,67 @@ def test_a_tables_remote_seats_are_claimed_together_and_only_the_unconnected_are
         busy = NotStarted("a", "still playing", charged=())
         assert competition.not_started(match, busy, tries=1)
         assert competition.start_failures == {"a": 1, "b": 1}
+    finally:
+        competition.close()
+
+
+def remote_league(folder: Path, wait: str) -> Path:
+    """Three in-process entrants and a remote one, ``r``: 12 matches of two players, 6 of them with r."""
+    path = league_file(folder, seed=3)
+    text = path.read_text(encoding="utf-8").replace("entrants:\n", f"remote: {{wait: {wait}}}\nentrants:\n")
+    path.write_text(text + "  - name: r\n    remote: true\n", encoding="utf-8")
+    return path
+
+
+class CountedLooks(Pending):
+    looks = 0
+
+    def take(self) -> ScheduledMatch | None:
+        self.looks += 1
+        return super().take()
+
+
+def test_matches_waiting_for_an_away_remote_entrant_hold_nothing_and_cost_its_wait_once(tmp_path):
+    """The in-process driver's pending matches with a real lobby nobody connects to: the local matches
+    are taken first, the remote entrant's wait; after the league's wait, once, its missed starts
+    disqualify it and its other matches are left unplayed; meanwhile the driver looked a few times,
+    not in a loop."""
+    competition = Competition.open(load_league(remote_league(tmp_path, "0.3s")))
+    try:
+        pending = CountedLooks(competition, Lobby(wait=0.3))
+        pending.put(competition.missing())
+        taken = []
+        while (scheduled := pending.take()) is not None:
+            taken.append(scheduled)
+            pending.done(scheduled)
+        assert len(taken) == 6
+        assert all("r" not in scheduled.entrants for scheduled in taken)
+        assert len(pending.matches) == 6  # r's, waiting
+        began = time.monotonic()
+        assert asyncio.run(pending.next()) is None  # none left once r is out
+        assert 0.3 <= time.monotonic() - began < 0.3 + LOOK_AGAIN
+        assert pending.looks <= 6 + 1 + 3  # the 6 taken, the first miss, a look or two while waiting
+        assert competition.disqualified == {
+            "r": f"did not start {START_FAILURES} times in a row: remote entrant 'r' was not connected "
+            "within 0.3s (docs/REMOTE.md: its author starts the bot with its token)"
+        }
+        assert competition.skipped == 6
+    finally:
+        competition.close()
+
+
+def test_a_remote_entrant_without_a_valid_token_is_left_out_after_the_reissue_grace(tmp_path):
+    competition = Competition.open(load_league(remote_league(tmp_path, "600s")))
+    now = [100.0]
+    try:
+        pending = Pending(competition, Lobby(wait=600), lambda name: "its token was revoked", lambda: now[0])
+        pending.put(m for m in competition.missing() if "r" in m.entrants)
+        assert pending.take() is None  # it may be a reissue: its matches wait
+        assert pending.deadline() == REISSUE_GRACE
+        now[0] += REISSUE_GRACE
+        assert pending.take() is None
+        assert competition.disqualified == {"r": "its token was revoked"}
+        assert pending.matches == []
+        assert competition.skipped == 6
     finally:
         competition.close()

@@ -113,10 +113,8 @@ class LocalDriver:
                     )
                 finally:
                     pending.done(scheduled)
-                if isinstance(
-                    result, NotStarted
-                ):  # a retry after a void did not start: left for the next run
-                    pending.not_started(scheduled, result, last=True)
+                if isinstance(result, NotStarted):  # a retry after a void did not start
+                    pending.not_started(scheduled, result, last=True)  # left for the next run
                     on_progress(competition.progress)
                     continue
                 on_progress(competition.finished(scheduled, result))
