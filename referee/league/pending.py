@@ -9,9 +9,8 @@ the run first wanted it, once for all its matches (not once per match): after th
 counts as a start it missed, and the third in a row disqualifies it for the run, as for a bot that does
 not start; its other matches are then left unplayed, waiting for nobody. One whose token was revoked
 (or has expired) is disqualified as soon as that has lasted :data:`REISSUE_GRACE`: it cannot connect
-again. When only matches that wait are left,
-a worker sleeps until a match of the run ends, the next deadline, or at most :data:`LOOK_AGAIN` seconds
-(a bot that connects); it never spins.
+again. When only matches that wait are left, a worker sleeps until a match of the run ends, the next
+deadline, or at most :data:`LOOK_AGAIN` seconds (a bot that connects); it never spins.
 
 Which match is played first changes nothing of what is stored: the store is keyed by match id, and every
 match keeps its own seed and seats.
@@ -55,14 +54,18 @@ class Now(enum.Enum):
 
 def token_check(league: League) -> Callable[[str], str | None]:
     """Why a remote entrant of ``league`` can no longer connect (its token revoked or expired), or
-    ``None``. A token file the referee cannot read says nothing about a bot: ``None``."""
+    ``None``. A token file the referee cannot read says nothing about a bot: ``None`` (and one warning
+    in the log)."""
     book = TokenBook(tokens_path(league.database))
+    told: set[str] = set()
 
     def why_not(name: str) -> str | None:
         try:
             grant = book.grants().get(name)
         except TokenError as exc:
-            LOGGER.warning("%s", exc)
+            if str(exc) not in told:
+                told.add(str(exc))
+                LOGGER.warning("%s", exc)
             return None
         again = f"`referee token issue {league.path} {name}` gives it a new one"
         if grant is None:
