@@ -10,15 +10,20 @@ that is not on the table.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.observation import Observation, Trick
 from pyramid_sdk.rules import Talk
 from referee.match.faults import Fault
 from referee.match.runner import Decision, Seat
+
+TURN: Final = 0.005
+"""Seconds a match of in-process bots plays before it lets the server's event loop answer requests."""
 
 
 def _trick(trick: Trick) -> dict[str, Any]:
@@ -70,6 +75,8 @@ class LiveMatch:
     """The seats' entrants that play from their authors' machines (not sandboxed), as the pages mark them."""
     view: dict[str, Any] | None = None
     steps: int = 0
+    turned: float = 0.0
+    """When its seats last let the event loop run (:data:`TURN`)."""
     listeners: list[Callable[[LiveMatch], None]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
@@ -121,6 +128,12 @@ class WatchedSeat:
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
         self.live.update(obs)
+        # A bot of the referee's own process (``module:``) decides without ever letting the event loop
+        # run: without a turn now and then, a whole match would play before the server answered.
+        now = time.monotonic()
+        if now - self.live.turned > TURN:
+            self.live.turned = now
+            await asyncio.sleep(0)
         return await self.seat.decide(obs, time_limit, bank)
 
     async def deal_end(self, obs: Observation) -> None:

@@ -1,5 +1,6 @@
-"""The live pages: the HTML report, rewritten into the server's own folder after every stored match and
-served with one more script (``static/live.js``) that keeps each page up to date without a reload.
+"""The live pages: the HTML report, rewritten into the server's own folder after the results change
+(by a reader process: :mod:`referee.web.site`), and served with one more script (``static/live.js``)
+that keeps each page up to date without a reload.
 
 Reusing the report's writer keeps one look and one set of disclosure rules: what ``referee report``
 would show now is exactly what the server shows.
@@ -19,6 +20,8 @@ from referee.web.runner import read_results
 
 LOGGER = logging.getLogger(__name__)
 
+PAGE_NAME: Final = 200
+"""Characters a page's name may have (an entrant's page is named for it: names are shorter)."""
 LIVE_TAGS: Final = (
     '<link rel="stylesheet" href="/static/live.css">\n<script src="/static/live.js" defer></script>\n'
 )
@@ -37,6 +40,15 @@ def write_site(league: League, seed: int, folder: Path) -> None:
             store.close()
     except (OSError, StoreError) as exc:
         LOGGER.warning("the live pages in %s were not rewritten: %s", folder, exc)
+
+
+def is_page_name(name: str) -> bool:
+    """Whether ``name`` could name a page of the report (a file of its folder, and no other).
+
+    >>> is_page_name("match-0001.html"), is_page_name("../x.html"), is_page_name("a" * 300 + ".html")
+    (True, False, False)
+    """
+    return len(name) <= PAGE_NAME and name.endswith(".html") and "/" not in name and not name.startswith(".")
 
 
 def with_live_script(html: str) -> str:

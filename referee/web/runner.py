@@ -104,8 +104,9 @@ def _say(line: str) -> None:
 
 
 class LeagueRunner:
-    """Plays a league on and on; ``on_stored`` runs (in a thread) after each stored match, before the
-    listeners hear of it, so a page that reloads on the event finds it."""
+    """Plays a league on and on. ``on_stored`` is told (and must return at once: the play goes on) after
+    each stored match and whenever the league is read again; ``state`` counts those changes, so that
+    what is read of the results is kept until the next (:class:`referee.web.readers.Answers`)."""
 
     def __init__(
         self,
@@ -137,7 +138,9 @@ class LeagueRunner:
         self.played = 0
         self.competition: Competition | None = None
         """The league's competition, open (its database held) from the first pass until :meth:`run` ends."""
-        self._writing = asyncio.Lock()
+        self.state = 0
+        """Changes of the results and of the league since the server started: a match stored, or not
+        started (its strike stored), the league file read again."""
 
     async def run(self) -> None:
         """Until cancelled: each pass plays the league as the file says now, until the file changes."""
@@ -159,8 +162,8 @@ class LeagueRunner:
                 if self.door is not None and not self.door.is_open:  # the league is held: now its door
                     await self.door.open()
                 self.league, self.seed = competition.league, competition.seed
+                self._changed(competition)
                 self.hub.publish("league", name=competition.league.name)
-                await asyncio.to_thread(self.on_stored, competition.league, competition.seed)
                 await self._pass(competition, digest)
         finally:
             if self.competition is not None:
@@ -188,6 +191,10 @@ class LeagueRunner:
         if replay_new_versions(competition.store, league, LOGGER.info):
             competition.replan(league)  # an until-settled league plans from what is still stored
         return competition
+
+    def _changed(self, competition: Competition) -> None:
+        self.state += 1
+        self.on_stored(competition.league, competition.seed)
 
     def connected(self, name: str) -> bool:
         """Whether the remote entrant ``name``'s bot is connected to the door now."""
@@ -292,6 +299,7 @@ class LeagueRunner:
         if lineup.failed is not None:  # counted by the competition: three in a row disqualify
             table.release(lineup)
             competition.not_started(scheduled, lineup.failed, tries=1)  # tried again while playable
+            self._changed(competition)
             await asyncio.sleep(self.poll)
             return
         live = LiveMatch(
@@ -301,7 +309,7 @@ class LeagueRunner:
             scheduled.position + 1,
             tuple(competition.league.remote_names),
         )
-        live.listeners.append(lambda match: self.hub.publish("play", **match.state()))
+        live.listeners.append(self._publish_play)
         lineup.seats = watched(lineup.seats, live)
         self.live[scheduled.match_id] = live
         self.hub.publish("match_started", **live.summary())
@@ -319,11 +327,10 @@ class LeagueRunner:
             competition.finished(scheduled, result)
             outcome = result.outcome
         self.played += 1
+        self._changed(competition)
         if self.door is not None:
             for refusal in self.door.new_refusals():
                 LOGGER.warning("remote door: refused: %s", refusal)
-        async with self._writing:  # one rewrite at a time, each from the latest results
-            await asyncio.to_thread(self.on_stored, competition.league, competition.seed)
         self.hub.publish(
             "match_finished",
             match_id=scheduled.match_id,
@@ -331,6 +338,10 @@ class LeagueRunner:
             status=str(outcome.status),
             complete=outcome.status is MatchStatus.COMPLETE,
         )
+
+    def _publish_play(self, match: LiveMatch) -> None:
+        if self.hub.listeners:  # the state is built for the listeners alone
+            self.hub.publish("play", **match.state())
 
 
 def _shown(competition: Competition, scheduled: ScheduledMatch) -> bool:
