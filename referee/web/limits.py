@@ -21,9 +21,12 @@ client pick its own), so behind a reverse proxy every request counts against the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import math
+import socket
+import struct
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -215,7 +218,17 @@ class Connections:
         connection the server does not hold, as under a test client, has nothing to cut)."""
         client = scope.get("client")
         transport = self._transports.get((client[0], client[1])) if client else None
-        return transport.abort if transport is not None else (lambda: None)
+        return (lambda: reset(transport)) if transport is not None else (lambda: None)
+
+
+def reset(transport: asyncio.BaseTransport) -> None:
+    """Closes a connection at once and for good, what it had still to send thrown away: a reset, so that
+    neither the server nor the kernel keeps a socket (or its buffers) for a peer that does not read."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
 
 
 def _raw(status: int, text: str) -> bytes:
@@ -278,6 +291,6 @@ def capped_protocol(connections: Connections, deadline: float = REQUEST_DEADLINE
         def _late(self) -> None:
             self._timer = None
             if self.cycle is None or self.cycle.response_complete:
-                self.transport.abort()
+                reset(self.transport)
 
     return CappedProtocol

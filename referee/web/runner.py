@@ -308,8 +308,9 @@ class LeagueRunner:
             _shown(competition, scheduled),
             scheduled.position + 1,
             tuple(competition.league.remote_names),
+            watching=lambda: self.hub.listeners > 0,  # its view built for the listeners alone
         )
-        live.listeners.append(self._publish_play)
+        live.listeners.append(lambda match: self.hub.publish("play", **match.state()))
         lineup.seats = watched(lineup.seats, live)
         self.live[scheduled.match_id] = live
         self.hub.publish("match_started", **live.summary())
@@ -338,10 +339,6 @@ class LeagueRunner:
             status=str(outcome.status),
             complete=outcome.status is MatchStatus.COMPLETE,
         )
-
-    def _publish_play(self, match: LiveMatch) -> None:
-        if self.hub.listeners:  # the state is built for the listeners alone
-            self.hub.publish("play", **match.state())
 
 
 def _shown(competition: Competition, scheduled: ScheduledMatch) -> bool:
