@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
@@ -77,7 +78,7 @@ SCENARIOS = (
 )
 FIRST_MATCH = 300.0
 """Seconds to wait for a fresh server's first new match before giving up on the run."""
-ANSWER = 30.0
+ANSWER = 120.0
 """Seconds a client waits for an answer: past it, counted as ``timeout`` and the connection dropped."""
 
 
@@ -259,9 +260,13 @@ class Run:
     note: str = ""
 
 
-def _get(url: str) -> None:
-    with urllib.request.urlopen(url, timeout=10) as answer:
-        answer.read()
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            answer.read()
+            return int(answer.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
 
 
 async def run(referee: str, base: Path, scenario: str, seconds: float, args: argparse.Namespace) -> Run:
@@ -288,7 +293,10 @@ async def run(referee: str, base: Path, scenario: str, seconds: float, args: arg
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise SystemExit(f"{scenario}: no match stored: {(folder / 'serve.err').read_text()}")
                 await asyncio.sleep(0.5)
-            await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/api/v1/live")
+            while await asyncio.to_thread(_status, f"http://127.0.0.1:{port}/") != 200:  # the pages written
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit(f"{scenario}: no pages: {(folder / 'serve.err').read_text()}")
+                await asyncio.sleep(1)
             await asyncio.sleep(args.warm_up)
             paths = {
                 "static": ["/static/live.css"],
@@ -347,11 +355,43 @@ async def run(referee: str, base: Path, scenario: str, seconds: float, args: arg
                     server.wait()
 
 
+def sequence(scenarios: list[str]) -> list[str]:
+    """The runs: a static run of the same addresses before each other scenario and after it.
+
+    >>> sequence(["none", "matches", "match@spread"])
+    ['static', 'none', 'static', 'matches', 'static', 'static@spread', 'match@spread', 'static@spread']
+    """
+    order: list[str] = []
+    for scenario in scenarios:
+        if scenario.startswith("static"):
+            continue
+        yardstick = "static@spread" if scenario.endswith("@spread") else "static"
+        if not order or order[-1] != yardstick:
+            order.append(yardstick)
+        order += [scenario, yardstick]
+    return order or scenarios
+
+
+def neighbours(done: list[Run], number: int) -> float | None:
+    """The yardstick of run ``number``: the mean pace of the static runs of its addresses nearest to it
+    on either side (the one run, if it is one)."""
+    where = "static@spread" if done[number].scenario.endswith("@spread") else "static"
+    if done[number].scenario == where:
+        return done[number].pace
+    before = next((r.pace for r in reversed(done[:number]) if r.scenario == where), None)
+    after = next((r.pace for r in done[number + 1 :] if r.scenario == where), None)
+    found = [pace for pace in (before, after) if pace is not None]
+    return sum(found) / len(found) if found else None
+
+
 def load_average() -> str:
     return " ".join(f"{figure:.2f}" for figure in os.getloadavg())
 
 
 async def main() -> None:
+    task = asyncio.current_task()
+    assert task is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)  # its server stopped too
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(SCENARIOS), help="scenarios, comma-separated")
     parser.add_argument("--spread", action="store_true", help="also every load from 127.0.0.2-.5")
@@ -364,6 +404,13 @@ async def main() -> None:
     parser.add_argument("--listeners", type=int, default=100)
     parser.add_argument("--referee", default=REFEREE, help="the referee executable to serve with")
     parser.add_argument("--keep", type=Path, help="make the database in this folder (or reuse it)")
+    parser.add_argument(
+        "--pairs",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a static run before each other run, and one at the end (default): each ratio is to the "
+        "static runs on either side of it, so that a machine whose load drifts does not bias it",
+    )
     args = parser.parse_args()
     scenarios = [name.strip() for name in args.only.split(",") if name.strip()]
     if args.spread:
@@ -384,10 +431,11 @@ async def main() -> None:
         print(
             f"load: {args.clients} clients x {args.rate:g} requests/s; {args.listeners} listeners", flush=True
         )
+        order = sequence(scenarios) if args.pairs else scenarios
         runs: list[list[Run]] = []
         for repeat in range(args.repeat):
             done = []
-            for scenario in scenarios:
+            for scenario in order:
                 result = await run(args.referee, base, scenario, args.seconds, args)
                 done.append(result)
                 print(
@@ -400,10 +448,8 @@ async def main() -> None:
         print("\n| scenario | matches/min | ratio to static | RSS server / all MiB | answers |")
         print("|---|---:|---:|---:|---|")
         for done in runs:
-            paces = {result.scenario: result.pace for result in done}
-            for result in done:
-                where = result.scenario.partition("@")[2]
-                yardstick = paces.get("static@spread" if where else "static")
+            for number, result in enumerate(done):
+                yardstick = neighbours(done, number)
                 ratio = f"{result.pace / yardstick:.2f}" if yardstick else "-"
                 answers = result.note or result.tally.text()
                 print(

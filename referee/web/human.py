@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
-import sqlite3
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,18 +30,14 @@ from starlette.routing import Route
 from pyramid_sdk.actions import Action, Declare, InvalidActionError, Play, parse_action
 from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.observation import Observation
-from pyramid_sdk.record import MatchRecord
 from pyramid_sdk.seeds import SEED_BITS
 from referee.league.config import League
 from referee.league.host import confinement_of, log_dir_of
-from referee.league.location import human_path
 from referee.match.faults import Fault, FaultKind, FaultPolicy
-from referee.match.outcome import MatchOutcome
 from referee.match.runner import Decision, Seat, play_match
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher, take_seats
-from referee.report.records import RecordedMatch, from_line
-from referee.report.text import ONE_MATCH, match_line
+from referee.web.human_store import HumanStore, human_database
 from referee.web.live import LiveMatch, public_view, watched
 from referee.web.readers import RETRY_AFTER, Answers, Busy, ReadFailed
 from referee.web.render import render
@@ -148,73 +141,6 @@ class HumanTable:
             "seed": str(self.seed) if over else None,  # as text: 63 bits do not fit a JavaScript number
             "replay": f"/human/{self.stored_id}" if self.stored_id is not None else None,
         }
-
-
-class HumanStore:
-    """The human matches of a league, in a SQLite file of their own: never rated, never mixed with the
-    league's results."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path)
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS human_matches "
-            "(id INTEGER PRIMARY KEY, finished REAL, line TEXT, record TEXT)"
-        )
-        return db
-
-    def save(self, outcome: MatchOutcome, seed: int) -> int:
-        db = self._connect()
-        try:
-            with db:
-                cursor = db.execute(
-                    "INSERT INTO human_matches (finished, line) VALUES (?, '')", (time.time(),)
-                )
-                number = int(cursor.lastrowid or 0)
-                line = match_line(
-                    f"human-{number}", ONE_MATCH, seed, outcome.status, outcome.record, outcome.faults
-                )
-                record = json.dumps(outcome.record.to_dict(), ensure_ascii=False)  # with its talk
-                db.execute(
-                    "UPDATE human_matches SET line = ?, record = ? WHERE id = ?", (line, record, number)
-                )
-            return number
-        finally:
-            db.close()
-
-    def lines(self) -> list[tuple[int, float, dict[str, Any]]]:
-        if not self.path.is_file():
-            return []
-        db = self._connect()
-        try:
-            rows = db.execute("SELECT id, finished, line FROM human_matches ORDER BY id").fetchall()
-        finally:
-            db.close()
-        return [(int(n), float(f), json.loads(line)) for n, f, line in rows]
-
-    def line(self, number: int) -> dict[str, Any] | None:
-        return next((line for n, _, line in self.lines() if n == number), None)
-
-    def replayable(self, number: int) -> RecordedMatch | None:
-        """The match as its replay page shows it: the whole record, its talk too (an export line has
-        none), with its faults and status from its line."""
-        if not self.path.is_file():
-            return None
-        db = self._connect()
-        try:
-            row = db.execute("SELECT line, record FROM human_matches WHERE id = ?", (number,)).fetchone()
-        finally:
-            db.close()
-        if row is None:
-            return None
-        recorded = from_line(json.loads(row[0]))
-        return replace(recorded, record=MatchRecord.from_dict(json.loads(row[1])))
-
-
-def human_database(league: League) -> Path:
-    return human_path(league.database)
 
 
 class Tables:

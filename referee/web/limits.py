@@ -221,7 +221,7 @@ class Connections:
         return (lambda: reset(transport)) if transport is not None else (lambda: None)
 
 
-def reset(transport: asyncio.BaseTransport) -> None:
+def reset(transport: asyncio.Transport) -> None:
     """Closes a connection at once and for good, what it had still to send thrown away: a reset, so that
     neither the server nor the kernel keeps a socket (or its buffers) for a peer that does not read."""
     sock = transport.get_extra_info("socket")

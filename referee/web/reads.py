@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import pickle
 import sys
@@ -26,19 +27,19 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from referee.league.config import League
-from referee.league.ratings import Leaderboard
+from referee.league.planning import schedule_of
+from referee.league.ratings import Leaderboard, rate
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StoreError
 from referee.league.store import Store
 from referee.league.summary import MatchSummary
 from referee.league.version_history import VersionArchive, archive_path, as_json, summary
 from referee.league.versions import fingerprint
-from referee.report.site import match_page
+from referee.report.site import match_page, write_report
 from referee.report.text import export_lines, leaderboard_json
-from referee.web.human import HumanStore
-from referee.web.pages import is_page_name, with_live_script, write_site
+from referee.web.human_store import HumanStore
+from referee.web.pages import is_page_name, with_live_script
 from referee.web.readers import LENGTH
-from referee.web.runner import read_results
 
 VERSION: Final = 1
 """The API's version, in every answer of its collections."""
@@ -47,6 +48,35 @@ SUMMARY_DROPS: Final = ("deals",)
 """What the list of matches leaves out of each exported match: it is for one match's answer."""
 
 Results = tuple[dict[str, MatchSummary], tuple[ScheduledMatch, ...], Leaderboard]
+LOGGER = logging.getLogger(__name__)
+
+
+def read_results(league: League, seed: int) -> Results:
+    """The stored matches' summaries (no deal decoded), the schedule under the league's ``seed`` and
+    the leaderboard, read on a connection of the caller's own: what the pages and the API show."""
+    store = Store(league.database, write=False)
+    try:
+        stored = store.summaries()
+    finally:
+        store.close()
+    schedule = schedule_of(league, seed, stored)
+    board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
+    return stored, schedule, board
+
+
+def write_site(league: League, seed: int, folder: Path) -> None:
+    """Rewrites the report in ``folder`` from the stored results (their summaries, each match page
+    decoded as it is written); a failure is logged, and the pages keep what they showed (the next change
+    rewrites them)."""
+    try:
+        stored, schedule, board = read_results(league, seed)
+        store = Store(league.database, write=False)
+        try:
+            write_report(league, list(schedule), stored, board, folder, load=store.stream)
+        finally:
+            store.close()
+    except (OSError, StoreError) as exc:
+        LOGGER.warning("the live pages in %s were not rewritten: %s", folder, exc)
 
 
 @dataclass
@@ -148,12 +178,12 @@ def page(folder: Path, name: str) -> bytes | None:
 
 
 def rewrite(league: League, seed: int, folder: Path) -> None:
-    """The report rewritten in ``folder`` (:func:`referee.web.pages.write_site`)."""
+    """The report rewritten in ``folder`` (:func:`write_site`)."""
     write_site(league, seed, folder)
 
 
 def human_lines(path: Path) -> list[tuple[int, float, dict[str, Any]]]:
-    """The human matches played (:class:`referee.web.human.HumanStore`)."""
+    """The human matches played (:class:`referee.web.human_store.HumanStore`)."""
     return HumanStore(path).lines()
 
 

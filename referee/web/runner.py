@@ -33,14 +33,10 @@ from referee.league.competition import Competition
 from referee.league.config import League, LeagueError, load_league
 from referee.league.host import Host, run_builds
 from referee.league.lock import LeagueBusyError
-from referee.league.planning import schedule_of
 from referee.league.preflight import Broken, preflight
-from referee.league.ratings import Leaderboard, rate
 from referee.league.remote_entrants import OpenDoor, missing_tokens, no_token
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StorageError, StoreError
-from referee.league.store import Store
-from referee.league.summary import MatchSummary
 from referee.league.version_history import replay_new_versions
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
@@ -62,22 +58,6 @@ def league_text(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return ""
-
-
-def read_results(
-    league: League, seed: int
-) -> tuple[dict[str, MatchSummary], tuple[ScheduledMatch, ...], Leaderboard]:
-    """The stored matches' summaries (no deal decoded: the server reads them after every match), the
-    schedule under the league's ``seed`` and the leaderboard, read on a connection of the caller's own
-    (any thread): what the pages and the API show."""
-    store = Store(league.database, write=False)
-    try:
-        stored = store.summaries()
-    finally:
-        store.close()
-    schedule = schedule_of(league, seed, stored)
-    board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
-    return stored, schedule, board
 
 
 def remote_problems(league: League, door: OpenDoor | None) -> list[Broken]:
