@@ -10,9 +10,15 @@ real matches of the engine between random agents, stored through the referee's o
 (``benchmarks/reads.py``). The database is made once and copied for every run, so each run starts from
 the same state.
 
-Each scenario starts a fresh ``referee serve`` on a copy, waits for its first new match, then counts
-the matches it stores in ``--seconds`` while the load runs; it samples the resident memory of the server
-and of its reader processes every second. Loads:
+Each scenario gets a fresh ``referee serve`` on a copy, which once its first new match is stored and
+its pages are written plays through ``--times`` windows of the scenario's load (default 3), each
+between two windows of the yardstick's (``static`` from the same addresses), ``--seconds`` each
+(default 20). The machine's load drifts within minutes, so each window's ratio is to the mean of the
+two yardstick windows on either side of it, and the median of those ratios is what counts. Each window
+gives matches stored a minute (the pace) and matches per minute of the server process's own CPU time
+(what the pace would be with a core to itself: on a loaded machine the steadier figure, since it leaves
+out the share of the cores other processes took); the resident memory of the server and of its reader
+processes is sampled every second. Loads:
 
 - ``none``: no client.
 - ``static``, ``matches``, ``leaderboard``, ``page``, ``match``: ``--clients`` keep-alive clients
@@ -21,15 +27,15 @@ and of its reader processes every second. Loads:
   (``/match-NNNN.html``) and a random stored match (``/api/v1/matches/ID``). A client waits for each
   answer (status and body) before its next request, and keeps its pace whatever the status.
 - ``listeners``: ``--listeners`` (default 100) event-stream requests (``/api/v1/events``) that never
-  read a byte; at the end it counts those the server closed, then closes the rest and counts the
-  server's sockets left in CLOSE-WAIT 5 s later.
+  read a byte; at the end of the window it counts those the server answered and closed, then closes
+  the rest and counts the server's sockets left in CLOSE-WAIT 5 s later.
 
-Every load but ``none`` runs from 127.0.0.1, and with ``--spread`` (or a scenario name ending in
-``@spread``) from 127.0.0.2 to 127.0.0.5 in turn, so that a cap per address does not hide the cost of
-what lies behind it. Ratios are to the ``static`` run of the same addresses in the same repeat.
+Every load but ``none`` runs from 127.0.0.1, and (a scenario name ending in ``@spread``, or every one
+with ``--spread``) from ``--sources`` addresses (default 4: 127.0.0.2 to 127.0.0.5) in turn, so that a
+cap per address does not hide the cost of what lies behind it.
 
-    .venv/bin/python benchmarks/api_flood.py                        # every scenario, 60 s each
-    .venv/bin/python benchmarks/api_flood.py --only none,static,matches --seconds 60 --repeat 2
+    .venv/bin/python benchmarks/api_flood.py                        # every scenario: about 40 minutes
+    .venv/bin/python benchmarks/api_flood.py --only none,matches --times 5 --seconds 30
     .venv/bin/python benchmarks/api_flood.py --keep /tmp/flood      # keep (and reuse) the database
     .venv/bin/python benchmarks/api_flood.py --referee ../main/.venv/bin/referee   # another checkout's
 """
@@ -53,6 +59,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,7 +77,6 @@ ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
 NAMES = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal")
 BOTS = ("sample_bots.heuristic:HeuristicBot", "sample_bots.random_bot:RandomBot")
-SPREAD = ("127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5")
 LOADS = ("none", "static", "matches", "leaderboard", "page", "match", "listeners")
 SCENARIOS = (
     *LOADS,
@@ -214,15 +220,15 @@ def fate(sock: socket.socket) -> tuple[str, bool]:
         while True:
             data = sock.recv(1 << 20)
             if not data:
-                return _status(head), True
+                return _told(head), True
             head = head or data[:16]
     except BlockingIOError:
-        return _status(head), False
+        return _told(head), False
     except OSError:
-        return _status(head), True
+        return _told(head), True
 
 
-def _status(head: bytes) -> str:
+def _told(head: bytes) -> str:
     parts = head.split()
     return parts[1].decode() if len(parts) > 1 else "none"
 
@@ -240,6 +246,17 @@ def server_sockets(port: int, state: str) -> int:
     return total
 
 
+def cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds (user and system) of the server's process so far, and of the processes under it."""
+    try:
+        process = psutil.Process(pid)
+        own = process.cpu_times()
+        children = [child.cpu_times() for child in process.children(recursive=True)]
+    except psutil.Error:
+        return 0.0, 0.0
+    return own.user + own.system, sum(c.user + c.system for c in children)
+
+
 def resident(pid: int) -> tuple[float, float]:
     """Resident MiB of the server's process, and of it with every process under it."""
     try:
@@ -255,12 +272,19 @@ def resident(pid: int) -> tuple[float, float]:
 class Run:
     scenario: str
     pace: float
+    """Matches stored a minute."""
     tally: Tally
     rss: tuple[float, float]
+    cpu_pace: float = 0.0
+    """Matches stored a minute of the server process's own CPU time: what the pace would be with a core
+    to itself. On a loaded machine it is the steadier figure: what the load costs the process that
+    plays, without the share of the cores the other processes took meanwhile."""
+    readers_cpu: float = 0.0
+    """CPU seconds of the processes under the server (its readers) in the window."""
     note: str = ""
 
 
-def _status(url: str) -> int:
+def status_of(url: str) -> int:
     try:
         with urllib.request.urlopen(url, timeout=30) as answer:
             answer.read()
@@ -269,19 +293,85 @@ def _status(url: str) -> int:
         return int(error.code)
 
 
-async def run(referee: str, base: Path, scenario: str, seconds: float, args: argparse.Namespace) -> Run:
+@dataclass
+class Server:
+    """A ``referee serve`` of a copy of the database, and what the loads ask it for."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    database: Path
+    paths: dict[str, list[str]]
+
+
+async def window(server: Server, scenario: str, args: argparse.Namespace) -> Run:
+    """One measured window of ``args.seconds`` under the load ``scenario`` names."""
     load, _, where = scenario.partition("@")
-    sources = SPREAD if where == "spread" else ("127.0.0.1",)
+    sources = spread(args.sources) if where == "spread" else ("127.0.0.1",)
+    port = server.port
+    tally = Tally()
+    stop = asyncio.Event()
+    tasks = []
+    held: list[socket.socket] = []
+    if load in server.paths:
+        tasks = [
+            asyncio.create_task(
+                client(port, server.paths[load], args.rate, sources[n % len(sources)], tally, stop)
+            )
+            for n in range(args.clients)
+        ]
+    elif load == "listeners":
+        held = listeners(port, args.listeners, sources)
+    first = count(server.database)
+    cpu_first = cpu(server.process.pid)
+    begun = time.monotonic()
+    rss = (0.0, 0.0)
+    while time.monotonic() - begun < args.seconds:
+        await asyncio.sleep(1)
+        now = resident(server.process.pid)
+        rss = (max(rss[0], now[0]), max(rss[1], now[1]))
+    last = count(server.database)
+    cpu_last = cpu(server.process.pid)
+    took = time.monotonic() - begun
+    stop.set()
+    await asyncio.gather(*tasks)
+    note = ""
+    if held:
+        kept = server_sockets(port, "01")
+        fates = Counter(fate(sock) for sock in held)
+        for sock in held:
+            sock.close()
+        await asyncio.sleep(5)
+        told = ", ".join(
+            f"{n} {status} {'closed' if closed else 'open'}" for (status, closed), n in sorted(fates.items())
+        )
+        note = (
+            f"{len(held)} listeners ({told}); the server held {kept} connections at the end, "
+            f"{server_sockets(port, '08')} in CLOSE-WAIT 5 s after they closed"
+        )
+    spent = cpu_last[0] - cpu_first[0]
+    cpu_pace = 60 * (last - first) / spent if spent > 0 else 0.0
+    return Run(scenario, 60 * (last - first) / took, tally, rss, cpu_pace, cpu_last[1] - cpu_first[1], note)
+
+
+async def session(referee: str, base: Path, windows: list[str], args: argparse.Namespace) -> list[Run]:
+    """A fresh ``referee serve`` on a copy of the database in ``base``: once its first new match is
+    stored and its pages are written, one window of each of ``windows`` in turn, then Ctrl-C."""
     with tempfile.TemporaryDirectory(prefix="api-flood-") as scratch:
         folder = Path(scratch)
         for name in ("league.yaml", "league.sqlite"):
             shutil.copy(base / name, folder / name)
         database = folder / "league.sqlite"
         before = count(database)
-        ids = stored_ids(database)
+        paths = {
+            "static": ["/static/live.css"],
+            "matches": ["/api/v1/matches"],
+            "leaderboard": ["/api/v1/leaderboard"],
+            "page": [f"/match-{n:04d}.html" for n in range(1, before + 1)],
+            "match": [f"/api/v1/matches/{urllib.parse.quote(i, safe='')}" for i in stored_ids(database)],
+        }
         port = free_port()
         with (folder / "serve.out").open("w") as out, (folder / "serve.err").open("w") as err:
-            server = subprocess.Popen(
+            process = subprocess.Popen(
                 [referee, "serve", "league.yaml", "--http", f"127.0.0.1:{port}"],
                 cwd=folder,
                 stdout=out,
@@ -290,98 +380,78 @@ async def run(referee: str, base: Path, scenario: str, seconds: float, args: arg
         try:
             deadline = time.monotonic() + FIRST_MATCH
             while count(database) == before:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit(f"{scenario}: no match stored: {(folder / 'serve.err').read_text()}")
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise SystemExit(f"no match stored: {(folder / 'serve.err').read_text()}")
                 await asyncio.sleep(0.5)
-            while await asyncio.to_thread(_status, f"http://127.0.0.1:{port}/") != 200:  # the pages written
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit(f"{scenario}: no pages: {(folder / 'serve.err').read_text()}")
+            while await asyncio.to_thread(status_of, f"http://127.0.0.1:{port}/") != 200:  # the pages written
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise SystemExit(f"no pages: {(folder / 'serve.err').read_text()}")
                 await asyncio.sleep(1)
             await asyncio.sleep(args.warm_up)
-            paths = {
-                "static": ["/static/live.css"],
-                "matches": ["/api/v1/matches"],
-                "leaderboard": ["/api/v1/leaderboard"],
-                "page": [f"/match-{n:04d}.html" for n in range(1, before + 1)],
-                "match": [f"/api/v1/matches/{urllib.parse.quote(i, safe='')}" for i in ids],
-            }
-            tally = Tally()
-            stop = asyncio.Event()
-            tasks = []
-            held: list[socket.socket] = []
-            if load in paths:
-                tasks = [
-                    asyncio.create_task(
-                        client(port, paths[load], args.rate, sources[n % len(sources)], tally, stop)
-                    )
-                    for n in range(args.clients)
-                ]
-            elif load == "listeners":
-                held = listeners(port, args.listeners, sources)
-            first = count(database)
-            begun = time.monotonic()
-            rss = (0.0, 0.0)
-            while time.monotonic() - begun < seconds:
-                await asyncio.sleep(1)
-                now = resident(server.pid)
-                rss = (max(rss[0], now[0]), max(rss[1], now[1]))
-            last = count(database)
-            took = time.monotonic() - begun
-            stop.set()
-            await asyncio.gather(*tasks)
-            note = ""
-            if held:
-                kept = server_sockets(port, "01")
-                fates = Counter(fate(sock) for sock in held)
-                for sock in held:
-                    sock.close()
-                await asyncio.sleep(5)
-                told = ", ".join(
-                    f"{n} {status} {'closed' if closed else 'open'}"
-                    for (status, closed), n in sorted(fates.items())
+            server = Server(process, port, database, paths)
+            done = []
+            for scenario in windows:
+                result = await window(server, scenario, args)
+                done.append(result)
+                print(
+                    f"  {scenario}: {result.pace:.1f} matches/min, {result.cpu_pace:.1f} a CPU minute, "
+                    f"readers {result.readers_cpu:.0f} CPU s; RSS server {result.rss[0]:.0f} MiB, with "
+                    f"readers {result.rss[1]:.0f} MiB; {result.tally.text()} {result.note} "
+                    f"(load {load_average()})",
+                    flush=True,
                 )
-                note = (
-                    f"{len(held)} listeners ({told}); the server held {kept} connections at the end, "
-                    f"{server_sockets(port, '08')} in CLOSE-WAIT 5 s after they closed"
-                )
-            return Run(scenario, 60 * (last - first) / took, tally, rss, note)
+                await asyncio.sleep(args.pause)
+            return done
         finally:
-            if server.poll() is None:
-                server.send_signal(signal.SIGINT)
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
                 try:
-                    server.wait(60)
+                    process.wait(60)
                 except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
+                    process.kill()
+                    process.wait()
 
 
-def sequence(scenarios: list[str]) -> list[str]:
-    """The runs: a static run of the same addresses before each other scenario and after it.
+def spread(count: int) -> tuple[str, ...]:
+    """The loopback addresses a spread load comes from.
 
-    >>> sequence(["none", "matches", "match@spread"])
-    ['static', 'none', 'static', 'matches', 'static', 'static@spread', 'match@spread', 'static@spread']
+    >>> spread(4)
+    ('127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5')
     """
-    order: list[str] = []
-    for scenario in scenarios:
-        if scenario.startswith("static"):
+    return tuple(f"127.0.{(n + 2) // 256}.{(n + 2) % 256}" for n in range(count))
+
+
+def yardstick_of(scenario: str) -> str:
+    return "static@spread" if scenario.endswith("@spread") else "static"
+
+
+def interleaved(scenario: str, times: int) -> list[str]:
+    """The windows of one server: the scenario ``times`` times, each between two static windows of
+    the same addresses.
+
+    >>> interleaved("match@spread", 2)
+    ['static@spread', 'match@spread', 'static@spread', 'match@spread', 'static@spread']
+    """
+    yardstick = yardstick_of(scenario)
+    return [yardstick] + [scenario, yardstick] * times
+
+
+def ratios(done: list[Run], figure: Callable[[Run], float]) -> list[float]:
+    """Each non-static window's ``figure`` over the mean of the static windows on either side of it."""
+    found = []
+    for number, result in enumerate(done):
+        if result.scenario.startswith("static") or not 0 < number < len(done) - 1:
             continue
-        yardstick = "static@spread" if scenario.endswith("@spread") else "static"
-        if not order or order[-1] != yardstick:
-            order.append(yardstick)
-        order += [scenario, yardstick]
-    return order or scenarios
+        yardstick = (figure(done[number - 1]) + figure(done[number + 1])) / 2
+        if yardstick > 0:
+            found.append(figure(result) / yardstick)
+    return found
 
 
-def neighbours(done: list[Run], number: int) -> float | None:
-    """The yardstick of run ``number``: the mean pace of the static runs of its addresses nearest to it
-    on either side (the one run, if it is one)."""
-    where = "static@spread" if done[number].scenario.endswith("@spread") else "static"
-    if done[number].scenario == where:
-        return done[number].pace
-    before = next((r.pace for r in reversed(done[:number]) if r.scenario == where), None)
-    after = next((r.pace for r in done[number + 1 :] if r.scenario == where), None)
-    found = [pace for pace in (before, after) if pace is not None]
-    return sum(found) / len(found) if found else None
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def load_average() -> str:
@@ -395,22 +465,17 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(SCENARIOS), help="scenarios, comma-separated")
     parser.add_argument("--spread", action="store_true", help="also every load from 127.0.0.2-.5")
-    parser.add_argument("--seconds", type=float, default=60.0, help="seconds of each measured window")
+    parser.add_argument("--seconds", type=float, default=20.0, help="seconds of each measured window")
     parser.add_argument("--warm-up", type=float, default=5.0, help="seconds after the first new match")
-    parser.add_argument("--repeat", type=int, default=1, help="times through the scenarios, alternating")
     parser.add_argument("--stored", type=int, default=300, help="matches stored before the server starts")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--rate", type=float, default=10.0, help="requests a second of each client")
     parser.add_argument("--listeners", type=int, default=100)
+    parser.add_argument("--sources", type=int, default=4, help="addresses of a spread load, from 127.0.0.2")
     parser.add_argument("--referee", default=REFEREE, help="the referee executable to serve with")
     parser.add_argument("--keep", type=Path, help="make the database in this folder (or reuse it)")
-    parser.add_argument(
-        "--pairs",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="a static run before each other run, and one at the end (default): each ratio is to the "
-        "static runs on either side of it, so that a machine whose load drifts does not bias it",
-    )
+    parser.add_argument("--times", type=int, default=3, help="windows of each scenario, between static ones")
+    parser.add_argument("--pause", type=float, default=3.0, help="seconds between two windows")
     args = parser.parse_args()
     scenarios = [name.strip() for name in args.only.split(",") if name.strip()]
     if args.spread:
@@ -431,31 +496,43 @@ async def main() -> None:
         print(
             f"load: {args.clients} clients x {args.rate:g} requests/s; {args.listeners} listeners", flush=True
         )
-        order = sequence(scenarios) if args.pairs else scenarios
-        runs: list[list[Run]] = []
-        for repeat in range(args.repeat):
-            done = []
-            for scenario in order:
-                result = await run(args.referee, base, scenario, args.seconds, args)
-                done.append(result)
-                print(
-                    f"[{repeat + 1}] {scenario}: {result.pace:.1f} matches/min; RSS server "
-                    f"{result.rss[0]:.0f} MiB, with readers {result.rss[1]:.0f} MiB; {result.tally.text()} "
-                    f"{result.note} (load {load_average()})",
-                    flush=True,
+        rows = []
+        for scenario in scenarios:
+            if scenario.startswith("static"):
+                continue
+            print(f"{scenario}: {args.times} windows between static ones, one server", flush=True)
+            done = await session(args.referee, base, interleaved(scenario, args.times), args)
+            loaded = [r for r in done if r.scenario == scenario]
+            statics = [r for r in done if r.scenario != scenario]
+            rows.append(
+                (
+                    scenario,
+                    loaded,
+                    statics,
+                    ratios(done, lambda r: r.pace),
+                    ratios(done, lambda r: r.cpu_pace),
                 )
-            runs.append(done)
-        print("\n| scenario | matches/min | ratio to static | RSS server / all MiB | answers |")
-        print("|---|---:|---:|---:|---|")
-        for done in runs:
-            for number, result in enumerate(done):
-                yardstick = neighbours(done, number)
-                ratio = f"{result.pace / yardstick:.2f}" if yardstick else "-"
-                answers = result.note or result.tally.text()
-                print(
-                    f"| {result.scenario} | {result.pace:.1f} | {ratio} | {result.rss[0]:.0f} / "
-                    f"{result.rss[1]:.0f} | {answers} |"
-                )
+            )
+        print(
+            "\n| scenario | matches/min: static, loaded (medians) | ratio: median (range) | by CPU time "
+            "| RSS MiB server / all, max | answers (all windows) |"
+        )
+        print("|---|---:|---:|---:|---:|---|")
+        for scenario, loaded, statics, by_pace, by_cpu in rows:
+            answers = Tally()
+            for result in loaded:
+                answers.statuses.update(result.tally.statuses)
+                answers.seconds += result.tally.seconds
+                answers.answered += result.tally.answered
+            notes = "; ".join(sorted({r.note for r in loaded if r.note}))
+            paces = f"{median([r.pace for r in statics]):.0f}, {median([r.pace for r in loaded]):.0f}"
+            print(
+                f"| {scenario} | {paces} "
+                f"| {median(by_pace):.2f} ({min(by_pace):.2f}-{max(by_pace):.2f}) "
+                f"| {median(by_cpu):.2f} ({min(by_cpu):.2f}-{max(by_cpu):.2f}) "
+                f"| {max(r.rss[0] for r in loaded):.0f} / {max(r.rss[1] for r in loaded):.0f} "
+                f"| {notes or answers.text()} |"
+            )
         print(f"load average at end: {load_average()}")
 
 
