@@ -7,6 +7,7 @@ play's), each one read at a time. A read waits for a free reader; when :data:`WA
 already, the next is refused at once (:class:`Busy`: the server answers ``503`` with ``Retry-After``),
 so a flood queues nothing without bound. A read that takes longer than its deadline, or a reader that
 dies, costs that reader: it is stopped and started again, and the read fails (:class:`ReadFailed`).
+A request waits for its read however long it takes (its client decides how long it waits).
 The event loop never waits on a reader: requests and answers go through pipes it reads as they come.
 
 :class:`Answers` keeps what was read by what it answers (a route and its arguments) and the *state*
@@ -40,8 +41,10 @@ NICENESS: Final = 10
 """Added to the readers' niceness: on a busy machine the play comes first, the pages after."""
 WAITING: Final = 32
 """Reads that may wait for a free reader; the next one is refused (503)."""
-READ_DEADLINE: Final = 60.0
-"""Seconds a read may take before its reader is stopped and the read fails."""
+READ_DEADLINE: Final = 600.0
+"""Seconds a reader may take over one read before it is taken for stuck: stopped and started again, the
+read failed. Far above what a read takes (an export of a few hundred matches: seconds on an idle core,
+a minute on a loaded one): a slow read that was cut would only be started again, and never end."""
 START_DEADLINE: Final = 60.0
 """Seconds a new reader process has to import the referee and answer."""
 STOP_DEADLINE: Final = 3.0

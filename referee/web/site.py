@@ -12,15 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Final
 
 from referee.league.config import League
 from referee.web.events import Hub
 from referee.web.readers import Busy, Readers, ReadFailed
 
 LOGGER = logging.getLogger(__name__)
-REWRITE_DEADLINE: Final = 600.0
-"""Seconds a rewrite of the report may take (a league of thousands of matches takes about a minute)."""
 
 
 class LiveSite:
@@ -45,9 +42,7 @@ class LiveSite:
         while self._wanted is not None:
             (league, seed), self._wanted = self._wanted, None
             try:
-                await self.readers.call(
-                    "rewrite", league, seed, self.folder, deadline=REWRITE_DEADLINE, queue=False
-                )
+                await self.readers.call("rewrite", league, seed, self.folder, queue=False)
             except Busy:  # the readers are closed: the server is stopping
                 return
             except ReadFailed as exc:
