@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 
-from browser import artifacts, chromium, needs_chromium
+from browser import artifacts, chromium, fits_a_phone, needs_chromium, phone
 from referee.league.config import load_league
 from referee.league.planning import schedule_of
 from referee.league.ratings import rate
@@ -125,3 +125,18 @@ def test_an_entrant_page_has_the_pyramid_heat_map(site, browser):
     browser.save_screenshot(str(artifacts() / "entrant.png"))
     assert len(browser.find_elements(By.CSS_SELECTOR, "#accuracy .heat-row")) == 7
     assert "declared" in browser.find_element(By.ID, "accuracy").text
+
+
+def test_every_page_of_the_report_fits_a_phone(site, browser):
+    """The report `referee report` writes, at a true 420 px viewport (tests/browser.py): no page scrolls
+    sideways, no cell takes more than a line, the viewer's hands take one or two rows each, the
+    leaderboard scrolls inside itself."""
+    with phone(browser):
+        for page in ("index.html", "matches.html", "entrant-heuristic.html", "match-0001.html"):
+            browser.get((site / page).as_uri())
+            browser.save_screenshot(str(artifacts() / f"report-phone-{page.removesuffix('.html')}.png"))
+            found = fits_a_phone(browser, page)
+            if page == "index.html":
+                assert "leaderboard" in found["scrolling"], found
+            if page == "match-0001.html":
+                assert [cards for cards, _ in found["hands"]] == [6, 6, 6], found

@@ -22,7 +22,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
 from arena import bot_processes, stop_bot_processes
-from browser import artifacts, chromium, needs_chromium
+from browser import artifacts, chromium, fits_a_phone, needs_chromium, phone
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -286,21 +286,50 @@ def test_the_api_answers_as_the_export(league):
     assert names == ["slow", "heuristic", "random"]
 
 
+def _sit_down(league: Served) -> str:
+    """A human table against two entrants, started through the API; its page's address."""
+    request = urllib.request.Request(
+        league.url + "/api/v1/human",
+        data=json.dumps({"opponents": ["heuristic", "random"], "name": "phone"}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return str(json.loads(answer.read())["table"])
+
+
 @needs_chromium
-def test_no_page_scrolls_sideways_on_a_phone(league, browser):
+def test_every_page_fits_a_phone_and_a_wide_table_scrolls_inside_itself(league, browser):
+    """At a true 420 px viewport (the device metrics set, not the window: tests/browser.py): no page
+    scrolls sideways, no table cell takes more than a line (a header one letter a line, a figure
+    broken across lines), a hand's six cards take one or two rows, and the leaderboard, wider than the
+    phone, scrolls inside itself. Each page's screenshot is kept (tests/artifacts/serve-phone-*.png)."""
     wait_for(lambda: len(league.get("/api/v1/matches")["matches"]) == 3, timeout=600, every=0.5)
-    browser.set_window_size(420, 900)
-    try:
-        for page in ("/", "/matches.html", "/entrant-slow.html", "/match-0001.html", "/play"):
+    match_id = league.get("/api/v1/matches")["matches"][0]["match_id"]
+    table = _sit_down(league)
+    pages = {
+        "index": "/",
+        "matches": "/matches.html",
+        "entrant": "/entrant-slow.html",
+        "match": "/match-0001.html",
+        "live": "/live/" + urllib.request.quote(match_id),
+        "play": "/play",
+        "table": table,
+    }
+    with phone(browser):
+        for kind, page in pages.items():
             browser.get(league.url + page)
-            wide, width = browser.execute_script(
-                "return [document.documentElement.scrollWidth, window.innerWidth]"
-            )
-            assert wide <= width, f"{page} is {wide} px wide in a {width} px window"
-        browser.get(league.url + "/match-0001.html")
-        browser.save_screenshot(str(artifacts() / "serve-phone-match.png"))
-    finally:
-        browser.set_window_size(1280, 1600)
+            if kind == "match":  # the viewer draws the table from above once its script has run
+                wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#viewer .hand .card"), timeout=30)
+            if kind == "table":  # the person's hand, once the table is dealt
+                wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#hand .card")) == 6, timeout=120)
+            browser.save_screenshot(str(artifacts() / f"serve-phone-{kind}.png"))
+            found = fits_a_phone(browser, page)
+            if kind == "index":
+                assert "leaderboard" in found["scrolling"], found  # wider than the phone: it scrolls
+            if kind == "match":
+                assert [cards for cards, _ in found["hands"]] == [6, 6, 6], found
+            if kind == "table":
+                assert found["hands"] == [[6, 1]], found  # the person's six cards, one row
 
 
 def test_a_request_naming_another_host_is_refused(league):

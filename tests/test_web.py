@@ -18,37 +18,58 @@ from pyramid_sdk.rules import Talk
 from referee.cli.serve import parse_http
 from referee.match.runner import LocalSeat, play_match
 from referee.web.app import create_app
-from referee.web.events import QUEUE, Hub
+from referee.web.events import QUEUE, Hub, ListenerRefused
+from referee.web.hosts import Hosts, allowed, public_host
 from referee.web.human import Tables
 from referee.web.live import LiveMatch, public_view, watched
+from referee.web.readers import Answers, Readers
 from referee.web.runner import LeagueRunner
+from referee.web.site import LiveSite
 from sample_bots.random_bot import RandomBot
 
 
-def test_a_listener_that_does_not_read_is_dropped_and_never_blocks_the_publisher():
-    async def scenario() -> tuple[list[str], int, int]:
+def test_a_listener_that_does_not_read_is_dropped_cut_and_never_blocks_the_publisher():
+    async def scenario() -> tuple[list[bytes], int, int, list[str]]:
         hub = Hub()
-        slow = hub.stream(keepalive=60)
-        assert await anext(slow) == "retry: 2000\n\n"  # registered, then never read again
-        reader = hub.stream(keepalive=60)
+        cut: list[str] = []
+        slow = hub.listen("127.0.0.2", lambda: cut.append("slow")).chunks(keepalive=60)
+        assert await anext(slow) == b"retry: 2000\n\n"  # registered, then never read again
+        reader = hub.listen("127.0.0.3", lambda: cut.append("reader")).chunks(keepalive=60)
         await anext(reader)
         seen = []
         for number in range(QUEUE * 3):
             hub.publish("play", n=number)  # never awaits: a full queue drops its listener
             seen.append(await anext(reader))
-        return seen, hub.dropped, hub.listeners
+        assert [chunk async for chunk in slow] == []  # its stream ends at once
+        return seen, hub.dropped, hub.listeners, cut
 
-    seen, dropped, listeners = asyncio.run(scenario())
+    seen, dropped, listeners, cut = asyncio.run(scenario())
     assert dropped == 1
+    assert cut == ["slow"]  # its connection is cut when it is dropped, not when it next reads
     assert listeners == 1
     assert len(seen) == QUEUE * 3
-    assert json.loads(seen[-1].split("data: ")[1]) == {"n": QUEUE * 3 - 1}
+    assert json.loads(seen[-1].decode().split("data: ")[1]) == {"n": QUEUE * 3 - 1}
+
+
+def test_listeners_are_capped_per_address_and_in_all():
+    async def scenario() -> list[int]:
+        hub = Hub(per_address=2, most=3)
+        statuses = []
+        for address in ("a", "a", "a", "b", "c"):
+            try:
+                hub.listen(address)
+                statuses.append(200)
+            except ListenerRefused as refused:
+                statuses.append(refused.status)
+        return statuses
+
+    assert asyncio.run(scenario()) == [200, 200, 429, 200, 503]
 
 
 def test_closing_the_hub_ends_every_stream():
-    async def scenario() -> list[str]:
+    async def scenario() -> list[bytes]:
         hub = Hub()
-        stream = hub.stream(keepalive=60)
+        stream = hub.listen().chunks(keepalive=60)
         await anext(stream)
         hub.close()
         return [chunk async for chunk in stream]
@@ -115,10 +136,13 @@ def test_a_match_in_play_names_its_remote_seats():
     assert LiveMatch("m", ("a", "b"), True).summary()["remote"] == []
 
 
-def _client(tmp_path: Path, hosts: list[str] | None = None) -> TestClient:
+def _client(tmp_path: Path, hosts: Hosts | None = None) -> TestClient:
     runner = LeagueRunner(tmp_path / "league.yaml", Hub())
     runner.problem = "<script>alert(1)</script> in league.yaml"
-    app = create_app(runner, runner.hub, tmp_path, Tables(), hosts or ["127.0.0.1", "testserver"])
+    readers = Readers(processes=0)  # no league is read: nothing to read
+    site = LiveSite(tmp_path, readers, runner.hub)
+    hosts = hosts or Hosts(frozenset({"127.0.0.1", "testserver"}))
+    app = create_app(runner, runner.hub, site, Answers(readers), Tables(), hosts)
     return TestClient(app)
 
 
@@ -137,29 +161,59 @@ def test_every_answer_carries_the_safety_headers_and_bot_text_is_escaped(tmp_pat
 
 
 def test_a_request_for_another_host_is_refused(tmp_path):
-    client = _client(tmp_path, ["127.0.0.1"])
+    client = _client(tmp_path, allowed("127.0.0.1"))
     assert client.get("/api/v1/live", headers={"host": "attacker.example"}).status_code == 400
     assert client.get("/api/v1/live", headers={"host": "127.0.0.1:8000"}).status_code == 200
 
 
 @pytest.mark.parametrize(
-    ("host", "status"),
+    ("bind", "host", "status"),
     [
-        ("[::1]:8000", 200),
-        ("[::1]", 200),
-        ("localhost:8000", 200),
-        ("[::2]:8000", 400),
-        ("[::1", 400),
-        ("", 400),
-        ("localhost:8000@evil.example", 400),
-        ("localhost:evil.example", 400),
-        ("[::1]evil.example", 400),
+        ("::1", "[::1]:8000", 200),
+        ("::1", "[::1]", 200),
+        ("::1", "localhost:8000", 200),
+        ("localhost", "[::1]:8000", 200),
+        ("localhost", "127.0.0.1:8000", 200),
+        ("127.0.0.1", "localhost:8000", 200),
+        ("::1", "[::2]:8000", 400),
+        ("::1", "[::1", 400),
+        ("::1", "", 400),
+        ("localhost", "localhost:8000@evil.example", 400),
+        ("localhost", "localhost:evil.example", 400),
+        ("::1", "[::1]evil.example", 400),
+        ("127.0.0.2", "127.0.0.2:8000", 200),
+        ("127.0.0.2", "evil.example", 400),
+        ("127.0.0.2", "localhost:8000", 400),  # localhost is 127.0.0.1, not this server
+        ("127.0.0.2", "127.0.0.1:8000", 400),
+        ("10.0.0.5", "10.0.0.5:8000", 200),
+        ("10.0.0.5", "evil.example:8000", 400),
+        ("0.0.0.0", "192.168.1.20:8000", 200),  # an address of the machine's: not a name to rebind
+        ("0.0.0.0", "[2001:db8::1]:8000", 200),
+        ("0.0.0.0", "evil.example", 400),
+        ("0.0.0.0", "localhost:8000", 200),
     ],
 )
-def test_the_loopback_hosts_are_answered_ipv6_included(tmp_path, host, status):
-    """``referee serve --http [::1]:8000`` serves its own pages: the browser names ``[::1]:8000``."""
-    client = _client(tmp_path, ["127.0.0.1", "localhost", "[::1]", "::1"])
+def test_the_hosts_a_request_may_name_follow_the_bound_address(tmp_path, bind, host, status):
+    """Bound to a loopback address, only that address (and localhost for 127.0.0.1 and ::1); bound to
+    another, only it; bound to every address, any address literal: never a name of someone else's."""
+    client = _client(tmp_path, allowed(bind))
     assert client.get("/api/v1/live", headers={"host": host}).status_code == status
+
+
+def test_public_host_names_are_answered_and_only_they(tmp_path):
+    client = _client(tmp_path, allowed("10.0.0.5", ["arena.example.org", "Arena2.example.org"]))
+    assert client.get("/api/v1/live", headers={"host": "arena.example.org"}).status_code == 200
+    assert client.get("/api/v1/live", headers={"host": "ARENA2.example.org:443"}).status_code == 200
+    assert client.get("/api/v1/live", headers={"host": "10.0.0.5"}).status_code == 200
+    assert client.get("/api/v1/live", headers={"host": "evil.example"}).status_code == 400
+    for bad in ("*", "arena.example.org:80", "http://arena", "*.example.org", ""):
+        with pytest.raises(ValueError, match="expected a host name"):
+            public_host(bad)
+
+
+def test_a_page_name_too_long_for_a_file_is_not_found(tmp_path):
+    client = _client(tmp_path)
+    assert client.get("/" + "a" * 300 + ".html").status_code == 404
 
 
 def test_a_human_move_must_come_as_json(tmp_path):

@@ -46,6 +46,13 @@ def parse_http(text: str) -> tuple[str, int]:
     help="Where the web app listens; loopback unless you name another address (0.0.0.0: every one).",
 )
 @click.option(
+    "--public-host",
+    "public_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A host name the server is reached by (repeatable): requests naming another are refused.",
+)
+@click.option(
     "--fresh",
     is_flag=True,
     help="Forget the stored results of this league first (a copy is kept beside them) and start over.",
@@ -55,6 +62,7 @@ def parse_http(text: str) -> tuple[str, int]:
 def serve_command(
     league_file: Path,
     http: str,
+    public_hosts: tuple[str, ...],
     fresh: bool,
     log_level: str,
     listen: str | None,
@@ -79,6 +87,13 @@ def serve_command(
     from referee.remote.settings import RemoteSettings, RemoteSettingsError
 
     host, port = parse_http(http)
+    from referee.web.hosts import public_host
+
+    for name in public_hosts:
+        try:
+            public_host(name)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--public-host") from None
     try:
         league = load_league(league_file)
         check_free(league.database)  # another serve or run of it is the first thing to hear of
@@ -94,9 +109,9 @@ def serve_command(
 
     site = Path(tempfile.mkdtemp(prefix="referee-serve-"))
     try:
-        with referee_logging(log_level, log_file):
+        with referee_logging(log_level, log_file), log_file.open("a", encoding="utf-8") as log:
             door = OpenDoor(league, settings) if settings is not None else None
-            code = asyncio.run(serve_forever(league_file, host, port, site, door, fresh))
+            code = asyncio.run(serve_forever(league_file, host, port, site, door, fresh, public_hosts, log))
     finally:
         shutil.rmtree(site, ignore_errors=True)
     if code:

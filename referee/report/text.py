@@ -8,7 +8,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol, TextIO
 
@@ -148,14 +148,20 @@ def export_lines(
     schedule: Sequence[ScheduledMatch],
     stored: Mapping[str, Summarized],
     load: Callable[[Sequence[str]], Iterator[StoredMatch]],
+    only: Collection[str] | None = None,
 ) -> Iterator[str]:
     """One JSON object per stored match of the schedule, in schedule order (docs/FORMATS.md). A match
     of a table not complete yet has no seed and no deals, only its results (``referee.report.disclosure``).
     ``load`` decodes the matches as their lines are made (:meth:`referee.league.store.Store.stream`), so
-    memory does not grow with the league: ``stored`` need hold only summaries."""
+    memory does not grow with the league: ``stored`` need hold only summaries. ``only``: the lines of
+    these matches alone (what is disclosed still depends on every stored match)."""
     shown = disclosure(schedule, stored).deals_shown
     remote = _remote(league)
-    present = [scheduled for scheduled in schedule if scheduled.match_id in stored]
+    present = [
+        scheduled
+        for scheduled in schedule
+        if scheduled.match_id in stored and (only is None or scheduled.match_id in only)
+    ]
     for scheduled, match in zip(present, load([s.match_id for s in present]), strict=True):
         place = {
             "league": league.name,

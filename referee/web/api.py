@@ -1,118 +1,121 @@
 """The JSON API, version 1 (docs/SERVER.md, "The API"): what the pages show, for other programs.
 
-Every answer is read from the results database on a connection of its own, in a thread, so the API
-never waits on a match and a match never waits on it. A match is given exactly as ``referee export``
-writes it (docs/FORMATS.md), under the same disclosure rules.
+Every answer that reads the results is read by a reader process (:mod:`referee.web.readers`) and kept
+for as long as the results it was read from are the latest, so the API never waits on a match and a
+match never waits on it; what is in play is the server's own, answered at once. A match is given
+exactly as ``referee export`` writes it (docs/FORMATS.md), under the same disclosure rules.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Hashable
 from typing import Any, Final
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
-from referee.league.config import Entrant, League
-from referee.league.storage import StoreError
-from referee.league.store import Store
-from referee.league.version_history import VersionArchive, archive_path, as_json, summary
-from referee.league.versions import fingerprint
-from referee.report.text import export_lines, leaderboard_json
-from referee.web.events import Hub
-from referee.web.runner import LeagueRunner, read_results
-
-VERSION: Final = 1
-READ_TRIES: Final = 3
-SUMMARY_DROPS: Final = ("deals",)
-"""What the list of matches leaves out of each exported match: it is for one match's answer."""
+from referee.league.config import Entrant
+from referee.web.events import SEND_DEADLINE, Hub, Listener, ListenerRefused
+from referee.web.limits import Connections, client_address
+from referee.web.readers import RETRY_AFTER, Answers, Busy, ReadFailed
+from referee.web.reads import VERSION
+from referee.web.runner import LeagueRunner
 
 
-def _league(request: Request) -> League | None:
+def _runner(request: Request) -> LeagueRunner:
     runner: LeagueRunner = request.app.state.runner
-    return runner.league
+    return runner
 
 
 def _not_ready(request: Request) -> JSONResponse:
-    runner: LeagueRunner = request.app.state.runner
     return JSONResponse(
-        {"error": runner.problem or "the league is starting: try again in a moment"}, status_code=503
+        {"error": _runner(request).problem or "the league is starting: try again in a moment"},
+        status_code=503,
+        headers={"retry-after": str(RETRY_AFTER)},
     )
 
 
-def exported(league: League, seed: int, tries: int = READ_TRIES) -> list[dict[str, Any]]:
-    """Every stored match as ``referee export`` writes it, in schedule order. The summaries and the
-    records are two reads: a new version's matches deleted in between (the runner replays them) make the
-    second miss one, and the whole is read again."""
-    stored, schedule, _ = read_results(league, seed)
-    store = Store(league.database, write=False)
-    try:
-        return [json.loads(line) for line in export_lines(league, schedule, stored, store.stream)]
-    except StoreError:
-        if tries <= 1:
-            raise
-    finally:
-        store.close()
-    return exported(league, seed, tries - 1)
+def unavailable(exc: Busy | ReadFailed) -> JSONResponse:
+    """What a request is told when its read is refused (every reader busy) or failed."""
+    return JSONResponse(
+        {"error": f"the server is busy: {exc}; try again in a moment"},
+        status_code=503,
+        headers={"retry-after": str(RETRY_AFTER)},
+    )
 
 
-def _seed(request: Request) -> int:
-    runner: LeagueRunner = request.app.state.runner
-    return runner.seed
+async def read(request: Request, key: Hashable, name: str, *args: Any) -> Any:
+    """The answer ``key``: the results' read ``name`` on the league, its seed and the results' state,
+    then ``args``; kept while those results are the latest."""
+    runner = _runner(request)
+    answers: Answers = request.app.state.answers
+
+    def job() -> tuple[str, tuple[Any, ...]]:
+        return name, (runner.league, runner.seed, runner.state, *args)
+
+    return await answers.get(key, lambda: runner.state, job)
+
+
+def _json(body: bytes, status: int = 200) -> Response:
+    return Response(body, status_code=status, media_type="application/json")
 
 
 async def leaderboard(request: Request) -> Response:
-    league = _league(request)
-    if league is None:
+    if _runner(request).league is None:
         return _not_ready(request)
-    _, _, board = await asyncio.to_thread(read_results, league, _seed(request))
-    rows = json.loads(leaderboard_json(board, league))
-    return JSONResponse({"version": VERSION, "league": league.name, "standings": rows})
+    try:
+        return _json(await read(request, ("leaderboard",), "leaderboard"))
+    except (Busy, ReadFailed) as exc:
+        return unavailable(exc)
 
 
 async def matches(request: Request) -> Response:
-    league = _league(request)
-    if league is None:
+    runner = _runner(request)
+    if runner.league is None:
         return _not_ready(request)
-    runner: LeagueRunner = request.app.state.runner
-    lines = await asyncio.to_thread(exported, league, _seed(request))
-    summaries = [{k: v for k, v in line.items() if k not in SUMMARY_DROPS} for line in lines]
-    in_play = [live.summary() for live in runner.live.values()]
-    return JSONResponse({"version": VERSION, "matches": summaries, "in_play": in_play})
+    try:
+        stored: bytes = await read(request, ("matches",), "matches")
+    except (Busy, ReadFailed) as exc:
+        return unavailable(exc)
+    in_play = json.dumps([live.summary() for live in runner.live.values()], ensure_ascii=False)
+    return _json(b'{"version":%d,"matches":%b,"in_play":%b}' % (VERSION, stored, in_play.encode()))
 
 
 async def one_match(request: Request) -> Response:
-    league = _league(request)
-    if league is None:
+    if _runner(request).league is None:
         return _not_ready(request)
     wanted = request.path_params["match_id"]
-    for line in await asyncio.to_thread(exported, league, _seed(request)):
-        if line["match_id"] == wanted:
-            return JSONResponse(line)
-    return JSONResponse({"error": f"no stored match {wanted!r}"}, status_code=404)
+    try:
+        line: bytes | None = await read(request, ("match", wanted), "one_match", wanted)
+    except (Busy, ReadFailed) as exc:
+        return unavailable(exc)
+    if line is None:
+        return JSONResponse({"error": f"no stored match {wanted!r}"}, status_code=404)
+    return _json(line)
 
 
 async def entrants(request: Request) -> Response:
-    league = _league(request)
+    runner = _runner(request)
+    league = runner.league
     if league is None:
         return _not_ready(request)
-    _, _, board = await asyncio.to_thread(read_results, league, _seed(request))
-    standings = {s.entrant: s for s in board.standings}
-    runner: LeagueRunner = request.app.state.runner
+    try:
+        standings: dict[str, dict[str, Any]] = await read(request, ("standings",), "standings")
+    except (Busy, ReadFailed) as exc:
+        return unavailable(exc)
     rows = []
     for entrant in league.entrants:
-        standing = standings.get(entrant.name)
+        standing = standings.get(entrant.name, {"rank": None, "mu": None, "sigma": None, "matches": 0})
         rows.append(
             {
                 "name": entrant.name,
                 "kind": _kind(entrant),
                 "connected": runner.connected(entrant.name) if entrant.spec.remote else None,
-                "rank": standing.rank if standing is not None else None,
-                "mu": standing.mu if standing is not None else None,
-                "sigma": standing.sigma if standing is not None else None,
-                "matches": standing.matches if standing is not None else 0,
+                **standing,
             }
         )
     return JSONResponse({"version": VERSION, "entrants": rows})
@@ -128,37 +131,88 @@ def _kind(entrant: Entrant) -> str:
 
 async def entrant(request: Request) -> Response:
     """One entrant and each version's results: the one playing now, then the replaced ones."""
-    league = _league(request)
-    if league is None:
+    if _runner(request).league is None:
         return _not_ready(request)
     name = request.path_params["name"]
-    if name not in {e.name for e in league.entrants}:
+    try:
+        body: bytes | None = await read(request, ("entrant", name), "entrant", name)
+    except (Busy, ReadFailed) as exc:
+        return unavailable(exc)
+    if body is None:
         return JSONResponse({"error": f"no entrant {name!r}"}, status_code=404)
-    stored, _, _ = await asyncio.to_thread(read_results, league, _seed(request))
-    found = league.entrant(name)
-    now = summary(name, found.version or fingerprint(found)[:8], stored.values())
-    earlier = await asyncio.to_thread(VersionArchive(archive_path(league)).of, name)
-    return JSONResponse({"version": VERSION, "name": name, "versions": [as_json(v) for v in (now, *earlier)]})
+    return _json(body)
 
 
 async def live_list(request: Request) -> Response:
-    runner: LeagueRunner = request.app.state.runner
+    runner = _runner(request)
     return JSONResponse({"version": VERSION, "in_play": [m.summary() for m in runner.live.values()]})
 
 
 async def live_one(request: Request) -> Response:
-    runner: LeagueRunner = request.app.state.runner
-    live = runner.live.get(request.path_params["match_id"])
+    live = _runner(request).live.get(request.path_params["match_id"])
     if live is None:
         return JSONResponse({"error": "not in play", "in_play": False}, status_code=404)
     return JSONResponse(live.state())
 
 
-async def events(request: Request) -> Response:
+class EventStream:
+    """The answer of ``/api/v1/events``: the hub's events as they come, until the listener is dropped
+    (its connection is then cut: :mod:`referee.web.events`), the client goes or the server stops."""
+
+    def __init__(self, hub: Hub, listener: Listener) -> None:
+        self.hub = hub
+        self.listener = listener
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream; charset=utf-8"),
+                        (b"cache-control", b"no-store"),
+                    ],
+                }
+            )
+            pumping = asyncio.ensure_future(self._pump(send))
+            leaving = asyncio.ensure_future(_disconnected(receive))
+            try:
+                await asyncio.wait({pumping, leaving}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (pumping, leaving):
+                    task.cancel()
+                await asyncio.gather(pumping, leaving, return_exceptions=True)
+        finally:
+            self.hub.forget(self.listener)
+
+    async def _pump(self, send: Send) -> None:
+        async for chunk in self.listener.chunks():
+            try:
+                await asyncio.wait_for(
+                    send({"type": "http.response.body", "body": chunk, "more_body": True}), SEND_DEADLINE
+                )
+            except TimeoutError:  # its socket took nothing for that long: a gone or stalled client
+                self.hub.drop(self.listener)
+                return
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def events(request: Request) -> Response | EventStream:
     hub: Hub = request.app.state.hub
-    return StreamingResponse(
-        hub.stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
-    )
+    connections: Connections = request.app.state.connections
+    try:
+        listener = hub.listen(client_address(request.scope), connections.cutter(request.scope))
+    except ListenerRefused as exc:
+        return JSONResponse(
+            {"error": str(exc)}, status_code=exc.status, headers={"retry-after": str(RETRY_AFTER)}
+        )
+    return EventStream(hub, listener)
 
 
 ROUTES: Final = [

@@ -3,30 +3,37 @@ pages and the JSON API, on Starlette.
 
 Read-only but for the human seat, which needs no secret of the league (it only ever starts a table of
 its own). Safe by default: every answer carries a content security policy that allows only this
-server's own scripts, requests that name a host other than the one served are refused (a web page
-elsewhere cannot reach a loopback server through DNS rebinding), and a human action must be sent as
-JSON, which another site's page cannot do without this server's consent.
+server's own scripts, requests that name a host other than the server's own are refused (a web page
+elsewhere cannot reach a loopback server through DNS rebinding: :mod:`referee.web.hosts`), each address
+is held to a request rate (:mod:`referee.web.limits`), and a human action must be sent as JSON, which
+another site's page cannot do without this server's consent. Every page and answer that reads the
+results is read by a reader process (:mod:`referee.web.readers`), never by the process that plays.
 """
 
 from __future__ import annotations
 
+import hashlib
+import mimetypes
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from referee.web import api, human
 from referee.web.events import Hub
-from referee.web.pages import with_live_script
+from referee.web.hosts import HostGuard, Hosts
+from referee.web.limits import Connections, Limits, RequestRate
+from referee.web.pages import is_page_name
+from referee.web.readers import Answers, Busy, ReadFailed
 from referee.web.render import render
 from referee.web.runner import LeagueRunner
+from referee.web.site import LiveSite
 
 HEADERS: Final = {
     "content-security-policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
@@ -39,6 +46,36 @@ HEADERS: Final = {
 STATIC: Final = Path(__file__).parent / "static"
 ASSETS: Final = ("style.css", "report.js", "viewer.js")
 REPORT_ASSETS: Final = Path(__file__).parent.parent / "report" / "templates"
+
+
+@dataclass(frozen=True, slots=True)
+class Asset:
+    """A file the pages load, read once when the server starts and answered from memory."""
+
+    body: bytes
+    media_type: str
+    etag: str
+
+    @classmethod
+    def of(cls, path: Path) -> Asset:
+        body = path.read_bytes()
+        media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        if media_type.startswith("text/") or media_type.endswith("javascript"):
+            media_type += "; charset=utf-8"
+        return cls(body, media_type, '"' + hashlib.sha256(body).hexdigest()[:16] + '"')
+
+    def response(self, request: Request) -> Response:
+        headers = {"etag": self.etag, "cache-control": "no-cache"}
+        if request.headers.get("if-none-match") == self.etag:
+            return Response(status_code=304, headers=headers)
+        return Response(self.body, media_type=self.media_type, headers=headers)
+
+
+def assets() -> dict[str, Asset]:
+    """The report's shared files (``/style.css``, ...) and the server's own (``/static/...``)."""
+    found = {f"/{name}": Asset.of(REPORT_ASSETS / name) for name in ASSETS}
+    found |= {f"/static/{path.name}": Asset.of(path) for path in sorted(STATIC.iterdir()) if path.is_file()}
+    return found
 
 
 class SafetyHeaders:
@@ -63,20 +100,40 @@ def _waiting(request: Request) -> HTMLResponse:
     return render("waiting.html", status=503, problem=runner.problem)
 
 
+def _not_found() -> Response:
+    return Response("not found", status_code=404, media_type="text/plain")
+
+
 async def page(request: Request) -> Response:
     """A page of the report, with the live script; ``/`` is its index."""
-    folder: Path = request.app.state.site
     name = request.path_params.get("name", "index.html")
-    if name in ASSETS:  # the report's own, as the package ships them
-        return FileResponse(REPORT_ASSETS / name)
-    if not name.endswith(".html") or "/" in name or name.startswith("."):
-        return Response("not found", status_code=404, media_type="text/plain")
-    path = folder / name
-    if not path.is_file():
-        if name == "index.html":
-            return _waiting(request)
-        return Response("not found", status_code=404, media_type="text/plain")
-    return HTMLResponse(with_live_script(path.read_text("utf-8")), headers={"cache-control": "no-store"})
+    asset = request.app.state.assets.get(f"/{name}")
+    if asset is not None:  # the report's own, as the package ships them
+        return asset.response(request)  # type: ignore[no-any-return]
+    if not is_page_name(name):
+        return _not_found()
+    runner: LeagueRunner = request.app.state.runner
+    if runner.league is None:  # no report yet
+        return _waiting(request) if name == "index.html" else _not_found()
+    site: LiveSite = request.app.state.site
+    answers: Answers = request.app.state.answers
+    try:
+        body = await answers.get(("page", name), lambda: site.state, lambda: ("page", (site.folder, name)))
+    except (Busy, ReadFailed) as exc:
+        return Response(
+            f"the server is busy: {exc}; try again in a moment",
+            status_code=503,
+            media_type="text/plain",
+            headers={"retry-after": "2"},
+        )
+    if body is None:
+        return _waiting(request) if name == "index.html" else _not_found()
+    return HTMLResponse(body, headers={"cache-control": "no-store"})
+
+
+async def static(request: Request) -> Response:
+    asset = request.app.state.assets.get(request.url.path)
+    return _not_found() if asset is None else asset.response(request)
 
 
 async def live_page(request: Request) -> Response:
@@ -94,26 +151,41 @@ async def live_page(request: Request) -> Response:
 
 
 def create_app(
-    runner: LeagueRunner, hub: Hub, site: Path, tables: human.Tables, hosts: list[str]
+    runner: LeagueRunner,
+    hub: Hub,
+    site: LiveSite,
+    answers: Answers,
+    tables: human.Tables,
+    hosts: Hosts,
+    connections: Connections | None = None,
+    rate: RequestRate | None = None,
 ) -> Starlette:
-    """The app; ``site`` is the folder the runner keeps the report in, ``hosts`` the host names a
-    request may name (``*`` for any)."""
+    """The app; ``site`` is the report's folder the server keeps, ``hosts`` the hosts a request may
+    name, ``connections`` the server's connections (each one's transport, so that an event stream can be
+    cut), ``rate`` the request rate per address."""
     routes = [
         *api.ROUTES,
         *human.ROUTES,
         Route("/", page),
         Route("/live/{match_id:path}", live_page),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/static/{name:path}", static),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/index", lambda request: RedirectResponse("/")),
         Route("/{name}", page),
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(SafetyHeaders)],
+        middleware=[
+            Middleware(SafetyHeaders),
+            Middleware(Limits, rate=rate),
+            Middleware(HostGuard, hosts=hosts),
+        ],
     )
     app.state.runner = runner
     app.state.hub = hub
     app.state.site = site
+    app.state.answers = answers
     app.state.tables = tables
+    app.state.connections = connections or Connections()
+    app.state.assets = assets()
     return app

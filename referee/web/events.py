@@ -1,15 +1,19 @@
 """The live feed: what the league runner and the human tables tell every open page.
 
 Each listener (a browser's event stream) has a bounded queue of its own. Publishing never waits: a
-listener whose queue is full is a slow or gone browser, and it is dropped (its stream ends, and the page's
-script reconnects and reloads what it shows), so no browser can ever stall a match.
+listener whose queue is full is a slow or gone browser, and it is dropped at once: its queue is
+emptied and its connection cut (a browser's script reconnects and reloads what it shows), so no
+browser can stall a match, and none that stopped reading keeps its socket. A listener whose socket has
+taken nothing for :data:`SEND_DEADLINE` is dropped the same way, however few events there were. Each
+address may hold :data:`LISTENERS_PER_ADDRESS` streams at once, and the server :data:`LISTENERS`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -17,6 +21,12 @@ QUEUE: Final = 64
 """Events a listener may fall behind by before it is dropped."""
 KEEPALIVE: Final = 15.0
 """Seconds between comments on an idle stream, so that proxies and browsers keep it open."""
+SEND_DEADLINE: Final = 10.0
+"""Seconds a listener's connection may take no bytes (its buffers full) before it is dropped."""
+LISTENERS_PER_ADDRESS: Final = 8
+"""Event streams one address may hold at once (a browser tab holds one); the next is refused (429)."""
+LISTENERS: Final = 128
+"""Event streams the server holds at once, from every address; the next is refused (503)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,17 +41,54 @@ class Event:
         return f"event: {self.kind}\ndata: {json.dumps(self.data, ensure_ascii=False)}\n\n"
 
 
-_CLOSE: Final = Event("close")
+_CLOSE: Final = b""
+"""Put in a dropped listener's queue (no event is empty): its stream ends."""
+
+
+class Listener:
+    """One event stream: its queue of encoded events, its address, and what cuts its connection."""
+
+    def __init__(self, address: str, queue: int, cut: Callable[[], None]) -> None:
+        self.address = address
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(queue + 1)
+        self.cut = cut
+        self.dropped = False
+
+    async def chunks(self, keepalive: float = KEEPALIVE) -> AsyncIterator[bytes]:
+        """The stream's text, as it is to be sent, until the listener is dropped."""
+        yield b"retry: 2000\n\n"
+        while True:
+            try:
+                chunk = await asyncio.wait_for(self.queue.get(), keepalive)
+            except TimeoutError:
+                yield b": keepalive\n\n"
+                continue
+            if not chunk:
+                return
+            yield chunk
+
+
+class ListenerRefused(Exception):
+    """Too many streams: ``status`` 429 for one address's, 503 for the server's."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
 
 
 class Hub:
     """Fans events out to listeners without ever blocking the publisher."""
 
-    def __init__(self, queue: int = QUEUE) -> None:
+    def __init__(
+        self, queue: int = QUEUE, per_address: int = LISTENERS_PER_ADDRESS, most: int = LISTENERS
+    ) -> None:
         self._queue = queue
-        self._listeners: set[asyncio.Queue[Event]] = set()
+        self._per_address = per_address
+        self._most = most
+        self._listeners: set[Listener] = set()
+        self._addresses: Counter[str] = Counter()
         self.dropped = 0
-        """Listeners dropped because they fell :data:`QUEUE` events behind."""
+        """Listeners dropped because they fell :data:`QUEUE` events behind or stopped taking bytes."""
         self.closed = False
 
     @property
@@ -49,42 +96,56 @@ class Hub:
         return len(self._listeners)
 
     def publish(self, kind: str, **data: Any) -> None:
-        event = Event(kind, data)
-        for queue in list(self._listeners):
+        if not self._listeners:
+            return
+        chunk = Event(kind, data).sse().encode()  # once, whatever the number of listeners
+        for listener in list(self._listeners):
             try:
-                queue.put_nowait(event)
+                listener.queue.put_nowait(chunk)
             except asyncio.QueueFull:
-                self._drop(queue)
+                self.drop(listener)
 
-    def _drop(self, queue: asyncio.Queue[Event]) -> None:
-        self._listeners.discard(queue)
+    def listen(self, address: str = "", cut: Callable[[], None] = lambda: None) -> Listener:
+        """A new listener from ``address``, whose connection ``cut`` closes at once; raises
+        :class:`ListenerRefused` beyond the caps, and once the hub is closed."""
+        if self.closed:
+            raise ListenerRefused(503, "the server is stopping")
+        if self._addresses[address] >= self._per_address:
+            raise ListenerRefused(
+                429, f"{address} holds {self._per_address} event streams already: close one first"
+            )
+        if len(self._listeners) >= self._most:
+            raise ListenerRefused(503, f"the server holds {self._most} event streams: try again later")
+        listener = Listener(address, self._queue, cut)
+        self._listeners.add(listener)
+        self._addresses[address] += 1
+        return listener
+
+    def forget(self, listener: Listener) -> None:
+        """The listener's stream has ended."""
+        if listener in self._listeners:
+            self._listeners.discard(listener)
+            self._addresses[listener.address] -= 1
+            if not self._addresses[listener.address]:
+                del self._addresses[listener.address]
+
+    def drop(self, listener: Listener) -> None:
+        """Ends a listener's stream and cuts its connection, without waiting for either."""
+        if listener.dropped:
+            return
+        listener.dropped = True
+        self.forget(listener)
         self.dropped += 1
-        while not queue.empty():  # make room for the close, which ends its stream
-            queue.get_nowait()
-        queue.put_nowait(_CLOSE)
+        while not listener.queue.empty():  # make room for the close, which ends its stream
+            listener.queue.get_nowait()
+        listener.queue.put_nowait(_CLOSE)
+        listener.cut()
 
     def close(self) -> None:
         """Ends every stream (the server is stopping) and refuses new ones."""
         self.closed = True
-        for queue in list(self._listeners):
-            self._drop(queue)
-
-    async def stream(self, keepalive: float = KEEPALIVE) -> AsyncIterator[str]:
-        """One listener's events as server-sent event text, until it is dropped or the hub closes."""
-        if self.closed:
-            return
-        queue: asyncio.Queue[Event] = asyncio.Queue(self._queue + 1)
-        self._listeners.add(queue)
-        try:
-            yield "retry: 2000\n\n"
-            while True:
-                try:
-                    event = await asyncio.wait_for(queue.get(), keepalive)
-                except TimeoutError:
-                    yield ": keepalive\n\n"
-                    continue
-                if event is _CLOSE:
-                    return
-                yield event.sse()
-        finally:
-            self._listeners.discard(queue)
+        for listener in list(self._listeners):
+            self.forget(listener)
+            while not listener.queue.empty():
+                listener.queue.get_nowait()
+            listener.queue.put_nowait(_CLOSE)

@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
-import sqlite3
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,20 +30,16 @@ from starlette.routing import Route
 from pyramid_sdk.actions import Action, Declare, InvalidActionError, Play, parse_action
 from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.observation import Observation
-from pyramid_sdk.record import MatchRecord, RecordError
 from pyramid_sdk.seeds import SEED_BITS
 from referee.league.config import League
 from referee.league.host import confinement_of, log_dir_of
-from referee.league.location import human_path
 from referee.match.faults import Fault, FaultKind, FaultPolicy
-from referee.match.outcome import MatchOutcome
 from referee.match.runner import Decision, Seat, play_match
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher, take_seats
-from referee.report.records import RecordedMatch, RecordsError, from_line
-from referee.report.site import match_page
-from referee.report.text import ONE_MATCH, match_line
+from referee.web.human_store import HumanStore, human_database
 from referee.web.live import LiveMatch, public_view, watched
+from referee.web.readers import RETRY_AFTER, Answers, Busy, ReadFailed
 from referee.web.render import render
 
 LOGGER = logging.getLogger(__name__)
@@ -150,79 +143,14 @@ class HumanTable:
         }
 
 
-class HumanStore:
-    """The human matches of a league, in a SQLite file of their own: never rated, never mixed with the
-    league's results."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path)
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS human_matches "
-            "(id INTEGER PRIMARY KEY, finished REAL, line TEXT, record TEXT)"
-        )
-        return db
-
-    def save(self, outcome: MatchOutcome, seed: int) -> int:
-        db = self._connect()
-        try:
-            with db:
-                cursor = db.execute(
-                    "INSERT INTO human_matches (finished, line) VALUES (?, '')", (time.time(),)
-                )
-                number = int(cursor.lastrowid or 0)
-                line = match_line(
-                    f"human-{number}", ONE_MATCH, seed, outcome.status, outcome.record, outcome.faults
-                )
-                record = json.dumps(outcome.record.to_dict(), ensure_ascii=False)  # with its talk
-                db.execute(
-                    "UPDATE human_matches SET line = ?, record = ? WHERE id = ?", (line, record, number)
-                )
-            return number
-        finally:
-            db.close()
-
-    def lines(self) -> list[tuple[int, float, dict[str, Any]]]:
-        if not self.path.is_file():
-            return []
-        db = self._connect()
-        try:
-            rows = db.execute("SELECT id, finished, line FROM human_matches ORDER BY id").fetchall()
-        finally:
-            db.close()
-        return [(int(n), float(f), json.loads(line)) for n, f, line in rows]
-
-    def line(self, number: int) -> dict[str, Any] | None:
-        return next((line for n, _, line in self.lines() if n == number), None)
-
-    def replayable(self, number: int) -> RecordedMatch | None:
-        """The match as its replay page shows it: the whole record, its talk too (an export line has
-        none), with its faults and status from its line."""
-        if not self.path.is_file():
-            return None
-        db = self._connect()
-        try:
-            row = db.execute("SELECT line, record FROM human_matches WHERE id = ?", (number,)).fetchone()
-        finally:
-            db.close()
-        if row is None:
-            return None
-        recorded = from_line(json.loads(row[0]))
-        return replace(recorded, record=MatchRecord.from_dict(json.loads(row[1])))
-
-
-def human_database(league: League) -> Path:
-    return human_path(league.database)
-
-
 class Tables:
     """The human tables in play; ``hidden`` are the paths no bot may read (the server's pages)."""
 
     def __init__(self, hidden: tuple[Path, ...] = ()) -> None:
         self.hidden = hidden
         self.tables: dict[str, HumanTable] = {}
+        self.state = 0
+        """Human matches stored since the server started: what is read of them is kept until it grows."""
 
     def in_play(self) -> int:
         return sum(1 for t in self.tables.values() if t.task is not None and not t.task.done())
@@ -280,6 +208,7 @@ class Tables:
             table.stored_id = await asyncio.to_thread(
                 HumanStore(human_database(league)).save, outcome, table.seed
             )
+            self.state += 1
         except Exception as exc:  # the person's page says what went wrong; the server goes on
             LOGGER.exception("human table %s failed", table.seats)
             table.problem = f"the table stopped: {type(exc).__name__}: {exc}"
@@ -302,12 +231,31 @@ def _league(request: Request) -> League | None:
     return league
 
 
+async def _read(request: Request, key: tuple[Any, ...], name: str, *args: Any) -> Any:
+    """A read of the human matches, by a reader process (:mod:`referee.web.readers`), kept until the
+    next human match is stored."""
+    tables = _tables(request)
+    answers: Answers = request.app.state.answers
+    return await answers.get(key, lambda: tables.state, lambda: (name, args))
+
+
+def _busy(exc: Busy | ReadFailed) -> HTMLResponse:
+    return HTMLResponse(
+        f"the server is busy: {exc}; try again in a moment",
+        status_code=503,
+        headers={"retry-after": str(RETRY_AFTER)},
+    )
+
+
 async def play_page(request: Request) -> Response:
     league = _league(request)
     if league is None:
         return render("waiting.html", status=503, problem=request.app.state.runner.problem)
-    store = HumanStore(human_database(league))
-    played = await asyncio.to_thread(store.lines)
+    path = human_database(league)
+    try:
+        played = await _read(request, ("human-lines", path), "human_lines", path)
+    except (Busy, ReadFailed) as exc:
+        return _busy(exc)
     return render(
         "play.html",
         league=league,
@@ -367,30 +315,30 @@ async def human_replay(request: Request) -> Response:
     league = _league(request)
     if league is None:
         return HTMLResponse("the league is starting", status_code=503)
+    path, number = human_database(league), int(request.path_params["number"])
     try:
-        recorded = await asyncio.to_thread(
-            HumanStore(human_database(league)).replayable, int(request.path_params["number"])
-        )
-    except (RecordsError, RecordError, KeyError, TypeError, ValueError) as exc:
+        page = await _read(request, ("human-replay", path, number), "human_replay", path, number)
+    except Busy as exc:
+        return _busy(exc)
+    except ReadFailed as exc:
         return HTMLResponse(f"this match cannot be shown: {exc}", status_code=500)
-    if recorded is None:
+    if page is None:
         return HTMLResponse("no such human match", status_code=404)
-    assert recorded.seed is not None
-    return HTMLResponse(
-        match_page(recorded.record, recorded.faults, recorded.status, recorded.seed, linked=True)
-    )
+    return HTMLResponse(page)
 
 
 async def human_line(request: Request) -> Response:
     league = _league(request)
     if league is None:
         return JSONResponse({"error": "the league is starting"}, status_code=503)
-    line = await asyncio.to_thread(
-        HumanStore(human_database(league)).line, int(request.path_params["number"])
-    )
+    path, number = human_database(league), int(request.path_params["number"])
+    try:
+        line = await _read(request, ("human-line", path, number), "human_line", path, number)
+    except (Busy, ReadFailed) as exc:
+        return JSONResponse({"error": f"the server is busy: {exc}"}, status_code=503)
     if line is None:
         return JSONResponse({"error": "no such human match"}, status_code=404)
-    return JSONResponse(line)
+    return Response(line, media_type="application/json")
 
 
 ROUTES: Final = [

@@ -10,15 +10,20 @@ that is not on the table.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.observation import Observation, Trick
 from pyramid_sdk.rules import Talk
 from referee.match.faults import Fault
 from referee.match.runner import Decision, Seat
+
+TURN: Final = 0.005
+"""Seconds a match of in-process bots plays before it lets the server's event loop answer requests."""
 
 
 def _trick(trick: Trick) -> dict[str, Any]:
@@ -56,10 +61,16 @@ def public_view(obs: Observation) -> dict[str, Any]:
     }
 
 
+def _always() -> bool:
+    return True
+
+
 @dataclass(slots=True)
 class LiveMatch:
-    """A match in play: who sits where and the last public view of it; ``shown`` is whether its deals
-    may be shown now (``referee.report.disclosure``: not while another match of its table is to come)."""
+    """A match in play: who sits where and the last observation of it, whose public view is built only
+    when it is asked for (a page, the API) or someone listens (``watching``): a match nobody watches
+    costs no view. ``shown`` is whether its deals may be shown now (``referee.report.disclosure``: not
+    while another match of its table is to come)."""
 
     match_id: str
     seats: tuple[str, ...]
@@ -68,18 +79,31 @@ class LiveMatch:
     """Its place in the league's schedule, from 1 (none for a human table)."""
     remote: tuple[str, ...] = ()
     """The seats' entrants that play from their authors' machines (not sandboxed), as the pages mark them."""
-    view: dict[str, Any] | None = None
     steps: int = 0
+    """Observations of the match seen so far."""
+    turned: float = 0.0
+    """When its seats last let the event loop run (:data:`TURN`)."""
     listeners: list[Callable[[LiveMatch], None]] = field(default_factory=list)
+    """Told after each change of :meth:`state`, while ``watching()``."""
+    watching: Callable[[], bool] = _always
+    _obs: Observation | None = None
+    _view: dict[str, Any] | None = None
+    _told: dict[str, Any] | None = None
+
+    @property
+    def view(self) -> dict[str, Any] | None:
+        """What every seat sees now (:func:`public_view`), or ``None`` before the first decision."""
+        if self._view is None and self._obs is not None:
+            self._view = public_view(self._obs)
+        return self._view
 
     def summary(self) -> dict[str, Any]:
         """What a list of matches in play says of it: no card, whatever ``shown`` is."""
-        deal = self.view["deal"] if self.view is not None else 0
         return {
             "match_id": self.match_id,
             "position": self.position,
             "seats": list(self.seats),
-            "deal": deal,
+            "deal": self._obs.deal_number if self._obs is not None else 0,
             "deals_hidden": not self.shown,
             "remote": [name for name in self.seats if name in self.remote],
         }
@@ -92,11 +116,14 @@ class LiveMatch:
         return state
 
     def update(self, obs: Observation) -> None:
-        view = public_view(obs)
-        if view == self.view:
-            return
-        self.view = view
+        self._obs, self._view = obs, None
         self.steps += 1
+        if not self.listeners or not self.watching():
+            return
+        state = self.state()
+        if state == self._told:  # e.g. each seat's look at the end of a deal
+            return
+        self._told = state
         for listener in self.listeners:
             listener(self)
 
@@ -121,6 +148,12 @@ class WatchedSeat:
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
         self.live.update(obs)
+        # A bot of the referee's own process (``module:``) decides without ever letting the event loop
+        # run: without a turn now and then, a whole match would play before the server answered.
+        now = time.monotonic()
+        if now - self.live.turned > TURN:
+            self.live.turned = now
+            await asyncio.sleep(0)
         return await self.seat.decide(obs, time_limit, bank)
 
     async def deal_end(self, obs: Observation) -> None:

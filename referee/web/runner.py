@@ -33,14 +33,10 @@ from referee.league.competition import Competition
 from referee.league.config import League, LeagueError, load_league
 from referee.league.host import Host, run_builds
 from referee.league.lock import LeagueBusyError
-from referee.league.planning import schedule_of
 from referee.league.preflight import Broken, preflight
-from referee.league.ratings import Leaderboard, rate
 from referee.league.remote_entrants import OpenDoor, missing_tokens, no_token
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StorageError, StoreError
-from referee.league.store import Store
-from referee.league.summary import MatchSummary
 from referee.league.version_history import replay_new_versions
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
@@ -62,22 +58,6 @@ def league_text(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return ""
-
-
-def read_results(
-    league: League, seed: int
-) -> tuple[dict[str, MatchSummary], tuple[ScheduledMatch, ...], Leaderboard]:
-    """The stored matches' summaries (no deal decoded: the server reads them after every match), the
-    schedule under the league's ``seed`` and the leaderboard, read on a connection of the caller's own
-    (any thread): what the pages and the API show."""
-    store = Store(league.database, write=False)
-    try:
-        stored = store.summaries()
-    finally:
-        store.close()
-    schedule = schedule_of(league, seed, stored)
-    board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
-    return stored, schedule, board
 
 
 def remote_problems(league: League, door: OpenDoor | None) -> list[Broken]:
@@ -104,8 +84,9 @@ def _say(line: str) -> None:
 
 
 class LeagueRunner:
-    """Plays a league on and on; ``on_stored`` runs (in a thread) after each stored match, before the
-    listeners hear of it, so a page that reloads on the event finds it."""
+    """Plays a league on and on. ``on_stored`` is told (and must return at once: the play goes on) after
+    each stored match and whenever the league is read again; ``state`` counts those changes, so that
+    what is read of the results is kept until the next (:class:`referee.web.readers.Answers`)."""
 
     def __init__(
         self,
@@ -137,7 +118,9 @@ class LeagueRunner:
         self.played = 0
         self.competition: Competition | None = None
         """The league's competition, open (its database held) from the first pass until :meth:`run` ends."""
-        self._writing = asyncio.Lock()
+        self.state = 0
+        """Changes of the results and of the league since the server started: a match stored, or not
+        started (its strike stored), the league file read again."""
 
     async def run(self) -> None:
         """Until cancelled: each pass plays the league as the file says now, until the file changes."""
@@ -159,8 +142,8 @@ class LeagueRunner:
                 if self.door is not None and not self.door.is_open:  # the league is held: now its door
                     await self.door.open()
                 self.league, self.seed = competition.league, competition.seed
+                self._changed(competition)
                 self.hub.publish("league", name=competition.league.name)
-                await asyncio.to_thread(self.on_stored, competition.league, competition.seed)
                 await self._pass(competition, digest)
         finally:
             if self.competition is not None:
@@ -188,6 +171,10 @@ class LeagueRunner:
         if replay_new_versions(competition.store, league, LOGGER.info):
             competition.replan(league)  # an until-settled league plans from what is still stored
         return competition
+
+    def _changed(self, competition: Competition) -> None:
+        self.state += 1
+        self.on_stored(competition.league, competition.seed)
 
     def connected(self, name: str) -> bool:
         """Whether the remote entrant ``name``'s bot is connected to the door now."""
@@ -292,6 +279,7 @@ class LeagueRunner:
         if lineup.failed is not None:  # counted by the competition: three in a row disqualify
             table.release(lineup)
             competition.not_started(scheduled, lineup.failed, tries=1)  # tried again while playable
+            self._changed(competition)
             await asyncio.sleep(self.poll)
             return
         live = LiveMatch(
@@ -300,6 +288,7 @@ class LeagueRunner:
             _shown(competition, scheduled),
             scheduled.position + 1,
             tuple(competition.league.remote_names),
+            watching=lambda: self.hub.listeners > 0,  # its view built for the listeners alone
         )
         live.listeners.append(lambda match: self.hub.publish("play", **match.state()))
         lineup.seats = watched(lineup.seats, live)
@@ -319,11 +308,10 @@ class LeagueRunner:
             competition.finished(scheduled, result)
             outcome = result.outcome
         self.played += 1
+        self._changed(competition)
         if self.door is not None:
             for refusal in self.door.new_refusals():
                 LOGGER.warning("remote door: refused: %s", refusal)
-        async with self._writing:  # one rewrite at a time, each from the latest results
-            await asyncio.to_thread(self.on_stored, competition.league, competition.seed)
         self.hub.publish(
             "match_finished",
             match_id=scheduled.match_id,

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import signal
 import socket
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Final
+from typing import IO, Any, Final
 
 import click
 import uvicorn
@@ -25,12 +26,14 @@ from referee.league.storage import StoreError
 from referee.remote.settings import RemoteSettingsError
 from referee.web.app import create_app
 from referee.web.events import Hub
+from referee.web.hosts import allowed, shown
 from referee.web.human import Tables
-from referee.web.pages import write_site
+from referee.web.limits import Connections, capped_protocol
+from referee.web.readers import Answers, Readers, ReadFailed
 from referee.web.runner import LeagueRunner
+from referee.web.site import LiveSite
 
 LOGGER = logging.getLogger(__name__)
-LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
 EXIT_BUSY: Final = 5
 """As for ``referee run``: another run or serve holds the league."""
 EXIT_STORAGE: Final = 6
@@ -61,14 +64,23 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 async def serve_forever(
-    league_file: Path, host: str, port: int, site: Path, door: OpenDoor | None = None, fresh: bool = False
+    league_file: Path,
+    host: str,
+    port: int,
+    site: Path,
+    door: OpenDoor | None = None,
+    fresh: bool = False,
+    public: Sequence[str] = (),
+    log: IO[Any] | None = None,
 ) -> int:
     """Runs until a signal or a failure of the league; the exit status. ``door``: the door of the
     league's remote entrants, which the runner opens once it holds the league (a second serve of a busy
     league names the holder, exit 5, and admits no bot) and which is closed when serve stops (its bots
     told CANCELLED: they wait for the referee to come back), what its lobby saw of each connection added
     to the league's record. ``fresh``: the league's stored results are forgotten when it is first opened,
-    as ``referee run --fresh`` forgets them (a copy kept beside them)."""
+    as ``referee run --fresh`` forgets them (a copy kept beside them). ``public``: the host names the
+    server is reached by besides its address (``--public-host``); ``log``: where the reader processes'
+    own output goes."""
     try:
         sock = listen(host, port)
     except OSError as exc:
@@ -76,10 +88,16 @@ async def serve_forever(
             f"serve: cannot listen on {host}:{port}: {exc.strerror or exc}; try --http {host}:PORT", err=True
         )
         return 1
+    readers = Readers(log=log)
     try:
-        return await _serve(league_file, host, sock, site, door, fresh)
+        await readers.start()
+        return await _serve(league_file, host, sock, site, door, fresh, public, readers)
+    except ReadFailed as exc:
+        click.echo(f"serve: {exc}", err=True)
+        return 1
     finally:
         sock.close()
+        await readers.close()
         if door is not None:
             await door.close(stopped=True)
             for refusal in door.new_refusals():
@@ -87,21 +105,29 @@ async def serve_forever(
 
 
 async def _serve(
-    league_file: Path, host: str, sock: socket.socket, site: Path, door: OpenDoor | None, fresh: bool
+    league_file: Path,
+    host: str,
+    sock: socket.socket,
+    folder: Path,
+    door: OpenDoor | None,
+    fresh: bool,
+    public: Sequence[str],
+    readers: Readers,
 ) -> int:
     hub = Hub()
-    runner = LeagueRunner(
-        league_file,
-        hub,
-        hidden=(site,),
-        on_stored=lambda league, seed: write_site(league, seed, site),
-        door=door,
-        fresh=fresh,
+    site = LiveSite(folder, readers, hub)
+    runner = LeagueRunner(league_file, hub, hidden=(folder,), on_stored=site.stale, door=door, fresh=fresh)
+    tables = Tables(hidden=(folder,))
+    connections = Connections()
+    app = create_app(runner, hub, site, Answers(readers), tables, allowed(host, public), connections)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        timeout_graceful_shutdown=3,
+        lifespan="off",
+        http=capped_protocol(connections),
+        proxy_headers=False,  # the client's address is its socket's: a header would let it pick one
     )
-    tables = Tables(hidden=(site,))
-    hosts = ["*"] if host not in LOOPBACK else ["127.0.0.1", "localhost", "[::1]", "::1"]
-    app = create_app(runner, hub, site, tables, hosts)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3, lifespan="off")
     server = _Server(config)
     playing = asyncio.create_task(runner.run())
     serving = asyncio.create_task(server.serve(sockets=[sock]))
@@ -116,13 +142,38 @@ async def _serve(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
     port = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    click.echo(f"serve: {league_file} at http://{shown}:{port}/ (Ctrl-C stops it)")
+    click.echo(f"serve: {league_file} at http://{shown(host)}:{port}/ (Ctrl-C stops it)")
+    hint = public_hint(host, public)
+    if hint:
+        click.echo(f"serve: {hint}")
     await asyncio.wait({playing, serving}, return_when=asyncio.FIRST_COMPLETED)
     stop()
     await tables.close()
     results = await asyncio.gather(playing, serving, return_exceptions=True)
+    await site.close()
     return _ending(results[0], runner.played)
+
+
+def public_hint(host: str, public: Sequence[str]) -> str:
+    """The line that says how to name the public host: for a server bound to an address other than
+    loopback and given no ``--public-host``; else nothing.
+
+    >>> public_hint("127.0.0.2", []), public_hint("10.0.0.5", ["arena.example.org"])
+    ('', '')
+    >>> public_hint("10.0.0.5", [])
+    'only requests for 10.0.0.5 are answered: to serve under a host name, add --public-host NAME (repeatable)'
+    """
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:  # bound to a name: requests for that name are answered
+        return ""
+    if public or ip.is_loopback:
+        return ""
+    which = "an address of this machine" if ip.is_unspecified else shown(host)
+    return (
+        f"only requests for {which} are answered: to serve under a host name, "
+        "add --public-host NAME (repeatable)"
+    )
 
 
 def _ending(failure: object, played: int) -> int:

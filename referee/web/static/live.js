@@ -1,6 +1,6 @@
 // The live script of referee serve's report pages: it keeps the page up to date without a reload.
-// After each stored match the server rewrites the report and sends `match_finished` on its event
-// stream; this script then fetches the page again and swaps its <main> in place (the report's script
+// After the results change the server rewrites the report and sends `pages` on its event stream;
+// this script then fetches the page again and swaps its <main> in place (the report's script
 // runs again for sorting and the chart's legend). On the index and the matches list it keeps a box of
 // the matches in play, each linking to its live view; on an entrant's page, a table of each version's
 // results. Every name is set as text, never as markup.
@@ -106,7 +106,8 @@
   events.addEventListener("open", () => {
     if (opened++) refresh(); // back after a drop: catch up on what was missed
   });
-  events.addEventListener("match_finished", refresh);
+  events.addEventListener("pages", refresh);
+  events.addEventListener("match_finished", showInPlay);
   events.addEventListener("league", () => (waiting ? location.reload() : refresh()));
   events.addEventListener("match_started", showInPlay);
   if (waiting) setInterval(() => location.reload(), 5000);

@@ -1,0 +1,88 @@
+"""The human matches of a league, in ``<results database>-human.sqlite`` beside the league's results:
+never rated, never mixed with the league's; each can be replayed like any match (``/human/ID``, or its
+line with ``referee replay``). The human seat (:mod:`referee.web.human`) stores them, the reader
+processes (:mod:`referee.web.reads`) read them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pyramid_sdk.record import MatchRecord
+from referee.league.config import League
+from referee.league.location import human_path
+from referee.match.outcome import MatchOutcome
+from referee.report.records import RecordedMatch, from_line
+from referee.report.text import ONE_MATCH, match_line
+
+
+class HumanStore:
+    """The human matches of a league, in a SQLite file of their own: never rated, never mixed with the
+    league's results."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path)
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS human_matches "
+            "(id INTEGER PRIMARY KEY, finished REAL, line TEXT, record TEXT)"
+        )
+        return db
+
+    def save(self, outcome: MatchOutcome, seed: int) -> int:
+        db = self._connect()
+        try:
+            with db:
+                cursor = db.execute(
+                    "INSERT INTO human_matches (finished, line) VALUES (?, '')", (time.time(),)
+                )
+                number = int(cursor.lastrowid or 0)
+                line = match_line(
+                    f"human-{number}", ONE_MATCH, seed, outcome.status, outcome.record, outcome.faults
+                )
+                record = json.dumps(outcome.record.to_dict(), ensure_ascii=False)  # with its talk
+                db.execute(
+                    "UPDATE human_matches SET line = ?, record = ? WHERE id = ?", (line, record, number)
+                )
+            return number
+        finally:
+            db.close()
+
+    def lines(self) -> list[tuple[int, float, dict[str, Any]]]:
+        if not self.path.is_file():
+            return []
+        db = self._connect()
+        try:
+            rows = db.execute("SELECT id, finished, line FROM human_matches ORDER BY id").fetchall()
+        finally:
+            db.close()
+        return [(int(n), float(f), json.loads(line)) for n, f, line in rows]
+
+    def line(self, number: int) -> dict[str, Any] | None:
+        return next((line for n, _, line in self.lines() if n == number), None)
+
+    def replayable(self, number: int) -> RecordedMatch | None:
+        """The match as its replay page shows it: the whole record, its talk too (an export line has
+        none), with its faults and status from its line."""
+        if not self.path.is_file():
+            return None
+        db = self._connect()
+        try:
+            row = db.execute("SELECT line, record FROM human_matches WHERE id = ?", (number,)).fetchone()
+        finally:
+            db.close()
+        if row is None:
+            return None
+        recorded = from_line(json.loads(row[0]))
+        return replace(recorded, record=MatchRecord.from_dict(json.loads(row[1])))
+
+
+def human_database(league: League) -> Path:
+    return human_path(league.database)

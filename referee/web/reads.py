@@ -1,0 +1,264 @@
+"""What the pages and the API read, as a reader process of ``referee serve`` runs it
+(:mod:`referee.web.readers`): every read of the results database, every page rendered or read back from
+the report's folder, and the report's rewrite after a match.
+
+They run here, in processes of their own at a lower CPU priority, and not in the server's process,
+because they are Python work that holds the interpreter's lock: in a thread of the process that plays,
+every one of them would slow the matches (a thread that computes makes each wake-up of the event loop
+wait its turn), and a flood of requests would stop play. Here a read costs the play only the bytes of
+its answer.
+
+A reader process reads requests on its standard input and writes the answers on its standard output,
+each a pickle after its length (8 bytes, big-endian); it runs one at a time. Each answer is
+``("ok", value)`` or ``("error", one line)``. ``python -m referee.web.reads`` is a reader process.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import pickle
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Final
+
+from referee.league.config import League
+from referee.league.planning import schedule_of
+from referee.league.ratings import Leaderboard, rate
+from referee.league.schedule import ScheduledMatch
+from referee.league.storage import StoreError
+from referee.league.store import Store
+from referee.league.summary import MatchSummary
+from referee.league.version_history import VersionArchive, archive_path, as_json, summary
+from referee.league.versions import fingerprint
+from referee.report.site import match_page, write_report
+from referee.report.text import export_lines, leaderboard_json
+from referee.web.human_store import HumanStore
+from referee.web.pages import is_page_name, with_live_script
+from referee.web.readers import LENGTH
+
+VERSION: Final = 1
+"""The API's version, in every answer of its collections."""
+READ_TRIES: Final = 3
+SUMMARY_DROPS: Final = ("deals",)
+"""What the list of matches leaves out of each exported match: it is for one match's answer."""
+
+Results = tuple[dict[str, MatchSummary], tuple[ScheduledMatch, ...], Leaderboard]
+LOGGER = logging.getLogger(__name__)
+
+
+def read_results(league: League, seed: int) -> Results:
+    """The stored matches' summaries (no deal decoded), the schedule under the league's ``seed`` and
+    the leaderboard, read on a connection of the caller's own: what the pages and the API show."""
+    store = Store(league.database, write=False)
+    try:
+        stored = store.summaries()
+    finally:
+        store.close()
+    schedule = schedule_of(league, seed, stored)
+    board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
+    return stored, schedule, board
+
+
+def write_site(league: League, seed: int, folder: Path) -> None:
+    """Rewrites the report in ``folder`` from the stored results (their summaries, each match page
+    decoded as it is written); a failure is logged, and the pages keep what they showed (the next change
+    rewrites them)."""
+    try:
+        stored, schedule, board = read_results(league, seed)
+        store = Store(league.database, write=False)
+        try:
+            write_report(league, list(schedule), stored, board, folder, load=store.stream)
+        finally:
+            store.close()
+    except (OSError, StoreError) as exc:
+        LOGGER.warning("the live pages in %s were not rewritten: %s", folder, exc)
+
+
+@dataclass
+class _Latest:
+    """The last results this process read, by (database, seed, state): the answers after one match
+    share one read."""
+
+    key: tuple[Path, int, int] | None = None
+    results: Results | None = None
+
+
+_LATEST: Final = _Latest()
+
+
+def encoded(value: object) -> bytes:
+    """JSON as the API writes it (as Starlette's ``JSONResponse`` does)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+def results(league: League, seed: int, state: int) -> Results:
+    """The summaries, schedule and leaderboard of ``state`` (the server's count of changes to the
+    results), read once per state in this process."""
+    key = (league.database, seed, state)
+    if _LATEST.results is None or _LATEST.key != key:
+        _LATEST.key, _LATEST.results = key, read_results(league, seed)
+    return _LATEST.results
+
+
+def leaderboard(league: League, seed: int, state: int) -> bytes:
+    _, _, board = results(league, seed, state)
+    rows = json.loads(leaderboard_json(board, league))
+    return encoded({"version": VERSION, "league": league.name, "standings": rows})
+
+
+def exported(
+    league: League, seed: int, state: int, only: str | None = None, tries: int = READ_TRIES
+) -> list[dict[str, Any]]:
+    """The stored matches (or the one ``only``) as ``referee export`` writes them, in schedule order.
+    The summaries and the records are two reads: a new version's matches deleted in between (the runner
+    replays them) make the second miss one, and the whole is read again."""
+    stored, schedule, _ = results(league, seed, state)
+    store = Store(league.database, write=False)
+    try:
+        lines = export_lines(league, schedule, stored, store.stream, only=None if only is None else {only})
+        return [json.loads(line) for line in lines]
+    except StoreError:
+        if tries <= 1:
+            raise
+    finally:
+        store.close()
+    _LATEST.results = None
+    return exported(league, seed, state, only, tries - 1)
+
+
+def matches(league: League, seed: int, state: int) -> bytes:
+    """The list of stored matches, as JSON: the API adds the matches in play around it."""
+    lines = exported(league, seed, state)
+    return encoded([{k: v for k, v in line.items() if k not in SUMMARY_DROPS} for line in lines])
+
+
+def one_match(league: League, seed: int, state: int, match_id: str) -> bytes | None:
+    found = exported(league, seed, state, only=match_id)
+    return encoded(found[0]) if found else None
+
+
+def standings(league: League, seed: int, state: int) -> dict[str, dict[str, Any]]:
+    """Each rated entrant's rank, rating and matches."""
+    _, _, board = results(league, seed, state)
+    return {
+        s.entrant: {"rank": s.rank, "mu": s.mu, "sigma": s.sigma, "matches": s.matches}
+        for s in board.standings
+    }
+
+
+def entrant(league: League, seed: int, state: int, name: str) -> bytes | None:
+    """One entrant and each version's results: the one playing now, then the replaced ones."""
+    if name not in {e.name for e in league.entrants}:
+        return None
+    stored, _, _ = results(league, seed, state)
+    found = league.entrant(name)
+    now = summary(name, found.version or fingerprint(found)[:8], stored.values())
+    earlier = VersionArchive(archive_path(league)).of(name)
+    return encoded({"version": VERSION, "name": name, "versions": [as_json(v) for v in (now, *earlier)]})
+
+
+def page(folder: Path, name: str) -> bytes | None:
+    """A page of the report in ``folder``, with the live script; ``None`` when there is no such page (a
+    name that could not be one, too long for a file name, or not written yet)."""
+    if not is_page_name(name):
+        return None
+    try:
+        return with_live_script((folder / name).read_text("utf-8")).encode()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # a name of many-byte characters
+            return None
+        raise
+
+
+def rewrite(league: League, seed: int, folder: Path) -> None:
+    """The report rewritten in ``folder`` (:func:`write_site`)."""
+    write_site(league, seed, folder)
+
+
+def human_lines(path: Path) -> list[tuple[int, float, dict[str, Any]]]:
+    """The human matches played (:class:`referee.web.human_store.HumanStore`)."""
+    return HumanStore(path).lines()
+
+
+def human_line(path: Path, number: int) -> bytes | None:
+    line = HumanStore(path).line(number)
+    return None if line is None else encoded(line)
+
+
+def human_replay(path: Path, number: int) -> bytes | None:
+    """A human match's replay page; raises what makes it unshowable."""
+    recorded = HumanStore(path).replayable(number)
+    if recorded is None:
+        return None
+    assert recorded.seed is not None
+    page = match_page(recorded.record, recorded.faults, recorded.status, recorded.seed, linked=True)
+    return page.encode()
+
+
+def ready() -> bool:
+    """Answers once the process is up: the server waits for it before it serves."""
+    return True
+
+
+JOBS: Final[dict[str, Callable[..., Any]]] = {
+    job.__name__: job
+    for job in (
+        leaderboard,
+        matches,
+        one_match,
+        standings,
+        entrant,
+        page,
+        rewrite,
+        human_lines,
+        human_line,
+        human_replay,
+        ready,
+    )
+}
+"""What a reader process runs, by name."""
+
+
+def _read(stream: BinaryIO) -> bytes | None:
+    head = stream.read(LENGTH)
+    if len(head) < LENGTH:
+        return None
+    return stream.read(int.from_bytes(head, "big"))
+
+
+def _write(stream: BinaryIO, value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(len(data).to_bytes(LENGTH, "big") + data)
+    stream.flush()
+
+
+def serve(requests: BinaryIO, answers: BinaryIO, niceness: int) -> None:
+    """Answers requests until the server closes the pipe."""
+    os.nice(niceness)
+    while (request := _read(requests)) is not None:
+        name, args = pickle.loads(request)
+        try:
+            value: object = ("ok", JOBS[name](*args))
+        except Exception as exc:  # the server says it in one line (and logs it); the reader goes on
+            value = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            _write(answers, value)
+        except BrokenPipeError:  # the server is gone: nobody to answer
+            return
+
+
+def main() -> None:
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # a stray print goes to the log, never into the answers
+    serve(sys.stdin.buffer, answers, int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+
+
+if __name__ == "__main__":
+    main()
