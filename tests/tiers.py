@@ -84,6 +84,7 @@ SLOW_MODULES: Final = {
         "test_referee_log": "the CLI and bot processes",
         "test_remote": "referee run listening for remote bots: the CLI, openssl, Python and Node.js bots",
         "test_remote_door": "openssl for the test's certificates; the door on real gRPC, in-process",
+        "test_door_limits": "openssl for the test's certificates; the door and idle sockets, in-process",
         "test_report_browser": "the CLI and Chromium",
         "test_serve": "referee serve, bot processes and Chromium",
         "test_serve_remote": "referee serve listening for remote bots: the CLI, openssl, Python SDK bots",

@@ -1,0 +1,294 @@
+"""The door's public socket: a TCP front that counts every connection per address before gRPC sees it.
+
+gRPC caps what it can see, streams and messages, but not who holds its connections: a bare TCP
+connection, or a TLS handshake that never opens a stream, costs a file descriptor per connection for as
+long as gRPC's handshake deadline (two minutes by default), however many come from one address. gRPC
+has no hook per connection (its C-core leaves per-address limits to a proxy), so the door's public
+socket is the front's own. It accepts a connection only while its address holds fewer than
+:attr:`Limits.per_address` and the door fewer than :attr:`Limits.total` (any other is closed at once,
+unread), and relays its bytes untouched, TLS and all, to the door's gRPC server on a Unix socket in a
+private folder. There gRPC drops a connection that has not finished its handshake within
+:attr:`Limits.handshake` seconds or holds no stream for :attr:`Limits.idle` seconds, and the front drops
+its side with it. Each relayed connection binds its Unix socket to a name of its own, which gRPC reports
+as the stream's peer, so the door sees the real address behind every stream (:meth:`Front.address`).
+
+The relay costs each message of a remote bot one pass through the referee's event loop each way
+(``benchmarks/README.md``, "The remote door under attack"); a remote bot's network round trip is
+milliseconds, and local bots never pass through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import resource
+import shutil
+import socket
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+MAX_PER_ADDRESS: Final = 8
+"""Connections one address may hold open at once (its own bot needs one)."""
+MAX_CONNECTIONS: Final = 256
+"""Connections the door holds open at once, from every address together."""
+HANDSHAKE_TIMEOUT: Final = 5.0
+"""Seconds a new connection has to finish its TLS handshake and start HTTP/2."""
+IDLE_TIMEOUT: Final = 5.0
+"""Seconds a connection may stay open without a stream (a bot keeps its one stream open)."""
+DESCRIPTOR_RESERVE: Final = 256
+"""File descriptors the door leaves to the rest of the referee (its database, logs, token file, bots'
+pipes and sockets, the web server), whatever strangers do."""
+DESCRIPTORS_PER_CONNECTION: Final = 3
+"""A relayed connection holds three: the stranger's socket and both ends of the relay's Unix socket."""
+MIN_CONNECTIONS: Final = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a stranger's connections may hold. :meth:`for_this_process` fits :attr:`total` to the open
+    files this process may have."""
+
+    per_address: int = MAX_PER_ADDRESS
+    total: int = MAX_CONNECTIONS
+    handshake: float = HANDSHAKE_TIMEOUT
+    idle: float = IDLE_TIMEOUT
+
+    @classmethod
+    def for_this_process(cls) -> Limits:
+        """The default limits, :attr:`total` lowered when the open-file limit would not leave
+        :data:`DESCRIPTOR_RESERVE` descriptors to the rest of the referee (but never below
+        :data:`MIN_CONNECTIONS`)."""
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft == resource.RLIM_INFINITY:
+            return cls()
+        room = (soft - DESCRIPTOR_RESERVE) // DESCRIPTORS_PER_CONNECTION
+        return cls(total=max(MIN_CONNECTIONS, min(MAX_CONNECTIONS, room)))
+
+    def options(self) -> list[tuple[str, int]]:
+        """gRPC's share of the limits, on the server behind the front."""
+        return [
+            ("grpc.server_handshake_timeout_ms", round(self.handshake * 1000)),
+            ("grpc.max_connection_idle_ms", round(self.idle * 1000)),
+            ("grpc.max_allowed_incoming_connections", self.total),
+        ]
+
+
+Refusal = Callable[[str, str], None]
+"""Told of each connection the front refuses: its address and why (the door logs them, rate-limited)."""
+
+
+class Front:
+    """The door's listening socket and the connections it relays to the gRPC server at ``inner`` (a
+    Unix socket path)."""
+
+    def __init__(self, inner: str, limits: Limits, refused: Refusal) -> None:
+        self.inner = inner
+        self.limits = limits
+        self.refused = refused
+        self.open: dict[str, int] = {}
+        """Connections per address, now."""
+        self._folder = Path(tempfile.mkdtemp(prefix="pyramid-front-"))
+        """Where the relay's sockets take their names (private: mode 0700)."""
+        self._names = itertools.count(1)
+        self._peers: dict[str, str] = {}
+        """gRPC's peer string of each relayed connection -> the address it came from."""
+        self._relays: set[_Outer] = set()
+        self._server: asyncio.Server | None = None
+
+    @property
+    def total(self) -> int:
+        return len(self._relays)
+
+    async def start(self, host: str, port: int) -> int:
+        """Listens on ``host:port`` (``port`` 0: a free one); returns the port. ``OSError`` if it cannot."""
+        loop = asyncio.get_running_loop()
+        host = host.strip("[]")
+        server = await loop.create_server(lambda: _Outer(self), host, port)
+        taken = int(server.sockets[0].getsockname()[1])
+        if port == 0 and len(server.sockets) > 1:  # a name of several addresses: one port for all
+            server.close()
+            await server.wait_closed()
+            server = await loop.create_server(lambda: _Outer(self), host, taken)
+        self._server = server
+        return taken
+
+    def address(self, peer: str) -> str | None:
+        """The address a stream behind the front came from, by gRPC's peer string; ``None`` for a peer
+        that did not come through it."""
+        return self._peers.get(peer)
+
+    async def stop(self) -> None:
+        """Stops listening and drops every relayed connection."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for relay in list(self._relays):
+            relay.drop()
+        await asyncio.sleep(0)
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def stop_listening(self) -> None:
+        """Accepts no new connection; those relayed go on (the door's last statuses still reach them)."""
+        if self._server is not None:
+            self._server.close()
+
+    def _admit(self, relay: _Outer, host: str) -> bool:
+        held = self.open.get(host, 0)
+        if held >= self.limits.per_address:
+            self.refused(host, f"over {self.limits.per_address} connections at once from one address")
+            return False
+        if len(self._relays) >= self.limits.total:
+            self.refused(host, f"over {self.limits.total} connections at once to the door")
+            return False
+        self.open[host] = held + 1
+        self._relays.add(relay)
+        return True
+
+    def _gone(self, relay: _Outer, host: str, peer: str | None) -> None:
+        if relay in self._relays:
+            self._relays.discard(relay)
+            self.open[host] -= 1
+            if not self.open[host]:
+                del self.open[host]
+        if peer is not None:
+            self._peers.pop(peer, None)
+
+    async def _connect(self, relay: _Outer, host: str) -> tuple[asyncio.Transport, str] | None:
+        """The relay's connection to the gRPC server, bound to a name of its own; ``None`` if it fails."""
+        loop = asyncio.get_running_loop()
+        name = str(self._folder / f"p{next(self._names)}")
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            unix.setblocking(False)
+            unix.bind(name)
+            await loop.sock_connect(unix, self.inner)
+        except OSError:
+            unix.close()
+            return None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(name)  # the name stays the socket's: gRPC still reports it as the peer
+        peer = f"unix:{name}"
+        self._peers[peer] = host
+        try:
+            transport, _ = await loop.create_unix_connection(lambda: _Inner(relay), sock=unix)
+        except OSError:
+            unix.close()
+            self._peers.pop(peer, None)
+            return None
+        return transport, peer
+
+
+class _Inner(asyncio.Protocol):
+    """The relay's side toward gRPC: what gRPC writes goes to the stranger."""
+
+    def __init__(self, outer: _Outer) -> None:
+        self.outer = outer
+
+    def data_received(self, data: bytes) -> None:
+        self.outer.send(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.outer.drop()
+
+    def pause_writing(self) -> None:
+        self.outer.pause()
+
+    def resume_writing(self) -> None:
+        self.outer.resume()
+
+
+class _Outer(asyncio.Protocol):
+    """One stranger's connection, counted against its address, relayed to gRPC once accepted."""
+
+    def __init__(self, front: Front) -> None:
+        self.front = front
+        self.transport: asyncio.Transport | None = None
+        self.inner: asyncio.Transport | None = None
+        self.host = ""
+        self.peer: str | None = None
+        self.counted = False
+        self.closed = False
+        self._task: asyncio.Task[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.host = _host(transport.get_extra_info("peername"))
+        if not self.front._admit(self, self.host):
+            transport.abort()  # unread, at once: it holds nothing
+            return
+        self.counted = True
+        transport.pause_reading()  # until the relay to gRPC is up
+        self._task = asyncio.get_running_loop().create_task(self._relay())
+
+    async def _relay(self) -> None:
+        connected = await self.front._connect(self, self.host)
+        if connected is None or self.closed:
+            if connected is not None:
+                connected[0].close()
+                self.front._peers.pop(connected[1], None)
+            self.drop()
+            return
+        self.inner, self.peer = connected
+        if self.transport is not None:
+            self.transport.resume_reading()
+
+    def data_received(self, data: bytes) -> None:
+        if self.inner is not None:
+            self.inner.write(data)
+
+    def eof_received(self) -> bool:
+        return False  # a stranger that stops writing is gone: close both sides
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.drop()
+
+    def send(self, data: bytes) -> None:
+        if self.transport is not None and not self.closed:
+            self.transport.write(data)
+
+    def pause(self) -> None:
+        if self.transport is not None and not self.closed:
+            self.transport.pause_reading()
+
+    def resume(self) -> None:
+        if self.transport is not None and not self.closed:
+            self.transport.resume_reading()
+
+    def pause_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.resume_reading()
+
+    def drop(self) -> None:
+        """Closes both sides (what was written is still sent); idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.counted:
+            self.front._gone(self, self.host, self.peer)
+        if self.transport is not None:
+            self.transport.close()
+        if self.inner is not None:
+            self.inner.close()
+
+
+def _host(peername: object) -> str:
+    """The address part of a socket's peer name, an IPv4 address mapped into IPv6 as IPv4.
+
+    >>> _host(("10.0.0.2", 4000)), _host(("::ffff:10.0.0.2", 4000, 0, 0)), _host(("::1", 1, 0, 0))
+    ('10.0.0.2', '10.0.0.2', '[::1]')
+    """
+    host = str(peername[0]) if isinstance(peername, tuple) and peername else "unknown"
+    if host.startswith("::ffff:") and "." in host:
+        return host.removeprefix("::ffff:")
+    return f"[{host}]" if ":" in host else host
