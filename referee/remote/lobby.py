@@ -46,8 +46,10 @@ def silence(timeout: float) -> str:
 
     >>> silence(1.25)
     "no answer to the referee's ping within 1.25s: connection cut"
+    >>> silence(0.3012)  # the lag allowance is added to the timeout: shown to the hundredth
+    "no answer to the referee's ping within 0.3s: connection cut"
     """
-    return f"no answer to the referee's ping within {timeout:g}s: connection cut"
+    return f"no answer to the referee's ping within {round(timeout, 2):g}s: connection cut"
 
 
 class Absent(Unclaimed):
