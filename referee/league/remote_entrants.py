@@ -21,7 +21,7 @@ from referee.match.launcher import RemoteSource, interrupted
 from referee.remote.door import Door, DoorServer, Keepalive, open_door
 from referee.remote.files import record_path
 from referee.remote.front import MAX_CONNECTIONS
-from referee.remote.lobby import Lobby
+from referee.remote.lobby import Lobby, ping_timeout
 from referee.remote.record import RecordFile
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
 from referee.remote.tokens import TokenBook, TokenError, tokens_path
@@ -157,7 +157,7 @@ class OpenDoor:
         self.door.book = TokenBook(tokens_path(league.database))
         self.door.names = frozenset(league.remote_names)
         self.lobby.wait = league.remote.wait
-        self.lobby.ping_timeout = Lobby.for_time(0, league.time_control.per_action).ping_timeout
+        self.lobby.ping_timeout = ping_timeout(league.time_control.per_action)
         if record_path(league.database) != self.record.path:  # another database: its own record
             self.record.close()
             self.record = self._record(league)

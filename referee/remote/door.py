@@ -116,7 +116,7 @@ class Keepalive:
 
 @dataclass(slots=True)
 class Doorman:
-    """Counts refused hellos and open connections per peer address."""
+    """Counts refused hellos and open streams per peer address (the front counts connections)."""
 
     bad: dict[str, deque[float]] = field(default_factory=dict)
     open: dict[str, int] = field(default_factory=dict)

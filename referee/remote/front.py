@@ -24,9 +24,8 @@ import contextlib
 import itertools
 import os
 import resource
-import shutil
 import socket
-import tempfile
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,10 +80,17 @@ class Limits:
 Refusal = Callable[[str, str], None]
 """Told of each connection the front refuses: its address and why (the door logs them, rate-limited)."""
 
+BACKLOG: Final = 128
+ACCEPTS_AT_ONCE: Final = 64
+"""Connections accepted in one go before the event loop runs anything else."""
+OUT_OF_FILES_PAUSE: Final = 1.0
+"""Seconds the front stops accepting when the process has no descriptor left for a new connection."""
+
 
 class Front:
-    """The door's listening socket and the connections it relays to the gRPC server at ``inner`` (a
-    Unix socket path)."""
+    """The door's listening socket and the connections it relays to the gRPC server at ``inner``, a Unix
+    socket in a private folder (mode 0700), where the relay's own sockets take their names too. It
+    accepts connections itself, so that one it refuses costs an ``accept`` and a reset, nothing more."""
 
     def __init__(self, inner: str, limits: Limits, refused: Refusal) -> None:
         self.inner = inner
@@ -92,13 +98,13 @@ class Front:
         self.refused = refused
         self.open: dict[str, int] = {}
         """Connections per address, now."""
-        self._folder = Path(tempfile.mkdtemp(prefix="pyramid-front-"))
-        """Where the relay's sockets take their names (private: mode 0700)."""
+        self._folder = Path(inner).parent
         self._names = itertools.count(1)
         self._peers: dict[str, str] = {}
         """gRPC's peer string of each relayed connection -> the address it came from."""
         self._relays: set[_Outer] = set()
-        self._server: asyncio.Server | None = None
+        self._listeners: list[socket.socket] = []
+        self._listening = False
 
     @property
     def total(self) -> int:
@@ -106,59 +112,88 @@ class Front:
 
     async def start(self, host: str, port: int) -> int:
         """Listens on ``host:port`` (``port`` 0: a free one); returns the port. ``OSError`` if it cannot."""
-        loop = asyncio.get_running_loop()
-        host = host.strip("[]")
-        server = await loop.create_server(lambda: _Outer(self), host, port)
-        taken = int(server.sockets[0].getsockname()[1])
-        if port == 0 and len(server.sockets) > 1:  # a name of several addresses: one port for all
-            server.close()
-            await server.wait_closed()
-            server = await loop.create_server(lambda: _Outer(self), host, taken)
-        self._server = server
-        return taken
+        self._listeners = _listen(host.strip("[]"), port)
+        self._resume()
+        return int(self._listeners[0].getsockname()[1])
 
     def address(self, peer: str) -> str | None:
         """The address a stream behind the front came from, by gRPC's peer string; ``None`` for a peer
         that did not come through it."""
         return self._peers.get(peer)
 
+    def stop_listening(self) -> None:
+        """Accepts no new connection; those relayed go on (the door's last statuses still reach them)."""
+        self._pause()
+        for listener in self._listeners:
+            listener.close()
+        self._listeners = []
+
     async def stop(self) -> None:
         """Stops listening and drops every relayed connection."""
-        if self._server is not None:
-            self._server.close()
-            self._server = None
+        self.stop_listening()
         for relay in list(self._relays):
             relay.drop()
         await asyncio.sleep(0)
-        shutil.rmtree(self._folder, ignore_errors=True)
 
-    def stop_listening(self) -> None:
-        """Accepts no new connection; those relayed go on (the door's last statuses still reach them)."""
-        if self._server is not None:
-            self._server.close()
+    def _resume(self) -> None:
+        loop = asyncio.get_running_loop()
+        for listener in self._listeners:
+            loop.add_reader(listener.fileno(), self._accept, listener)
+        self._listening = True
 
-    def _admit(self, relay: _Outer, host: str) -> bool:
-        held = self.open.get(host, 0)
-        if held >= self.limits.per_address:
-            self.refused(host, f"over {self.limits.per_address} connections at once from one address")
-            return False
+    def _pause(self) -> None:
+        if self._listening:
+            loop = asyncio.get_running_loop()
+            for listener in self._listeners:
+                loop.remove_reader(listener.fileno())
+            self._listening = False
+
+    def _accept(self, listener: socket.socket) -> None:
+        """Accepts what is waiting (a bounded batch), refusing at once what is over the caps."""
+        for _ in range(ACCEPTS_AT_ONCE):
+            try:
+                connection, peer = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # no descriptor left (EMFILE, ENFILE), or no buffer: wait a moment
+                self.refused("every address", f"the referee could not accept a connection: {exc.strerror}")
+                self._pause()
+                asyncio.get_running_loop().call_later(OUT_OF_FILES_PAUSE, self._resume_if_open)
+                return
+            host = _host(peer)
+            why = self._over(host)
+            if why is not None:
+                _reset(connection)
+                self.refused(host, why)
+                continue
+            connection.setblocking(False)
+            relay = _Outer(self, host)
+            self.open[host] = self.open.get(host, 0) + 1
+            self._relays.add(relay)
+            relay.task = asyncio.get_running_loop().create_task(relay.start(connection))
+
+    def _resume_if_open(self) -> None:
+        if self._listeners and not self._listening:
+            self._resume()
+
+    def _over(self, host: str) -> str | None:
+        """Why a new connection from ``host`` is refused, or ``None``."""
+        if self.open.get(host, 0) >= self.limits.per_address:
+            return f"over {self.limits.per_address} connections at once from one address"
         if len(self._relays) >= self.limits.total:
-            self.refused(host, f"over {self.limits.total} connections at once to the door")
-            return False
-        self.open[host] = held + 1
-        self._relays.add(relay)
-        return True
+            return f"over {self.limits.total} connections at once to the door"
+        return None
 
-    def _gone(self, relay: _Outer, host: str, peer: str | None) -> None:
+    def _gone(self, relay: _Outer) -> None:
         if relay in self._relays:
             self._relays.discard(relay)
-            self.open[host] -= 1
-            if not self.open[host]:
-                del self.open[host]
-        if peer is not None:
-            self._peers.pop(peer, None)
+            self.open[relay.host] -= 1
+            if not self.open[relay.host]:
+                del self.open[relay.host]
+        if relay.peer is not None:
+            self._peers.pop(relay.peer, None)
 
-    async def _connect(self, relay: _Outer, host: str) -> tuple[asyncio.Transport, str] | None:
+    async def _connect(self, relay: _Outer) -> tuple[asyncio.Transport, str] | None:
         """The relay's connection to the gRPC server, bound to a name of its own; ``None`` if it fails."""
         loop = asyncio.get_running_loop()
         name = str(self._folder / f"p{next(self._names)}")
@@ -174,7 +209,7 @@ class Front:
             with contextlib.suppress(OSError):
                 os.unlink(name)  # the name stays the socket's: gRPC still reports it as the peer
         peer = f"unix:{name}"
-        self._peers[peer] = host
+        self._peers[peer] = relay.host
         try:
             transport, _ = await loop.create_unix_connection(lambda: _Inner(relay), sock=unix)
         except OSError:
@@ -204,40 +239,38 @@ class _Inner(asyncio.Protocol):
 
 
 class _Outer(asyncio.Protocol):
-    """One stranger's connection, counted against its address, relayed to gRPC once accepted."""
+    """One stranger's accepted connection, counted against its address, relayed to gRPC."""
 
-    def __init__(self, front: Front) -> None:
+    def __init__(self, front: Front, host: str) -> None:
         self.front = front
+        self.host = host
         self.transport: asyncio.Transport | None = None
         self.inner: asyncio.Transport | None = None
-        self.host = ""
         self.peer: str | None = None
-        self.counted = False
         self.closed = False
-        self._task: asyncio.Task[None] | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    async def start(self, connection: socket.socket) -> None:
+        """Connects to gRPC, then starts reading the stranger: nothing it sends waits in between."""
+        connected = await self.front._connect(self)
+        if connected is None or self.closed:
+            _reset(connection)
+            if connected is not None:
+                connected[0].close()
+            self.drop()
+            return
+        self.inner, self.peer = connected
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(lambda: self, sock=connection)
+        except OSError:
+            _reset(connection)
+            self.drop()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        self.host = _host(transport.get_extra_info("peername"))
-        if not self.front._admit(self, self.host):
-            transport.abort()  # unread, at once: it holds nothing
-            return
-        self.counted = True
-        transport.pause_reading()  # until the relay to gRPC is up
-        self._task = asyncio.get_running_loop().create_task(self._relay())
-
-    async def _relay(self) -> None:
-        connected = await self.front._connect(self, self.host)
-        if connected is None or self.closed:
-            if connected is not None:
-                connected[0].close()
-                self.front._peers.pop(connected[1], None)
-            self.drop()
-            return
-        self.inner, self.peer = connected
-        if self.transport is not None:
-            self.transport.resume_reading()
+        if self.closed:
+            transport.abort()
 
     def data_received(self, data: bytes) -> None:
         if self.inner is not None:
@@ -274,12 +307,42 @@ class _Outer(asyncio.Protocol):
         if self.closed:
             return
         self.closed = True
-        if self.counted:
-            self.front._gone(self, self.host, self.peer)
+        self.front._gone(self)
         if self.transport is not None:
             self.transport.close()
         if self.inner is not None:
             self.inner.close()
+
+
+def _listen(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets on every address of ``host`` (one port for all when ``port`` is 0)."""
+    found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    listeners: list[socket.socket] = []
+    try:
+        for family, kind, protocol, _, given in dict.fromkeys(found):
+            listener = socket.socket(family, kind, protocol)
+            listeners.append(listener)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and any(item[0] == socket.AF_INET for item in found):
+                listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # its IPv4 twin has those
+            address = given
+            if port == 0 and len(listeners) > 1:
+                address = (given[0], listeners[0].getsockname()[1], *given[2:])
+            listener.bind(address)
+            listener.listen(BACKLOG)
+            listener.setblocking(False)
+    except BaseException:
+        for listener in listeners:
+            listener.close()
+        raise
+    return listeners
+
+
+def _reset(connection: socket.socket) -> None:
+    """Closes a connection at once with a reset: nothing is flushed, and no closing state is kept."""
+    with contextlib.suppress(OSError):
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()
 
 
 def _host(peername: object) -> str:

@@ -41,6 +41,17 @@ FIRST_NONCE: Final = 1000
 """The lobby's pings count from here (the door's first pings, before the lobby, count from 1)."""
 
 
+def ping_timeout(per_action: float) -> float:
+    """Seconds a bot has to answer a ping in a league whose per-action limit is ``per_action``: that
+    limit, or :data:`PING_TIMEOUT` if it is shorter (a bot that cannot answer a ping in a decision's time
+    would not answer its first request in time either).
+
+    >>> ping_timeout(1.0), ping_timeout(30.0)
+    (1.0, 5.0)
+    """
+    return min(PING_TIMEOUT, per_action)
+
+
 def silence(timeout: float) -> str:
     """The reason a connection whose bot did not answer is cut with (``UNAVAILABLE``).
 
@@ -107,9 +118,8 @@ class Lobby:
 
     @classmethod
     def for_time(cls, wait: float, per_action: float) -> Lobby:
-        """A lobby whose bots must answer a ping within the league's per-action limit, or
-        :data:`PING_TIMEOUT` if that is shorter."""
-        return cls(wait, ping_timeout=min(PING_TIMEOUT, per_action))
+        """A lobby for a league whose per-action limit is ``per_action`` (:func:`ping_timeout`)."""
+        return cls(wait, ping_timeout=ping_timeout(per_action))
 
     def playing(self, name: str) -> bool:
         """Whether ``name`` is connected and in a match now (a second connection is then refused)."""
