@@ -331,8 +331,8 @@ def league_run(args: argparse.Namespace) -> None:
                     sink_process.wait()
                 results.setdefault(name, []).append((phases["attack"], phases["baseline"]))
         for name, pairs in results.items():
-            paces = [attack.pace / baseline.pace for attack, baseline in pairs if baseline.pace]
-            cpu = [baseline.cpu_ms / attack.cpu_ms for attack, baseline in pairs if attack.cpu_ms]
+            paces = [attack.pace / baseline.pace for attack, baseline in pairs if baseline.pace] or [0.0]
+            cpu = [baseline.cpu_ms / attack.cpu_ms for attack, baseline in pairs if attack.cpu_ms] or [0.0]
             print(
                 f"door_attacks kind={name} sockets={args.sockets} pace_ratio_median="
                 f"{statistics.median(paces):.2f} pace_ratios={','.join(f'{r:.2f}' for r in paces)} "
@@ -404,12 +404,16 @@ async def relay_cost(args: argparse.Namespace) -> None:
                 [sys.executable, "-m", "sample_bots.random_bot"], cwd=ROOT, env=env,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
-            (session,) = await lobby.claim(["far"], wait=60)
-            trips = [await session.ping(next(nonces), 5) for _ in range(args.pings)]
-            figures[name].append(statistics.median(t for t in trips if t is not None) * 1e6)
-            await lobby.release("far", session)
-            session.close(LEAGUE_OVER)  # the bot stops by itself
-            bot.wait(30)
+            try:
+                (session,) = await lobby.claim(["far"], wait=60)
+                trips = [await session.ping(next(nonces), 5) for _ in range(args.pings)]
+                figures[name].append(statistics.median(t for t in trips if t is not None) * 1e6)
+                await lobby.release("far", session)
+                session.close(LEAGUE_OVER)  # the bot stops by itself
+                await asyncio.to_thread(bot.wait, 30)
+            finally:
+                bot.kill()
+                bot.wait()
             await asyncio.sleep(0.5)
     await fronted.stop(0)
     await direct.stop(0)

@@ -24,8 +24,10 @@ import contextlib
 import itertools
 import os
 import resource
+import secrets
 import socket
 import struct
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +102,11 @@ class Front:
         """Connections per address, now."""
         self._folder = Path(inner).parent
         self._names = itertools.count(1)
+        self._abstract = sys.platform == "linux"
+        """Linux names the relay's sockets in its abstract namespace: no file is made and removed for
+        each (on this kind of machine that took a bind, connect and close from 0.15 to 0.6 ms)."""
+        self._prefix = f"pyramid-front-{secrets.token_hex(8)}"
+        """Unguessable, so that no other process can take a name first."""
         self._peers: dict[str, str] = {}
         """gRPC's peer string of each relayed connection -> the address it came from."""
         self._relays: set[_Outer] = set()
@@ -196,7 +203,8 @@ class Front:
     async def _connect(self, relay: _Outer) -> tuple[asyncio.Transport, str] | None:
         """The relay's connection to the gRPC server, bound to a name of its own; ``None`` if it fails."""
         loop = asyncio.get_running_loop()
-        name = str(self._folder / f"p{next(self._names)}")
+        number = next(self._names)
+        name = f"\0{self._prefix}-{number}" if self._abstract else str(self._folder / f"p{number}")
         unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             unix.setblocking(False)
@@ -206,9 +214,10 @@ class Front:
             unix.close()
             return None
         finally:
-            with contextlib.suppress(OSError):
-                os.unlink(name)  # the name stays the socket's: gRPC still reports it as the peer
-        peer = f"unix:{name}"
+            if not self._abstract:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)  # the name stays the socket's: gRPC still reports it as the peer
+        peer = f"unix-abstract:{name[1:]}" if self._abstract else f"unix:{name}"
         self._peers[peer] = relay.host
         try:
             transport, _ = await loop.create_unix_connection(lambda: _Inner(relay), sock=unix)
