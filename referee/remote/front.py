@@ -85,6 +85,8 @@ Refusal = Callable[[str, str], None]
 BACKLOG: Final = 128
 ACCEPTS_AT_ONCE: Final = 64
 """Connections accepted in one go before the event loop runs anything else."""
+REFUSING_PAUSE: Final = 0.02
+"""Seconds the front waits to accept again after it refused a connection (see :meth:`Front._accept`)."""
 OUT_OF_FILES_PAUSE: Final = 1.0
 """Seconds the front stops accepting when the process has no descriptor left for a new connection."""
 
@@ -156,28 +158,38 @@ class Front:
             self._listening = False
 
     def _accept(self, listener: socket.socket) -> None:
-        """Accepts what is waiting (a bounded batch), refusing at once what is over the caps."""
+        """Accepts what is waiting (a bounded batch), refusing at once what is over the caps. A batch
+        that refused any waits :data:`REFUSING_PAUSE` seconds before the next: under a flood the
+        refusals go in batches (one wake of the event loop for many), and what is over the kernel's
+        backlog meanwhile is dropped there, for free (the flooder's own stack tries again later)."""
+        refused = 0
         for _ in range(ACCEPTS_AT_ONCE):
             try:
                 connection, peer = listener.accept()
             except (BlockingIOError, InterruptedError):
-                return
+                break
             except OSError as exc:  # no descriptor left (EMFILE, ENFILE), or no buffer: wait a moment
                 self.refused("every address", f"the referee could not accept a connection: {exc.strerror}")
-                self._pause()
-                asyncio.get_running_loop().call_later(OUT_OF_FILES_PAUSE, self._resume_if_open)
+                self._pause_for(OUT_OF_FILES_PAUSE)
                 return
             host = _host(peer)
             why = self._over(host)
             if why is not None:
                 _reset(connection)
                 self.refused(host, why)
+                refused += 1
                 continue
             connection.setblocking(False)
             relay = _Outer(self, host)
             self.open[host] = self.open.get(host, 0) + 1
             self._relays.add(relay)
             relay.task = asyncio.get_running_loop().create_task(relay.start(connection))
+        if refused:
+            self._pause_for(REFUSING_PAUSE)
+
+    def _pause_for(self, seconds: float) -> None:
+        self._pause()
+        asyncio.get_running_loop().call_later(seconds, self._resume_if_open)
 
     def _resume_if_open(self) -> None:
         if self._listeners and not self._listening:
