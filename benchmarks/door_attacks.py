@@ -14,6 +14,11 @@ and the attacker's connection attempts beside it. One line per phase, then one p
 
     .venv/bin/python benchmarks/door_attacks.py --sockets 1500 --window 30 --rounds 2
 
+``--door-only`` runs the door alone in the benchmark's process, without a league, and prints its CPU a
+second under each attack (and idle)::
+
+    .venv/bin/python benchmarks/door_attacks.py --door-only --window 20 --reopen 1
+
 ``--relay`` measures instead what the door's front adds to a remote round trip: the referee pings a
 connected SDK bot ``--pings`` times through the door (front and gRPC behind it) and through a gRPC
 server with the same options on its own TCP port, alternating, and prints the medians::
@@ -426,6 +431,51 @@ async def relay_cost(args: argparse.Namespace) -> None:
     )
 
 
+# --- what the door alone spends under each attack ----------------------------------------------------
+
+
+async def door_only(args: argparse.Namespace) -> None:
+    """The door, and nothing else, in this process: its CPU a second while the attacker works on it."""
+    from referee.remote.door import Door, Keepalive, open_door  # noqa: PLC0415
+    from referee.remote.lobby import Lobby  # noqa: PLC0415
+    from referee.remote.settings import RemoteSettings  # noqa: PLC0415
+    from referee.remote.tokens import TokenBook  # noqa: PLC0415
+
+    folder = Path(tempfile.mkdtemp(prefix="door-only-"))
+    certificates(folder)
+    lobby = Lobby(30)
+    door = Door(TokenBook(folder / "tokens.json"), ["far"], lobby)
+    settings = RemoteSettings("127.0.0.1:0", folder / "server.pem", folder / "server.key")
+    server, port = await open_door(door, settings, Keepalive(20, 60))
+    try:
+        for name in ["idle", *args.kinds]:
+            kind, sources = KINDS.get(name, ("", []))
+            attacker = None
+            if kind:
+                command = [sys.executable, __file__, "attack", str(port), kind, ",".join(sources)]
+                command += [str(args.sockets), str(args.reopen), str(args.rate)]
+                attacker = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+                await asyncio.sleep(3)  # its sockets opened
+            before, loop_before = resource.getrusage(resource.RUSAGE_SELF), time.thread_time()
+            await asyncio.sleep(args.window)
+            after, loop_cpu = resource.getrusage(resource.RUSAGE_SELF), time.thread_time() - loop_before
+            line = ""
+            if attacker is not None:
+                attacker.send_signal(signal.SIGTERM)
+                line = (attacker.communicate(timeout=30)[0] or "").strip()
+                attacker.kill()
+            cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            print(
+                f"door_only kind={name} cpu_ms_per_s={cpu * 1000 / args.window:.1f} "
+                f"event_loop_ms_per_s={loop_cpu * 1000 / args.window:.1f} attacker={line or '-'} "
+                f"load={os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+            await asyncio.sleep(args.settle)
+    finally:
+        await server.stop(0)
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in ("attack", "sink"):  # they hold thousands of sockets
         _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -459,10 +509,13 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=8, help="the sink's connections per address (the door's)")
     parser.add_argument("--referee", default=REFEREE, help="the referee executable (another checkout's)")
     parser.add_argument("--relay", action="store_true")
+    parser.add_argument("--door-only", action="store_true", help="the door alone: its CPU under each attack")
     parser.add_argument("--pings", type=int, default=2000)
     args = parser.parse_args()
     if args.relay:
         asyncio.run(relay_cost(args))
+    elif args.door_only:
+        asyncio.run(door_only(args))
     else:
         league_run(args)
 

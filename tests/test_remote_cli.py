@@ -8,13 +8,16 @@ from __future__ import annotations
 import contextlib
 import shutil
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from referee.remote.front import DESCRIPTOR_RESERVE, DESCRIPTORS_PER_CONNECTION
 from remote_kit import (
+    REFEREE,
     free_port,
     issue,
     league,
@@ -145,3 +148,27 @@ def test_with_log_level_debug_grpcs_own_lines_are_shown(tmp_path, certs):
         wait_for(log, GRPC_LINE, timeout=10)
     finally:
         interrupt(served)
+
+
+def test_the_referee_raises_its_open_file_limit_and_warns_when_the_door_gets_too_few(tmp_path):
+    """At start the referee raises its soft open-file limit to the hard one; with a hard limit too low
+    to keep 256 descriptors for itself and 256 connections for the door, the door says so in one line."""
+    script = (
+        "import resource, referee.cli\n"
+        "referee.cli.main(['token', '--help'], standalone_mode=False)\n"
+        "print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"
+    )
+    raised = subprocess.run(
+        ["prlimit", "--nofile=512:4096", "--", PY, "-c", script],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert raised.stdout.split()[-1] == "4096", raised.stdout
+    path = league(tmp_path, ["far"], wait="1s")
+    issue(path, "far")
+    result = subprocess.run(
+        ["prlimit", "--nofile=400:400", "--", REFEREE, "run", path, "--listen", f"127.0.0.1:{free_port()}"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    room = (400 - DESCRIPTOR_RESERVE) // DESCRIPTORS_PER_CONNECTION
+    assert f"may open too few files for the remote door to hold more than {room} connections" in result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
