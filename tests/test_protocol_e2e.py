@@ -135,8 +135,10 @@ def test_a_bot_that_floods_stray_messages_is_cut_off(tmp_path):
     outcome, _ = play([misbehaving("flood"), RANDOM], time_control=FAST, log_dir=tmp_path)
     assert outcome.status is MatchStatus.COMPLETE
     assert len([f for f in outcome.faults if f.seat == 0]) == 3  # then it forfeits; the rest is not recorded
-    received = (tmp_path / "seat0.log").read_text().split("received: ")[1].split()
+    log = (tmp_path / "seat0.log").read_text()
+    received = log.split("received: ")[1].split()
     assert "match_end" not in received  # the referee closed the stream after 200 stray messages
+    assert "stream ended: RESOURCE_EXHAUSTED: more than 200 stray messages" in log  # and said why
 
 
 def test_wrong_token_is_refused_with_unauthenticated(tmp_path):

@@ -27,6 +27,7 @@ from referee.league.config import load_league
 from referee.league.remote_entrants import OpenDoor
 from referee.match.server import MAX_TRANSPORT_BYTES
 from referee.remote.door import MAX_BAD_HELLOS, MAX_PER_PEER, REFUSED, Door, Keepalive, open_door
+from referee.remote.front import Limits
 from referee.remote.lobby import Absent, Lobby
 from referee.remote.settings import RemoteSettings
 from referee.remote.tokens import TokenBook
@@ -54,14 +55,19 @@ LEAGUE_KEEPALIVE = Keepalive.for_time(TimeControl())
 
 @asynccontextmanager
 async def doorway(
-    tmp_path, certs, keepalive: Keepalive = LEAGUE_KEEPALIVE, names=("far", "near")
+    tmp_path,
+    certs,
+    keepalive: Keepalive = LEAGUE_KEEPALIVE,
+    names=("far", "near"),
+    limits: Limits | None = None,
+    lobby: Lobby | None = None,
 ) -> AsyncIterator[Doorway]:
     book = TokenBook(tmp_path / "tokens.json")
-    lobby = Lobby(wait=2.0)
+    lobby = lobby if lobby is not None else Lobby(wait=2.0)
     door = Door(book, names, lobby)
     lobby.valid = door.still_valid
     settings = RemoteSettings("127.0.0.1:0", certs.cert, certs.key)
-    server, port = await open_door(door, settings, keepalive)
+    server, port = await open_door(door, settings, keepalive, limits)
     try:
         yield Doorway(door, lobby, book, port, certs.ca.read_bytes())
     finally:
@@ -99,8 +105,35 @@ async def refusal(way: Doorway, first: bytes, tls: bool = True) -> tuple[grpc.St
         return await call.code(), await call.details()
 
 
-async def admitted(way: Doorway, token: str) -> tuple[grpc.aio.StreamStreamCall, pb.Welcome]:
-    """A connection that said hello with ``token``, answered the door's pings, and got its notice."""
+@dataclass
+class Client:
+    """An admitted raw connection whose pings are answered as a bot's SDK answers them, by a task that
+    ends with the status its stream ended with."""
+
+    call: grpc.aio.StreamStreamCall
+    welcome: pb.Welcome
+    answering: asyncio.Task[grpc.StatusCode]
+
+    async def ended(self, seconds: float = 5) -> grpc.StatusCode:
+        return await asyncio.wait_for(asyncio.shield(self.answering), seconds)
+
+
+async def answer_pings(call: grpc.aio.StreamStreamCall) -> grpc.StatusCode:
+    while True:
+        try:
+            data = await call.read()
+        except grpc.aio.AioRpcError as exc:
+            return exc.code()
+        if data is grpc.aio.EOF:
+            return await call.code()
+        message = pb.ConnectResponse.FromString(data)
+        if message.HasField("ping"):
+            await call.write(pb.ConnectRequest(pong=pb.Pong(nonce=message.ping.nonce)).SerializeToString())
+
+
+async def admitted(way: Doorway, token: str) -> Client:
+    """A connection that said hello with ``token``, answered the door's pings, got its notice, and goes
+    on answering pings."""
     call = grpc.aio.secure_channel(
         f"localhost:{way.port}", grpc.ssl_channel_credentials(way.ca)
     ).stream_stream(CONNECT, request_serializer=None, response_deserializer=None)()
@@ -112,16 +145,16 @@ async def admitted(way: Doorway, token: str) -> tuple[grpc.aio.StreamStreamCall,
             await call.write(pb.ConnectRequest(pong=pb.Pong(nonce=message.ping.nonce)).SerializeToString())
         else:
             assert "round trip" in message.notice.text
-            return call, welcome
+            return Client(call, welcome, asyncio.create_task(answer_pings(call)))
 
 
 def test_an_admitted_connection_is_welcomed_as_remote_pinged_and_waits_in_the_lobby(tmp_path, certs):
     async def main() -> None:
         async with doorway(tmp_path, certs) as way:
             token = way.book.issue("far")
-            call, welcome = await admitted(way, token)
-            assert welcome.remote
-            assert welcome.max_matches == 1
+            client = await admitted(way, token)
+            assert client.welcome.remote
+            assert client.welcome.max_matches == 1
             (session,) = await way.lobby.claim(["far"], wait=5)
             assert 0 <= session.lag_allowance <= 0.5
             assert way.lobby.latency["far"].round_trips
@@ -131,7 +164,7 @@ def test_an_admitted_connection_is_welcomed_as_remote_pinged_and_waits_in_the_lo
             await way.lobby.release("far", session)
             with pytest.raises(Absent, match="'near' was not connected"):
                 await way.lobby.claim(["far", "near"], wait=0.5)
-            call.cancel()
+            client.call.cancel()
 
     asyncio.run(main())
 
@@ -154,7 +187,7 @@ def test_a_flood_of_bad_hellos_is_shut_out_while_an_admitted_bot_plays_on(tmp_pa
     async def main() -> None:
         async with doorway(tmp_path, certs) as way:
             token = way.book.issue("far")
-            call, _ = await admitted(way, token)
+            client = await admitted(way, token)
             answers = [await refusal(way, hello(f"pyr1_{n}")) for n in range(MAX_BAD_HELLOS + 3)]
             codes = [code for code, _ in answers]
             assert codes[:MAX_BAD_HELLOS] == [grpc.StatusCode.UNAUTHENTICATED] * MAX_BAD_HELLOS, answers
@@ -165,7 +198,7 @@ def test_a_flood_of_bad_hellos_is_shut_out_while_an_admitted_bot_plays_on(tmp_pa
             # The bot admitted before the flood is still connected, and free to play.
             (session,) = await way.lobby.claim(["far"], wait=2)
             assert not session.is_closed
-            call.cancel()
+            client.call.cancel()
 
     asyncio.run(main())
 
@@ -183,27 +216,25 @@ def test_a_revoked_token_drops_its_connection_before_its_next_match(tmp_path, ce
     async def main() -> None:
         async with doorway(tmp_path, certs) as way:
             token = way.book.issue("far")
-            call, _ = await admitted(way, token)
+            client = await admitted(way, token)
             way.book.revoke("far")
             with pytest.raises(Absent):
                 await way.lobby.claim(["far"], wait=0.5)
-            with pytest.raises(grpc.aio.AioRpcError) as ended:
-                await asyncio.wait_for(call.read(), 5)
-            assert ended.value.code() is grpc.StatusCode.UNAUTHENTICATED
+            assert await client.ended() is grpc.StatusCode.UNAUTHENTICATED
 
     asyncio.run(main())
 
 
-def test_a_flood_of_silent_connections_from_one_address_is_capped(tmp_path, certs):
+def test_a_flood_of_silent_streams_from_one_address_is_capped(tmp_path, certs):
     async def main() -> None:
         async with doorway(tmp_path, certs) as way:
             credentials = grpc.ssl_channel_credentials(way.ca)
-            channels = [
-                grpc.aio.secure_channel(f"localhost:{way.port}", credentials) for _ in range(MAX_PER_PEER)
-            ]
+            # Two connections of four streams each (the most one connection may carry at once).
+            channels = [grpc.aio.secure_channel(f"localhost:{way.port}", credentials) for _ in range(2)]
             calls = [
                 channel.stream_stream(CONNECT, request_serializer=None, response_deserializer=None)()
                 for channel in channels
+                for _ in range(MAX_PER_PEER // 2)
             ]
             for call in calls:  # each opens its stream and says nothing: the door waits for its hello
                 await call.wait_for_connection()
@@ -213,7 +244,7 @@ def test_a_flood_of_silent_connections_from_one_address_is_capped(tmp_path, cert
                 await asyncio.sleep(0.05)
             code, details = await refusal(way, hello("pyr1_late"))
             assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert details == "too many connections from one address"
+            assert details == "too many streams from one address"
             for channel in channels:
                 await channel.close()
 
@@ -275,6 +306,7 @@ def test_a_bot_is_cut_only_when_it_leaves_a_ping_unanswered_past_the_keepalive_t
         async with doorway(tmp_path, certs, Keepalive(interval=0.2, timeout=3.0), names=("remote",)) as way:
             bot = sdk_bot(way, tmp_path, "remote", str(ROOT / "tests/bots/ponderer.py"), str(think))
             try:
+                await until(lambda: way.lobby.connected("remote"), 60, "connected")  # a slow start is no cut
                 report = await check_bot((), remote=way.lobby)
             finally:
                 way.lobby.close()  # the league is over: the SDK stops by itself

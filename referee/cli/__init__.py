@@ -48,3 +48,6 @@ COMMANDS: Final = {
 @click.version_option(package_name="pyramid-arena")
 def main() -> None:
     """Pyramid Arena: run bot tournaments of the card game Pyramid."""
+    from referee.process import raise_open_files
+
+    raise_open_files()

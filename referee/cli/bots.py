@@ -61,6 +61,9 @@ def _check_remote(
     """``referee check --listen``: the remote bot that connects to the door plays the check."""
     import asyncio
 
+    from referee.process import quiet_grpc
+
+    quiet_grpc("warning")  # a stranger's failed TLS handshake is no line of the check's
     from referee.league.remote_entrants import check_remote
     from referee.remote.settings import RemoteSettings, RemoteSettingsError
 

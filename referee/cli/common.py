@@ -28,12 +28,23 @@ class InputError(click.ClickException):
 
 
 def log_level_option(default: str, where: str) -> Callable[[F], F]:
+    """``--log-level``; once parsed, gRPC's own log lines are kept out of the output unless it is
+    ``debug`` (:func:`referee.process.quiet_grpc`, before the command loads gRPC)."""
+
+    def quiet(context: click.Context, parameter: click.Parameter, level: str) -> str:
+        from referee.process import quiet_grpc
+
+        quiet_grpc(level)
+        return level
+
     return click.option(
         "--log-level",
         type=click.Choice(sorted(LEVELS)),
         default=default,
         show_default=True,
-        help=f"The referee's own log, {where}: debug logs every message to and from each bot.",
+        callback=quiet,
+        help=f"The referee's own log, {where}: debug logs every message to and from each bot "
+        "(and lets gRPC print its own lines).",
     )
 
 

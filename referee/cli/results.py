@@ -24,6 +24,8 @@ FORMAT_NAMES: Final = ("csv", "json", "markdown", "table")
 @click.option("--crosstable", "cross", is_flag=True, help="Then the crosstable, as the HTML report shows it.")
 def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
+    from collections import Counter
+
     from referee.cli.storage import ratings, results, say_settlement, stored_matches
     from referee.league.planning import schedule_of
     from referee.remote.record import remote_lines
@@ -40,7 +42,8 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     say_settlement(league, seed, stored, err=fmt != "table")
     for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
         click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
-    for line in remote_lines(league.remote_names, league.database):
+    played = Counter(name for summary in stored.values() for name in summary.seats)
+    for line in remote_lines(league.remote_names, league.database, played):
         click.echo(line, err=fmt != "table")
 
 

@@ -14,16 +14,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
-import grpc
-
 from referee.check import CHECK_TIME, CheckReport, check_bot
 from referee.league.competition import Progress, RunReport
 from referee.league.config import League
 from referee.match.launcher import RemoteSource, interrupted
-from referee.remote.door import Door, Keepalive, open_door
+from referee.remote.door import Door, DoorServer, Keepalive, open_door
 from referee.remote.files import record_path
-from referee.remote.lobby import Lobby
-from referee.remote.record import save
+from referee.remote.front import MAX_CONNECTIONS
+from referee.remote.lobby import Lobby, ping_timeout
+from referee.remote.record import RecordFile
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
 from referee.remote.tokens import TokenBook, TokenError, tokens_path
 
@@ -37,8 +36,9 @@ class Seating(Protocol):
 
 
 def door_settings(league: League, given: RemoteSettings, on_dask: bool) -> RemoteSettings | None:
-    """The door a run opens: the league file's ``remote:`` keys under ``referee run``'s options
-    (``given``), or ``None`` when the league has no remote entrant. Raises
+    """The door a run opens: the league file's ``remote:`` keys under the options of ``referee run`` or
+    ``serve`` (``given``), or ``None`` when the league has no remote entrant. Each option overrides its
+    own key only: ``--listen`` on the command line keeps the file's ``tls_cert`` and ``tls_key``. Raises
     :class:`RemoteSettingsError` for settings that cannot work, before anything is played."""
     names = league.remote_names
     if not names:
@@ -53,8 +53,8 @@ def door_settings(league: League, given: RemoteSettings, on_dask: bool) -> Remot
     base = league.remote
     settings = RemoteSettings(
         given.listen or base.listen,
-        given.tls_cert or (base.tls_cert if given.listen is None else None),
-        given.tls_key or (base.tls_key if given.listen is None else None),
+        given.tls_cert or base.tls_cert,
+        given.tls_key or base.tls_key,
         given.insecure,
         base.wait,
     )
@@ -98,11 +98,14 @@ class OpenDoor:
 
     def __init__(self, league: League, settings: RemoteSettings) -> None:
         self.league, self.settings = league, settings
-        self.lobby = Lobby(settings.wait)
-        self.door = Door(TokenBook(tokens_path(league.database)), league.remote_names, self.lobby)
-        self.lobby.valid = self.door.still_valid
-        self._server: grpc.aio.Server | None = None
+        self.lobby = Lobby.for_time(settings.wait, league.time_control.per_action)
         self.keepalive = Keepalive.for_time(league.time_control)
+        self.door = Door(
+            TokenBook(tokens_path(league.database)), league.remote_names, self.lobby, self.keepalive
+        )
+        self.lobby.valid = self.door.still_valid
+        self.record = self._record(league)
+        self._server: DoorServer | None = None
         self._short_keepalive_told = False
         self._told = 0
 
@@ -114,12 +117,28 @@ class OpenDoor:
         """Starts listening and says where on stderr; :class:`RemoteSettingsError` if it cannot."""
         settings = self.settings
         try:
-            self._server, port = await open_door(self.door, settings, self.keepalive)
+            server, port = await open_door(self.door, settings, self.keepalive)
         except (OSError, RuntimeError) as exc:
             raise RemoteSettingsError(f"--listen {settings.listen}: cannot listen there ({exc})") from None
         host = (settings.listen or "").rpartition(":")[0]
         how = "with TLS" if settings.tls else "in plaintext"
         print(f"listening for remote entrants on {host}:{port} {how}", file=sys.stderr, flush=True)
+        self._server = server
+        total = server.front.limits.total
+        if total < MAX_CONNECTIONS:
+            print(
+                f"warning: this process may open too few files for the remote door to hold more than "
+                f"{total} connections at once (raise the limit: ulimit -n)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def _record(self, league: League) -> RecordFile:
+        """The league's connection record, which the lobby adds to as it goes."""
+        record = RecordFile(record_path(league.database))
+        self.lobby.latency = record.seen
+        self.lobby.on_change = record.changed
+        return record
 
     def admit(self, league: League) -> None:
         """The league file changed: the door admits its remote entrants as they are now (a new one, once
@@ -138,6 +157,10 @@ class OpenDoor:
         self.door.book = TokenBook(tokens_path(league.database))
         self.door.names = frozenset(league.remote_names)
         self.lobby.wait = league.remote.wait
+        self.lobby.ping_timeout = ping_timeout(league.time_control.per_action)
+        if record_path(league.database) != self.record.path:  # another database: its own record
+            self.record.close()
+            self.record = self._record(league)
         self.lobby.dismiss()  # a bot whose entrant left, or whose token was revoked, is told now
 
     def new_refusals(self) -> list[str]:
@@ -149,17 +172,12 @@ class OpenDoor:
     async def close(self, stopped: bool | None = None) -> None:
         """Ends every connection: CANCELLED when the referee was ``stopped`` (by default: when the task
         closing it is being cancelled), and the SDKs wait for it to come back; else the league is over.
-        Then stops listening, and adds what the lobby saw of each connection to the league's record."""
+        Then stops listening, and writes what is left of the league's record of the connections."""
         self.lobby.close(interrupted() if stopped is None else stopped)
         if self._server is not None:
             await self._server.stop(grace=2.0)
             self._server = None
-        if not self.lobby.latency:  # nobody connected: nothing to add (and no file to write)
-            return
-        try:
-            save(record_path(self.league.database), self.lobby.latency)
-        except OSError as exc:
-            print(f"warning: the remote latency record was not written: {exc}", file=sys.stderr)
+        self.record.close()
 
 
 class DoorDriver:
@@ -193,7 +211,7 @@ async def check_remote(settings: RemoteSettings, log_dir: Path | None = None) ->
     try:
         book = TokenBook(folder / "tokens.json")
         token = book.issue("remote", lifetime=CHECK_WAIT * 4)
-        lobby = Lobby(CHECK_WAIT)
+        lobby = Lobby.for_time(CHECK_WAIT, CHECK_TIME.per_action)
         door = Door(book, ["remote"], lobby)
         lobby.valid = door.still_valid
         try:

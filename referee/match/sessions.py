@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import itertools
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
@@ -128,6 +129,8 @@ class Session:
         self.latencies: list[float] | None = None
         """A remote session's decision latencies (request written to reply read), seconds; else None."""
         self._ping: tuple[int, asyncio.Future[None]] | None = None
+        self.heard = time.monotonic()
+        """When the bot's last message came (``time.monotonic()``), or the session began."""
         if LOGGER.isEnabledFor(logging.DEBUG):
             self._log_in(pb.ConnectRequest(hello=hello))
 
@@ -156,7 +159,8 @@ class Session:
 
     def close(self, reason: str, status: grpc.StatusCode = grpc.StatusCode.OK) -> None:
         """Ends the session; the stream handler returns and the bot sees its stream end with ``status``
-        (OK when the referee is done with it, CANCELLED when the referee was interrupted)."""
+        (OK when the referee is done with it, CANCELLED when the referee was interrupted,
+        RESOURCE_EXHAUSTED when the bot flooded it, UNAVAILABLE when a remote bot stopped answering)."""
         if not self._closed.is_set():
             LOGGER.debug("%s %s: session closed: %s", self.session_id, self.bot_name, reason)
             self.close_reason = reason
@@ -342,15 +346,21 @@ class Session:
             try:
                 message = await self._context.read()
             except Exception as exc:  # a message over the transport's limit, or a broken connection
-                self.close(f"stream broken: {_status_name(exc)}")
+                self.close(self.explain(f"stream broken: {_status_name(exc)}"))
                 return
             if not isinstance(message, bytes):  # grpc.aio.EOF
-                self.close("the bot closed its stream")
+                self.close(self.explain("the bot closed its stream"))
                 return
+            self.heard = time.monotonic()
             if self._dispatch(message):
                 # The match runner goes first: it sends the next request while this bot has nothing to
                 # say, and this task asks gRPC for the next message after that, off the critical path.
                 await asyncio.sleep(0)
+
+    def explain(self, reason: str) -> str:
+        """Why the stream ended, for the fault detail: ``reason``, as the read saw it. A remote session
+        says more (``referee.remote.door.RemoteSession``: its connection may have been cut under it)."""
+        return reason
 
     def _dispatch(self, data: bytes) -> bool:
         """Routes one message; ``True`` if it was the reply the referee was waiting for.
@@ -425,7 +435,7 @@ class Session:
         :data:`MAX_VIOLATIONS`."""
         self._violation_count += 1
         if self._violation_count > MAX_VIOLATIONS:
-            self.close(f"more than {MAX_VIOLATIONS} stray messages")
+            self.close(f"more than {MAX_VIOLATIONS} stray messages", grpc.StatusCode.RESOURCE_EXHAUSTED)
             return False
         return True
 

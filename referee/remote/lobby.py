@@ -5,12 +5,24 @@ its remote entrants at once (:meth:`Lobby.claim`), only when every one of them i
 match never holds one entrant while it waits for another, so two matches that share two remote entrants
 cannot wait on each other. A claim that is not satisfied within the league's wait fails like a bot that
 would not start, and says who was missing; the other matches go on meanwhile.
+
+A connection counts as alive only while its bot's own code answers: gRPC's threads answer the
+transport's pings while the bot's code is stalled, and a stopped machine's kernel still holds its TCP
+connection. So the lobby sends the protocol's ``Ping`` before it hands a connection to a match, and to
+an idle connection every :data:`IDLE_PING_EVERY` seconds, and at once to one whose match ended with a
+request unanswered; a bot that does not ``Pong`` within the lobby's ping timeout (:data:`PING_TIMEOUT`
+at most, the league's per-action limit if shorter, with the connection's lag allowance) is cut with
+``UNAVAILABLE`` saying so: it is away, not connected, and is seated again once it connects and answers.
+A claim that meets such a bot fails at once, without waiting out the league's wait on it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from typing import Final
 
 import grpc
 
@@ -20,6 +32,35 @@ from referee.match.sessions import INTERRUPTED, Session
 from referee.remote.record import Latency
 
 LEAGUE_OVER = "the league is over: the referee needs this bot no more"
+PING_TIMEOUT: Final = 5.0
+"""Seconds a connected bot has to answer the referee's ``Ping``, at most (a league whose per-action limit
+is shorter gives that: :meth:`Lobby.for_time`), its lag allowance added."""
+IDLE_PING_EVERY: Final = 10.0
+"""Seconds between two ``Ping`` s of a connection that waits for its next match."""
+FIRST_NONCE: Final = 1000
+"""The lobby's pings count from here (the door's first pings, before the lobby, count from 1)."""
+
+
+def ping_timeout(per_action: float) -> float:
+    """Seconds a bot has to answer a ping in a league whose per-action limit is ``per_action``: that
+    limit, or :data:`PING_TIMEOUT` if it is shorter (a bot that cannot answer a ping in a decision's time
+    would not answer its first request in time either).
+
+    >>> ping_timeout(1.0), ping_timeout(30.0)
+    (1.0, 5.0)
+    """
+    return min(PING_TIMEOUT, per_action)
+
+
+def silence(timeout: float) -> str:
+    """The reason a connection whose bot did not answer is cut with (``UNAVAILABLE``).
+
+    >>> silence(1.25)
+    "no answer to the referee's ping within 1.25s: connection cut"
+    >>> silence(0.3012)  # the lag allowance is added to the timeout: shown to the hundredth
+    "no answer to the referee's ping within 0.3s: connection cut"
+    """
+    return f"no answer to the referee's ping within {round(timeout, 2):g}s: connection cut"
 
 
 class Absent(Unclaimed):
@@ -27,30 +68,58 @@ class Absent(Unclaimed):
     message names them. ``names``: those not connected (a start failure of theirs); ``busy``: those
     connected but still playing another match (no fault of theirs)."""
 
-    def __init__(self, names: Sequence[str], busy: Sequence[str], wait: float) -> None:
+    def __init__(
+        self, names: Sequence[str], busy: Sequence[str], wait: float, silent: float | None = None
+    ) -> None:
         self.names, self.busy = tuple(names), tuple(busy)
+        self.silent = silent
+        """The ping timeout ``names`` did not answer within (their connections were cut), or ``None``:
+        they were not connected."""
         listed = ", ".join(repr(name) for name in names)
-        problem = (
-            f"remote entrant {listed} was not connected within {wait:g}s (docs/REMOTE.md: its author "
-            "starts the bot with its token)"
-            if names
-            else f"remote entrant {', '.join(map(repr, busy))} was still playing after {wait:g}s"
-        )
+        if silent is not None:
+            problem = (
+                f"remote entrant {listed} did not answer the referee's ping within {silent:g}s: its "
+                "connection was cut (a bot stalled or asleep plays again once it connects and answers)"
+            )
+        elif names:
+            problem = (
+                f"remote entrant {listed} was not connected within {wait:g}s (docs/REMOTE.md: its "
+                "author starts the bot with its token)"
+            )
+        else:
+            problem = f"remote entrant {', '.join(map(repr, busy))} was still playing after {wait:g}s"
         super().__init__(problem)
 
 
 class Lobby:
     """Connected remote bots between matches. :attr:`valid` says whether a session's token is still good
-    (a reissued or revoked one is not): checked whenever a session is handed out."""
+    (a reissued or revoked one is not): checked whenever a session is handed out. ``ping_timeout`` and
+    ``idle_ping_every``: see the module's docstring. :attr:`latency` is what the runs saw of each
+    entrant's connections; :attr:`on_change` is called whenever it grew (the record is written then)."""
 
-    def __init__(self, wait: float) -> None:
+    def __init__(
+        self, wait: float, ping_timeout: float = PING_TIMEOUT, idle_ping_every: float = IDLE_PING_EVERY
+    ) -> None:
         self.wait = wait
+        self.ping_timeout = ping_timeout
+        self.idle_ping_every = idle_ping_every
         self.valid: Callable[[str, Session], bool] = lambda name, session: True
         self._connected: dict[str, Session] = {}
         self._busy: set[str] = set()
         self._changed = asyncio.Condition()
         self.latency: dict[str, Latency] = {}
+        self.on_change: Callable[[], None] = lambda: None
         self.closed = False
+        self._nonces: Iterator[int] = itertools.count(FIRST_NONCE)
+        self._proofs: dict[Session, asyncio.Task[bool]] = {}
+        """The ping in flight on each session: a claim and the idle watch share it."""
+        self._watches: set[asyncio.Task[object]] = set()
+        """The idle watches and the pings after a match, kept until they are done."""
+
+    @classmethod
+    def for_time(cls, wait: float, per_action: float) -> Lobby:
+        """A lobby for a league whose per-action limit is ``per_action`` (:func:`ping_timeout`)."""
+        return cls(wait, ping_timeout=ping_timeout(per_action))
 
     def playing(self, name: str) -> bool:
         """Whether ``name`` is connected and in a match now (a second connection is then refused)."""
@@ -67,18 +136,23 @@ class Lobby:
             old.close("a newer connection of this entrant took its place")
         self._connected[name] = session
         self._busy.discard(name)
-        async with self._changed:
-            self._changed.notify_all()
+        watch = asyncio.create_task(self._watch(name, session))
+        self._watches.add(watch)
+        watch.add_done_callback(self._watches.discard)
+        await self._notify()
 
     async def leave(self, name: str, session: Session) -> None:
         if self._connected.get(name) is session:
             del self._connected[name]
             self._busy.discard(name)
+        await self._notify()
+
+    async def _notify(self) -> None:
         async with self._changed:
             self._changed.notify_all()
 
     def connected(self, name: str) -> bool:
-        """Whether ``name``'s bot is connected now (free or in a match)."""
+        """Whether ``name``'s bot is connected now (free or in a match): cut once it stops answering."""
         session = self._connected.get(name)
         return session is not None and not session.is_closed
 
@@ -102,26 +176,76 @@ class Lobby:
                 self._free(name)
 
     def ready(self, names: Sequence[str]) -> bool:
-        """Whether every one of ``names`` is connected and free now: a claim of them would not wait.
-        ``referee serve`` plays a match with remote entrants only then, so that an entrant whose bot is
-        not connected at the moment neither holds a table nor fails its starts (docs/SERVER.md)."""
+        """Whether every one of ``names`` is connected and free now: a claim of them would not wait
+        (it still pings them first). ``referee serve`` plays a match with remote entrants only then, so
+        that an entrant whose bot is not connected at the moment neither holds a table nor fails its
+        starts (docs/SERVER.md)."""
         return all(self._free(name) for name in names)
 
     async def claim(self, names: Sequence[str], wait: float | None = None) -> list[Session]:
-        """The sessions of ``names``, all taken at once when all are free; :class:`Absent` after
-        ``wait`` seconds (the league's, by default) naming those that were not."""
+        """The sessions of ``names``, all taken at once when all are free and have answered a ping;
+        :class:`Absent` after ``wait`` seconds (the league's, by default) naming those that were not
+        connected, or as soon as one of them did not answer (its connection is cut)."""
         wait = self.wait if wait is None else wait
         try:
             async with asyncio.timeout(wait), self._changed:
                 await self._changed.wait_for(lambda: all(self._free(name) for name in names))
+                self._busy.update(names)  # held while they answer the ping
         except TimeoutError:
             absent = [name for name in names if not self.connected(name)]
             busy = [name for name in names if name not in absent and not self._free(name)]
             raise Absent(absent, busy, wait) from None
-        self._busy.update(names)
-        for name in names:
-            self._connected[name].start_match()
-        return [self._connected[name] for name in names]
+        sessions = [self._connected[name] for name in names]
+        try:
+            answers = await asyncio.gather(*(self._prove(session) for session in sessions))
+        except BaseException:
+            await self._unhold(names, sessions)
+            raise
+        silent = [name for name, alive in zip(names, answers, strict=True) if not alive]
+        if silent:
+            await self._unhold(names, sessions)
+            raise Absent(silent, (), wait, silent=self.ping_timeout)
+        for session in sessions:
+            session.start_match()
+        return sessions
+
+    async def _unhold(self, names: Sequence[str], sessions: Sequence[Session]) -> None:
+        for name, session in zip(names, sessions, strict=True):
+            if self._connected.get(name) is session:
+                self._busy.discard(name)
+        await self._notify()
+
+    async def _prove(self, session: Session) -> bool:
+        """Whether ``session``'s bot answers a ping in time; one that does not is cut. One ping at a time
+        per session: a claim waits for the one the idle watch has in flight."""
+        proof = self._proofs.get(session)
+        if proof is None:
+            proof = asyncio.create_task(self._ping(session))
+            self._proofs[session] = proof
+            proof.add_done_callback(lambda _: self._proofs.pop(session, None))
+        return await asyncio.shield(proof)
+
+    async def _ping(self, session: Session) -> bool:
+        if session.is_closed:
+            return False
+        timeout = self.ping_timeout + session.lag_allowance
+        if await session.ping(next(self._nonces), timeout) is not None:
+            return True
+        session.close(silence(timeout), grpc.StatusCode.UNAVAILABLE)
+        return False
+
+    async def _watch(self, name: str, session: Session) -> None:
+        """Pings ``session`` every :attr:`idle_ping_every` seconds while it waits for a match, until it
+        is closed (it does not answer, it leaves, the league ends)."""
+        while not session.is_closed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(session.wait_closed(), self.idle_ping_every)
+            if self._idle(name, session) and not await self._prove(session):
+                await self._notify()
+                return
+
+    def _idle(self, name: str, session: Session) -> bool:
+        return self._connected.get(name) is session and name not in self._busy and not session.is_closed
 
     async def claim_bots(self, specs: Sequence[BotSpec]) -> list[BotProcess]:
         """:meth:`claim` for a launcher: each session as a :class:`RemoteBot`, whose stop hands it
@@ -131,20 +255,35 @@ class Lobby:
         return [RemoteBot(spec, session, self) for spec, session in zip(specs, sessions, strict=True)]
 
     async def release(self, name: str, session: Session) -> None:
-        """A match is done with ``name``'s session: it waits in the lobby for the next one."""
-        self.record(name, session)
+        """A match is done with ``name``'s session: it waits in the lobby for the next one. One that left
+        a request unanswered (a timeout whose reply never came) is pinged at once: a stalled bot is cut
+        before the next match looks for it."""
+        self.record(name, session, matches=1)
         if self._connected.get(name) is session:
             self._busy.discard(name)
-            self._free(name)  # its token revoked, or its entrant gone, meanwhile: told now
-        async with self._changed:
-            self._changed.notify_all()
+            # its token revoked, or its entrant gone, meanwhile: told now
+            if self._free(name) and session.busy:
+                proof = asyncio.create_task(self._prove(session))
+                self._watches.add(proof)
+                proof.add_done_callback(self._watches.discard)
+        await self._notify()
 
-    def record(self, name: str, session: Session) -> None:
+    def measured(self, name: str, round_trip: float) -> None:
+        """A new connection of ``name`` measured its round trip."""
+        self.latency.setdefault(name, Latency()).add_round_trip(round_trip)
+        self.on_change()
+
+    def record(self, name: str, session: Session, matches: int = 0) -> None:
+        """Adds what ``session`` saw since the last call (its decisions' latencies, ``matches`` more)."""
         latency = self.latency.setdefault(name, Latency())
         latency.allowance = session.lag_allowance
+        latency.matches += matches
         if session.latencies:
-            latency.decisions.extend(session.latencies)
+            latency.add_decisions(session.latencies)
             session.latencies.clear()
+        elif not matches:
+            return
+        self.on_change()
 
     def close(self, interrupted: bool = False) -> None:
         """The league is over: every connection ends with OK, and the SDKs stop; or the referee was

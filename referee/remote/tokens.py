@@ -17,6 +17,7 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -112,9 +113,14 @@ class TokenBook:
     def find(self, token: str, now: float | None = None) -> tuple[str, Grant] | None:
         """The entrant whose valid token ``token`` is, and its grant, or ``None``. Every grant is
         compared, whichever matches, so the time taken does not depend on which one (or none) does."""
+        return self.match(self.grants(), token, now)
+
+    @staticmethod
+    def match(grants: Mapping[str, Grant], token: str, now: float | None = None) -> tuple[str, Grant] | None:
+        """:meth:`find` among ``grants`` (read already)."""
         now = time.time() if now is None else now
         found = None
-        for name, grant in self.grants().items():
+        for name, grant in grants.items():
             if grant.admits(token, now):
                 found = (name, grant)
         return found
