@@ -418,6 +418,38 @@ def test_tls_settings_that_can_never_work_stop_the_bot_with_one_line_saying_what
         assert bot.text().strip().splitlines() == [f"{BOT_NAMES[kind]}: {line}"]
 
 
+AT_START = {
+    "keepalive too short": (
+        {"PYRAMID_KEEPALIVE": "2"},
+        "PYRAMID_KEEPALIVE='2' is not a number of seconds of at least 6",
+    ),
+    "keepalive no number": (
+        {"PYRAMID_KEEPALIVE": "soon"},
+        "PYRAMID_KEEPALIVE='soon' is not a number of seconds of at least 6",
+    ),
+    "a key for a CA": ({"PYRAMID_TLS_CA": "{key}"}, "PYRAMID_TLS_CA={key} is not a PEM certificate"),
+}
+"""Settings a remote bot cannot use: the bot's environment, and its line. (A keepalive under 6 s would
+ping faster than the door takes: every third of it, and the door takes one a second at most.)"""
+
+
+@pytest.mark.parametrize("case", AT_START)
+def test_settings_that_cannot_work_stop_the_bot_at_start_with_one_line(tmp_path, certs, case):
+    env, line = AT_START[case]
+    env = {name: value.format(key=certs.key) for name, value in env.items()}
+    token = tmp_path / "t.token"
+    token.write_text("pyr1_" + "x" * 43)
+    address = f"127.0.0.1:{free_port()}"
+    bots = {
+        kind: start(kind, kind, address, token, tmp_path, **env)
+        for kind in ("thread", "node")
+        if kind in kinds()
+    }
+    for kind, bot in bots.items():
+        assert bot.process.wait(30) == 1, bot.text()
+        assert bot.text().strip().splitlines() == [f"{BOT_NAMES[kind]}: {line.format(key=certs.key)}"]
+
+
 def test_bots_frozen_mid_match_past_the_doors_keepalive_come_back_when_they_wake(sleepers):
     """SIGSTOP is a laptop asleep: its kernel still acknowledges TCP, nothing answers gRPC's pings, and
     the door cuts the connection after its keepalive timeout, while the referee's messages and the cut

@@ -260,11 +260,15 @@ class NoIpServerName extends grpc.ChannelCredentials {
 function channelCredentials() {
   const ca = process.env.PYRAMID_TLS_CA;
   if (!ca) return grpc.credentials.createInsecure();
+  let pem;
   try {
-    return new NoIpServerName(grpc.credentials.createSsl(fs.readFileSync(ca)));
+    pem = fs.readFileSync(ca);
   } catch (error) {
     throw new Error(`cannot read the CA certificate PYRAMID_TLS_CA=${ca}: ${error.message}`);
   }
+  // grpc-js would take it, and fail every handshake
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) throw new Error(`PYRAMID_TLS_CA=${ca} is not a PEM certificate`);
+  return new NoIpServerName(grpc.credentials.createSsl(pem));
 }
 
 /** Refusals that another try cannot change (a wrong token, protocol version): a remote bot stops. */

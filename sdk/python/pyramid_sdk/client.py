@@ -45,6 +45,7 @@ ENV_TOKEN_FILE = "PYRAMID_TOKEN_FILE"
 reconnects."""
 ENV_TLS_CA = "PYRAMID_TLS_CA"
 """The PEM file of the CA that signed the referee's certificate: the connection then uses TLS."""
+PEM_CERTIFICATE = b"-----BEGIN CERTIFICATE-----"
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 30.0
 """Seconds a remote bot waits before reconnecting: doubling from the first to the most, with jitter."""
@@ -102,9 +103,12 @@ def channel_credentials() -> grpc.ChannelCredentials | None:
         return None
     try:
         with open(path, "rb") as file:
-            return grpc.ssl_channel_credentials(file.read())
+            pem = file.read()
     except OSError as exc:
         raise ValueError(f"cannot read the CA certificate {ENV_TLS_CA}={path}: {exc.strerror}") from None
+    if PEM_CERTIFICATE not in pem:  # gRPC would take it, and fail every handshake
+        raise ValueError(f"{ENV_TLS_CA}={path} is not a PEM certificate")
+    return grpc.ssl_channel_credentials(pem)
 
 
 def _serve_remote(
