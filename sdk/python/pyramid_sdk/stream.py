@@ -14,13 +14,16 @@ not a public API: the SDK uses it only with the grpcio versions whose synchronou
 calls (``transport.CHECKED_VERSIONS``; exercised with 1.85), and ``PYRAMID_STREAM=asyncio`` switches it
 off; elsewhere the SDK uses :class:`AsyncioStream`.
 
-With :class:`ThreadStream`, nothing reads the bot's socket while the bot thinks. That is safe because
-the referee sends nothing that needs an answer before the bot's reply: to a sandboxed bot it sends no
-keepalive pings (``referee/match/server.py``), and gRPC's other pings and settings go out while the bot
-is waiting, right after its reply arrives. Messages sent meanwhile wait in the socket. A remote bot's
-connection is pinged, and answers when it next waits: the referee waits for that answer longer than the
-longest decision its league allows (``referee/remote/door.py``, ``Keepalive``), so only a bot that
-overruns its time by more than that slack, or whose hooks run that long, is cut.
+With :class:`ThreadStream`, the bot's thread does not read its socket while the bot thinks. That is safe
+because the referee sends nothing that needs an answer before the bot's reply: to a sandboxed bot it
+sends no keepalive pings (``referee/match/server.py``), and gRPC's other pings and settings go out while
+the bot is waiting, right after its reply arrives. Messages sent meanwhile wait in the socket. gRPC's
+own threads still poll it every 5 s (its backup poller; measured with grpcio 1.85: a ThreadStream bot
+busy 8 s answers a server's transport PINGs within a 7 s timeout, not within 2 s), so the transport's
+PINGs of a remote connection (``referee/remote/door.py``, ``Keepalive``) and of the bot's own keepalive
+(:mod:`pyramid_sdk.remote`) are answered while it thinks: they tell that the process is there, not that
+the bot is free. The protocol's ``Ping`` tells that; the SDK answers it on the bot's thread, between two
+decisions (:mod:`pyramid_sdk.dispatch`).
 """
 
 from __future__ import annotations
