@@ -206,6 +206,40 @@ def test_a_call_ended_while_the_bot_thinks_ends_with_its_own_status(kind, status
     assert (ended.value.code, ended.value.details) == (status, "gone")
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_reply_that_cannot_go_out_ends_with_the_status_though_messages_wait_unread(kind, server_with):
+    """The referee sent more, then ended the stream, while the bot thought (a bot frozen mid-match, its
+    connection cut meanwhile): the reply fails, and gRPC gives the status only once the messages before
+    it are read. ThreadStream reads and drops them and reports the referee's status; it used to wait for
+    that status for ever. (gRPC's asyncio API reports ``INTERNAL``, as above.)"""
+
+    async def script(context: Any, received: list[bytes]) -> None:
+        await context.read()
+        for message in (b"think", b"more", b"and more"):
+            await context.write(message)
+        await context.abort(grpc.StatusCode.UNAVAILABLE, "ping timeout")
+
+    server = server_with(script)
+    ended: list[BaseException] = []
+
+    def bot() -> None:
+        try:
+            reply_late(kind, server.port)
+        except StreamEnded as exc:
+            ended.append(exc)
+
+    thread = threading.Thread(target=bot, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "the stream waited for ever"
+    (exc,) = ended
+    assert isinstance(exc, StreamEnded)
+    if kind == "thread":
+        assert (exc.code, exc.details) == (grpc.StatusCode.UNAVAILABLE, "ping timeout")
+    else:
+        assert exc.code is grpc.StatusCode.INTERNAL
+
+
 @pytest.mark.slow
 def test_an_unknown_stream_setting_stops_the_bot_with_one_line():
     environment = {**os.environ, ENV_STREAM: "threads", "PYRAMID_ADDRESS": "127.0.0.1:1"}

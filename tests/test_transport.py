@@ -1,8 +1,10 @@
-"""The gRPC setting the referee and the Python SDK choose for their own process, checked in fresh
-interpreters: it applies only before gRPC loads, defers to a user's choice, and leaks into no child."""
+"""The gRPC settings the referee and the Python SDK choose for their own process, checked in fresh
+interpreters: the older I/O manager and a silent log, only before gRPC loads, deferring to a user's choice,
+leaking into no child."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -101,3 +103,59 @@ def test_the_referees_connections_bypass_eventengine():
         pytest.skip("this grpcio is outside the versions the setting was checked with")
     assert endpoint_writes(**{EXPERIMENTS_VARIABLE: ""}) > 0  # gRPC's default: EventEngine endpoints
     assert endpoint_writes() == 0
+
+
+GOAWAY = """
+import asyncio, os, sys, threading
+import pyramid_sdk.client
+import grpc
+from pyramid_sdk.stream import StreamEnded, ThreadStream
+
+async def connect(request_iterator, context):
+    await context.read()
+    await context.write(b"one")
+    await asyncio.sleep(30)
+
+async def start():
+    server = grpc.aio.server()
+    handler = grpc.stream_stream_rpc_method_handler(connect)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("s", {"m": handler}),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    return server, port
+
+loop = asyncio.new_event_loop()
+threading.Thread(target=loop.run_forever, daemon=True).start()
+server, port = asyncio.run_coroutine_threadsafe(start(), loop).result(10)
+print("variable:", os.environ.get("GRPC_VERBOSITY"), flush=True)
+with ThreadStream(f"127.0.0.1:{port}", "/s/m", b"hi") as stream:
+    assert stream.exchange(None) == b"one"
+    asyncio.run_coroutine_threadsafe(server.stop(None), loop)  # a GOAWAY, which gRPC's core logs
+    try:
+        stream.exchange(b"reply")
+    except StreamEnded as exc:
+        print("ended:", exc.code.name, flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "logged"), [({}, False), ({"GRPC_VERBOSITY": "debug"}, True), ({"GRPC_TRACE": "http"}, True)]
+)
+def test_grpcs_own_log_is_silent_unless_the_user_asks_for_it(env, logged):
+    """A stopping server's GOAWAY makes gRPC's C core print ``I… chttp2_transport.cc… Got goaway`` by
+    default; the SDK (and the referee, which loads gRPC through the same ``configure``) keeps every line
+    of gRPC's own out of its output, and leaves them to a user who set GRPC_VERBOSITY or GRPC_TRACE."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("GRPC_VERBOSITY", "GRPC_TRACE")} | env
+    result = subprocess.run(
+        [sys.executable, "-c", GOAWAY],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert "ended: UNAVAILABLE" in result.stdout
+    # removed once gRPC read it: a child process starts with the environment this one was given
+    assert f"variable: {env.get('GRPC_VERBOSITY')}" in result.stdout
+    grpc_lines = [line for line in result.stderr.splitlines() if re.match(r"[IWED]\d{4} ", line)]
+    assert bool(grpc_lines) is logged, result.stderr[-2000:]

@@ -97,6 +97,8 @@ SLOW_MODULES: Final = {
         "test_report_viewer": "the CLI and Chromium",
         "test_results_cli": "the CLI and bot processes",
         "test_sandbox": "bot processes in bubblewrap",
+        "test_sdk_reconnect": "referee serve and check with remote Python and Node.js bots, openssl",
+        "test_sdk_ping": "Python and Node.js bot processes against a stand-in referee",
         "test_secrets": "the CLI and bot processes",
         "test_settled_e2e": "the CLI, bot processes and Dask workers",
         "test_start_failures": "the CLI and bot processes",

@@ -81,6 +81,11 @@ cut by the keepalive, and its fault says so."""
 KEEPALIVE_INTERVAL: Final = 20.0
 """Seconds between the transport's pings on a remote connection."""
 KEEPALIVE_SLACK: Final = 10.0
+"""Seconds a transport ping may go unanswered beyond the longest decision the league allows."""
+CLIENT_PING_MIN_INTERVAL: Final = 1.0
+"""Seconds a remote bot's own keepalive pings must be apart: both SDKs ping every 15 s (every 2 s at the
+shortest ``PYRAMID_KEEPALIVE``). Closer pings, while the door sends no data, are strikes, and the third
+strike ends the connection (``GOAWAY``, ``too_many_pings``: gRPC's default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +116,8 @@ class Keepalive:
             ("grpc.keepalive_timeout_ms", timeout),
             ("grpc.http2.ping_timeout_ms", timeout),  # the one the keepalive ping waits on, in grpcio 1.7x+
             ("grpc.keepalive_permit_without_calls", 1),
+            # The bots' own keepalive (pyramid_sdk.remote): gRPC's servers take a ping every 5 min at most.
+            ("grpc.http2.min_ping_interval_without_data_ms", round(CLIENT_PING_MIN_INTERVAL * 1000)),
         ]
 
 

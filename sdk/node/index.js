@@ -9,7 +9,9 @@
  * docs/WRITING_A_BOT.md for a walk-through. Type declarations for the bot API are in index.d.ts.
  */
 const fs = require("node:fs");
+const net = require("node:net");
 const path = require("node:path");
+const tls = require("node:tls");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
@@ -223,21 +225,200 @@ function readToken() {
   }
 }
 
+/**
+ * TLS credentials that send no server name (SNI) when the address is an IP: RFC 6066 forbids an IP there,
+ * and Node.js warns once per process when asked to send one (DEP0123, "Setting the TLS ServerName to an IP
+ * address is not permitted"). grpc-js always sends the address (grpc/grpc-node#1919), so a remote bot
+ * given `PYRAMID_ADDRESS=10.0.0.5:7443` printed that warning at every start. The certificate is checked
+ * against the address all the same: Node.js checks the host when no server name is set. This reaches into
+ * grpc-js's connector (`_createSecureConnector`, `connectionOptions`), which is why the SDK pins grpc-js's
+ * version; should a later one change it, nothing breaks but the warning comes back.
+ */
+class NoIpServerName extends grpc.ChannelCredentials {
+  constructor(inner) {
+    super();
+    this.inner = inner;
+  }
+
+  _isSecure() {
+    return true;
+  }
+
+  _equals(other) {
+    return other === this;
+  }
+
+  _createSecureConnector(channelTarget, options, callCredentials) {
+    const connector = this.inner._createSecureConnector(channelTarget, options, callCredentials);
+    const connection = connector.connectionOptions;
+    if (connection && net.isIP(connection.servername || "")) delete connection.servername;
+    return connector;
+  }
+}
+
 /** TLS credentials trusting the CA certificate PYRAMID_TLS_CA names, or plaintext when it is not set. */
 function channelCredentials() {
   const ca = process.env.PYRAMID_TLS_CA;
   if (!ca) return grpc.credentials.createInsecure();
+  let pem;
   try {
-    return grpc.credentials.createSsl(fs.readFileSync(ca));
+    pem = fs.readFileSync(ca);
   } catch (error) {
     throw new Error(`cannot read the CA certificate PYRAMID_TLS_CA=${ca}: ${error.message}`);
   }
+  // grpc-js would take it, and fail every handshake
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) throw new Error(`PYRAMID_TLS_CA=${ca} is not a PEM certificate`);
+  return new NoIpServerName(grpc.credentials.createSsl(pem));
 }
 
 /** Refusals that another try cannot change (a wrong token, protocol version): a remote bot stops. */
 const FINAL = new Set([grpc.status.UNAUTHENTICATED, grpc.status.FAILED_PRECONDITION, grpc.status.INVALID_ARGUMENT]);
 const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 30000;
+
+/**
+ * A remote bot's own keepalive: it pings the referee every third of KEEPALIVE_TIMEOUT_S and gives the
+ * connection up (and reconnects) when a ping goes that long unanswered, so that a connection that went
+ * silent without closing (the referee's machine gone, a NAT that forgot it) is not waited on for ever.
+ * The event loop reads the answer only between the bot's decisions, so the timeout is longer than the
+ * longest decision the default time control allows (21 s). PYRAMID_KEEPALIVE sets it, in seconds.
+ */
+const KEEPALIVE_TIMEOUT_S = 45;
+const KEEPALIVE_MIN_S = 6;
+
+/** PYRAMID_KEEPALIVE in seconds, else KEEPALIVE_TIMEOUT_S; throws for a value under KEEPALIVE_MIN_S. */
+function keepaliveTimeout() {
+  const text = (process.env.PYRAMID_KEEPALIVE || "").trim();
+  if (!text) return KEEPALIVE_TIMEOUT_S;
+  const seconds = Number(text.replace(/s$/, ""));
+  if (!(seconds >= KEEPALIVE_MIN_S)) {
+    throw new Error(`PYRAMID_KEEPALIVE='${text}' is not a number of seconds of at least ${KEEPALIVE_MIN_S}`);
+  }
+  return seconds;
+}
+
+/** grpc-js channel options for a remote connection's keepalive of `timeoutS` seconds. */
+function keepaliveOptions(timeoutS) {
+  return {
+    "grpc.keepalive_time_ms": Math.round((timeoutS / 3) * 1000),
+    "grpc.keepalive_timeout_ms": Math.round(timeoutS * 1000),
+    "grpc.keepalive_permit_without_calls": 1,
+  };
+}
+
+/** Milliseconds the probe of a failed connection waits to connect, or for the referee's TLS handshake. */
+const PROBE_TIMEOUT_MS = 5000;
+const HTTP2_PREFACE = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+const NOT_SIGNED = new Set([
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_UNTRUSTED",
+]);
+
+/** The host and port of a gRPC target, or null if it names no TCP address. */
+function hostAndPort(address) {
+  let rest = address.replace(/^(dns:\/\/\/|dns:|ipv4:|ipv6:)/, "");
+  if (rest === address && /^(unix|unix-abstract|vsock):/.test(address)) return null;
+  let host;
+  let port;
+  if (rest.startsWith("[")) {
+    const end = rest.indexOf("]");
+    host = rest.slice(1, end);
+    port = rest.slice(end + 1).replace(/^:/, "");
+  } else if (rest.split(":").length === 2) {
+    [host, port] = rest.split(":");
+  } else {
+    [host, port] = [rest, ""];
+  }
+  port = port || "443";
+  if (!host || !/^\d+$/.test(port)) return null;
+  return { host, port: Number(port) };
+}
+
+/** Settles with the error of one TLS handshake with the referee: null once it succeeded. */
+function handshake(host, port, options) {
+  return new Promise((resolve) => {
+    const socket = tls.connect({ host, port, ALPNProtocols: ["h2"], servername: net.isIP(host) ? "" : host, ...options });
+    const done = (error) => {
+      socket.destroy();
+      resolve(error);
+    };
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => done(new Error("timeout")));
+    socket.once("secureConnect", () => done(null));
+    socket.once("error", done);
+  });
+}
+
+/** Whether the referee's port answers an HTTP/2 greeting in plaintext, with its SETTINGS frame. */
+function speaksPlaintext(host, port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    let received = Buffer.alloc(0);
+    const done = (answer) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => done(false));
+    socket.once("connect", () => socket.write(HTTP2_PREFACE));
+    socket.on("data", (chunk) => {
+      received = Buffer.concat([received, chunk]);
+      if (received.length >= 9) done(received[3] === 4);
+    });
+    socket.once("error", () => done(false));
+    socket.once("end", () => done(false));
+  });
+}
+
+/**
+ * Why no connection to `address` can work with these TLS settings (`caPath`: the file PYRAMID_TLS_CA
+ * names, or undefined for plaintext), as the line a bot prints before it stops; null when the probe finds
+ * nothing final (nobody listens yet, the network is down, the handshake works: trying again is right).
+ * grpc-js reports all of these as UNAVAILABLE, as it does a referee that is not up yet, so the probe asks
+ * the port directly: one TLS handshake (and, if that fails short of a certificate, one plaintext HTTP/2
+ * greeting). The same lines as the Python SDK's (pyramid_sdk/remote.py).
+ */
+async function tlsRefusal(address, caPath) {
+  const target = hostAndPort(address);
+  if (target === null) return null;
+  const { host, port } = target;
+  if (!caPath) {
+    const error = await handshake(host, port, { rejectUnauthorized: false });
+    return error === null ? "the referee speaks TLS: set PYRAMID_TLS_CA to the organiser's CA certificate" : null;
+  }
+  let ca;
+  try {
+    ca = fs.readFileSync(caPath);
+  } catch {
+    return null;
+  }
+  const error = await handshake(host, port, { ca });
+  if (error === null) return null;
+  if (error.code === "ERR_TLS_CERT_ALTNAME_INVALID") {
+    const names = error.cert && error.cert.subjectaltname;
+    return `the referee's certificate is not for ${host}${names ? ` (it names ${names})` : ""}: set PYRAMID_ADDRESS to a name it was issued for`;
+  }
+  if (error.code === "CERT_HAS_EXPIRED" || error.code === "CERT_NOT_YET_VALID") {
+    return `the referee's certificate does not verify: ${error.message}`;
+  }
+  if (NOT_SIGNED.has(error.code)) return `the referee's certificate is not signed by PYRAMID_TLS_CA=${caPath}`;
+  if (error.code !== "ECONNREFUSED" && (await speaksPlaintext(host, port))) {
+    return `the referee at ${host}:${port} does not speak TLS: unset PYRAMID_TLS_CA to connect in plaintext (its token then crosses the network unencrypted)`;
+  }
+  return null;
+}
+
+/**
+ * gRPC's own log stays out of the bot's output (the SDK reports every end of a stream in its own words),
+ * unless the user asked for it: GRPC_NODE_VERBOSITY, GRPC_VERBOSITY, GRPC_NODE_TRACE or GRPC_TRACE set.
+ */
+function quietGrpc() {
+  const asked = ["GRPC_NODE_VERBOSITY", "GRPC_VERBOSITY", "GRPC_NODE_TRACE", "GRPC_TRACE"];
+  if (!asked.some((name) => process.env[name] !== undefined)) grpc.setLogVerbosity(grpc.logVerbosity.NONE);
+}
 
 /**
  * Plays every match the referee asks for; resolves when the referee ends the stream, with OK (done with
@@ -253,11 +434,14 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
   if (!address) {
     return Promise.reject(new Error(`${bot.name}: no referee address: set PYRAMID_ADDRESS`));
   }
+  quietGrpc();
   const remote = Boolean(process.env.PYRAMID_TOKEN_FILE) && process.env.PYRAMID_TOKEN_FD === undefined;
   let credentials;
+  let options = {};
   try {
     if (token === undefined) token = readToken();
     credentials = channelCredentials();
+    if (remote) options = keepaliveOptions(keepaliveTimeout());
   } catch (error) {
     return Promise.reject(new Error(`${bot.name}: ${error.message}`));
   }
@@ -267,12 +451,18 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
     for (;;) {
       const attempt = { welcomed: false };
       try {
-        await connect(bot, address, token, credentials, true, attempt);
+        await connect(bot, address, token, credentials, true, attempt, options);
         console.error(`${bot.name}: the referee ended the stream: the league is over`);
         return;
       } catch (error) {
-        if (error.code === undefined || FINAL.has(error.code)) throw error;
+        // Every end but the league's and a final refusal goes round again: a drop, a cut, a GOAWAY, a
+        // keepalive timeout, an absent referee, and whatever else ended this connection.
+        if (FINAL.has(error.code)) throw error;
         if (attempt.welcomed) delay = BACKOFF_FIRST_MS;
+        else if (error.code === grpc.status.UNAVAILABLE) {
+          const refusal = await tlsRefusal(address, process.env.PYRAMID_TLS_CA);
+          if (refusal) throw new Error(`${bot.name}: ${refusal}`);
+        }
         const wait = delay * (0.8 + 0.4 * Math.random());
         console.error(`${error.message}; reconnecting in ${(wait / 1000).toFixed(1)}s`);
         await new Promise((resolve) => setTimeout(resolve, wait));
@@ -282,13 +472,19 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
   })();
 }
 
-/** One stream to the referee; ``remote``: every abnormal end rejects, with the status in ``error.code``. */
-function connect(bot, address, token, credentials, remote, attempt = {}) {
+/**
+ * One stream to the referee; `remote`: every abnormal end rejects, with the status in `error.code`.
+ * Messages are handled one after another, in order, each after the bot's answer to the one before: so a
+ * Ping is answered between the bot's decisions, never while its code is still thinking (the referee asks
+ * for a Pong to see that the bot itself is there, not only its connection).
+ */
+function connect(bot, address, token, credentials, remote, attempt = {}, options = {}) {
   const { RefereeService } = protocol();
-  const client = new RefereeService(address, credentials);
+  const client = new RefereeService(address, credentials, options);
   const call = client.Connect();
   const matches = new Map();
   let queue = Promise.resolve();
+  let failure = null;
 
   const hook = async (fn, arg) => {
     try {
@@ -354,7 +550,7 @@ function connect(bot, address, token, credentials, remote, attempt = {}) {
       case "notice":
         console.error(`${bot.name}: referee says: ${message.notice.text}`);
         break;
-      case "ping": // a remote connection's round trip: answered at once
+      case "ping": // the referee's check that the bot itself is there: answered in turn, between decisions
         call.write({ pong: { nonce: message.ping.nonce } });
         break;
       default:
@@ -366,7 +562,14 @@ function connect(bot, address, token, credentials, remote, attempt = {}) {
     call.on("data", (message) => {
       attempt.welcomed = true;
       const receivedAt = performance.now(); // the referee's clock runs from before the queue
-      queue = queue.then(() => handle(message, receivedAt));
+      queue = queue
+        .then(() => handle(message, receivedAt))
+        .catch((error) => {
+          // A message the SDK could not take (not the bot's own error: its hooks' are caught): this
+          // stream is over, and a remote bot connects again.
+          if (failure === null) failure = error;
+          call.cancel();
+        });
     });
     call.on("end", () => {
       queue.then(() => {
@@ -376,7 +579,9 @@ function connect(bot, address, token, credentials, remote, attempt = {}) {
     });
     call.on("error", (error) => {
       client.close();
-      if (remote) {
+      if (failure !== null) {
+        reject(new Error(`${bot.name}: ${failure.message}`));
+      } else if (remote) {
         const failure = new Error(`${bot.name}: ${grpc.status[error.code] || error.code}: ${error.details || error.message}`);
         failure.code = error.code;
         reject(failure);

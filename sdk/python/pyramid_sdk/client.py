@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pyramid_sdk import transport
@@ -45,6 +45,7 @@ ENV_TOKEN_FILE = "PYRAMID_TOKEN_FILE"
 reconnects."""
 ENV_TLS_CA = "PYRAMID_TLS_CA"
 """The PEM file of the CA that signed the referee's certificate: the connection then uses TLS."""
+PEM_CERTIFICATE = b"-----BEGIN CERTIFICATE-----"
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 30.0
 """Seconds a remote bot waits before reconnecting: doubling from the first to the most, with jitter."""
@@ -82,7 +83,13 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
         raise SystemExit(f"{bot.name}: {exc}") from None
     try:
         if os.environ.get(ENV_TOKEN_FILE) and os.environ.get(ENV_TOKEN_FD) is None:
-            _serve_remote(bot, address, token, credentials, on_one_thread)
+            from pyramid_sdk import remote  # noqa: PLC0415 (a remote bot's only)
+
+            try:
+                options = remote.channel_options(remote.keepalive_timeout())
+            except ValueError as exc:
+                raise SystemExit(f"{bot.name}: {exc}") from None
+            _serve_remote(bot, address, token, credentials, on_one_thread, options)
         else:
             _Connection(bot, address, token, credentials).serve(on_one_thread)
     except ConnectionRefused as exc:
@@ -96,22 +103,36 @@ def channel_credentials() -> grpc.ChannelCredentials | None:
         return None
     try:
         with open(path, "rb") as file:
-            return grpc.ssl_channel_credentials(file.read())
+            pem = file.read()
     except OSError as exc:
         raise ValueError(f"cannot read the CA certificate {ENV_TLS_CA}={path}: {exc.strerror}") from None
+    if PEM_CERTIFICATE not in pem:  # gRPC would take it, and fail every handshake
+        raise ValueError(f"{ENV_TLS_CA}={path} is not a PEM certificate")
+    return grpc.ssl_channel_credentials(pem)
 
 
 def _serve_remote(
-    bot: Bot, address: str, token: str, credentials: grpc.ChannelCredentials | None, on_one_thread: bool
+    bot: Bot,
+    address: str,
+    token: str,
+    credentials: grpc.ChannelCredentials | None,
+    on_one_thread: bool,
+    options: Sequence[tuple[str, int]],
 ) -> None:
     """Plays as a remote entrant: connects, plays what it is offered, and reconnects with backoff after
-    a drop, an absent referee or an interrupted one, until the league is over or Ctrl-C."""
+    any end of its connection but the league's (``OK``) and a :data:`FINAL` refusal, until Ctrl-C: a
+    drop, a cut, an absent or interrupted referee, and whatever else ends the stream. A connection that
+    fails before the referee answered is probed (:func:`pyramid_sdk.remote.tls_refusal`): TLS settings
+    that can never work stop the bot with one line saying what to set."""
     import random  # noqa: PLC0415 (its jitter is a remote bot's only: a sandboxed bot starts without it)
+
+    from pyramid_sdk.remote import tls_refusal  # noqa: PLC0415
 
     interrupted = _ctrl_c_seen()
     delay = BACKOFF_FIRST
     while True:
-        connection = _Connection(bot, address, token, credentials, remote=True)
+        connection = _Connection(bot, address, token, credentials, remote=True, options=options)
+        unavailable = False
         try:
             connection.serve(on_one_thread)
             print(f"{bot.name}: the referee ended the stream: the league is over", file=sys.stderr)
@@ -119,20 +140,25 @@ def _serve_remote(
         except StreamEnded as exc:
             if exc.code.name in FINAL:
                 raise ConnectionRefused(str(exc)) from None
-            why = str(exc)
+            why, unavailable = str(exc), exc.code is grpc.StatusCode.UNAVAILABLE
         except KeyboardInterrupt:
             interrupted.set()
+        except Exception as exc:  # gRPC's, or a message the SDK could not take: this connection is over
+            why = f"{type(exc).__name__}: {exc}"
         try:
-            if interrupted.is_set():  # also when gRPC turned the Ctrl-C into a failed connection
-                print(f"{bot.name}: stopped (Ctrl-C)", file=sys.stderr)
-                return
-            if connection.welcomed:
-                delay = BACKOFF_FIRST
-            wait = delay * random.uniform(0.8, 1.2)
-            print(f"{bot.name}: {why}; reconnecting in {wait:.1f}s", file=sys.stderr, flush=True)
-            interrupted.wait(wait)
+            if not interrupted.is_set():  # also set when gRPC turned a Ctrl-C into a failed connection
+                if connection.welcomed:
+                    delay = BACKOFF_FIRST
+                elif unavailable and (refusal := tls_refusal(address, os.environ.get(ENV_TLS_CA))):
+                    raise ConnectionRefused(refusal)
+                wait = delay * random.uniform(0.8, 1.2)
+                print(f"{bot.name}: {why}; reconnecting in {wait:.1f}s", file=sys.stderr, flush=True)
+                interrupted.wait(wait)
         except KeyboardInterrupt:
             interrupted.set()
+        if interrupted.is_set():
+            print(f"{bot.name}: stopped (Ctrl-C)", file=sys.stderr)
+            return
         delay = min(delay * 2, BACKOFF_MAX)
 
 
@@ -193,6 +219,7 @@ class _Connection:
         token: str,
         credentials: grpc.ChannelCredentials | None = None,
         remote: bool = False,
+        options: Sequence[tuple[str, int]] = (),
     ) -> None:
         self.bot = bot
         self.address = address
@@ -200,6 +227,8 @@ class _Connection:
         self.credentials = credentials
         self.remote = remote
         """A remote entrant's connection: every abnormal end of the stream goes to the caller."""
+        self.options = options
+        """The channel's options: a remote connection's keepalive (:mod:`pyramid_sdk.remote`)."""
         self.welcomed = False
         self._dispatch: Callable[[bytes], bytes | None] | None = None
 
@@ -211,7 +240,7 @@ class _Connection:
             if on_one_thread:
                 # The bot's methods run on this thread, between two messages: one decision is one round
                 # trip with no thread hand-off (see pyramid_sdk.stream).
-                with ThreadStream(self.address, CONNECT, first, self.credentials) as stream:
+                with ThreadStream(self.address, CONNECT, first, self.credentials, self.options) as stream:
                     reply = None
                     while (message := stream.exchange(reply)) is not None:
                         reply = self._handle(message)
@@ -226,7 +255,7 @@ class _Connection:
             print(f"{self.bot.name}: the referee cancelled the stream: {exc.details}", file=sys.stderr)
 
     async def _serve_asyncio(self, first: bytes) -> None:
-        async with AsyncioStream(self.address, CONNECT, first, self.credentials) as stream:
+        async with AsyncioStream(self.address, CONNECT, first, self.credentials, self.options) as stream:
             reply = None
             while (message := await stream.exchange(reply)) is not None:
                 reply = self._handle(message)

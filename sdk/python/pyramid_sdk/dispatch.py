@@ -86,7 +86,7 @@ class Dispatcher:
             faults = tuple(f"{pb.FaultKind.Name(f.kind)}: {f.detail}" for f in end.faults)
             result = MatchResult(end.match_id, tuple(end.totals), tuple(end.ranks), faults)
             self._hook(self.bot.match_end, result)
-        elif kind == "ping":  # a remote connection's round trip: answered at once
+        elif kind == "ping":  # the referee's check that the bot is there: on its thread, between decisions
             nonce = pb.Ping.FromString(message.ping).nonce
             return pb.ConnectRequest(pong=pb.Pong(nonce=nonce)).SerializeToString()
         elif kind == "notice":

@@ -14,13 +14,16 @@ not a public API: the SDK uses it only with the grpcio versions whose synchronou
 calls (``transport.CHECKED_VERSIONS``; exercised with 1.85), and ``PYRAMID_STREAM=asyncio`` switches it
 off; elsewhere the SDK uses :class:`AsyncioStream`.
 
-With :class:`ThreadStream`, nothing reads the bot's socket while the bot thinks. That is safe because
-the referee sends nothing that needs an answer before the bot's reply: to a sandboxed bot it sends no
-keepalive pings (``referee/match/server.py``), and gRPC's other pings and settings go out while the bot
-is waiting, right after its reply arrives. Messages sent meanwhile wait in the socket. A remote bot's
-connection is pinged, and answers when it next waits: the referee waits for that answer longer than the
-longest decision its league allows (``referee/remote/door.py``, ``Keepalive``), so only a bot that
-overruns its time by more than that slack, or whose hooks run that long, is cut.
+With :class:`ThreadStream`, the bot's thread does not read its socket while the bot thinks. That is safe
+because the referee sends nothing that needs an answer before the bot's reply: to a sandboxed bot it
+sends no keepalive pings (``referee/match/server.py``), and gRPC's other pings and settings go out while
+the bot is waiting, right after its reply arrives. Messages sent meanwhile wait in the socket. gRPC's
+own threads still poll it every 5 s (its backup poller; measured with grpcio 1.85: a ThreadStream bot
+busy 8 s answers a server's transport PINGs within a 7 s timeout, not within 2 s), so the transport's
+PINGs of a remote connection (``referee/remote/door.py``, ``Keepalive``) and of the bot's own keepalive
+(:mod:`pyramid_sdk.remote`) are answered while it thinks: they tell that the process is there, not that
+the bot is free. The protocol's ``Ping`` tells that; the SDK answers it on the bot's thread, between two
+decisions (:mod:`pyramid_sdk.dispatch`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import asyncio
 import contextlib
 import importlib
 import os
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Final
 
@@ -73,13 +77,22 @@ class ThreadStream:
     starts; then :meth:`exchange` sends each reply and returns the next message."""
 
     def __init__(
-        self, address: str, method: str, first: bytes, credentials: grpc.ChannelCredentials | None = None
+        self,
+        address: str,
+        method: str,
+        first: bytes,
+        credentials: grpc.ChannelCredentials | None = None,
+        options: Sequence[tuple[str, int]] = (),
     ) -> None:
         self._channel = (
-            grpc.secure_channel(address, credentials) if credentials else grpc.insecure_channel(address)
+            grpc.secure_channel(address, credentials, options)
+            if credentials
+            else grpc.insecure_channel(address, options)
         )
         self._status: tuple[grpc.StatusCode, str] | None = None
         self._receiving = True
+        self._unanswerable = False
+        """A reply failed to go out: the referee ended the stream; what is left is read, unanswered."""
         batches = (
             (
                 (
@@ -107,15 +120,15 @@ class ThreadStream:
     def exchange(self, reply: bytes | None) -> bytes | None:
         """Sends ``reply`` (if any) and returns the next message; ``None`` once the referee has ended the
         stream, :class:`StreamEnded` if it ended with an error. The first call's ``reply`` is ignored: the
-        hello went with the call."""
+        hello went with the call.
+
+        A reply that cannot be sent means the referee ended the stream while the bot thought (it gave up
+        on the bot, or its connection was cut). Every message it sent before that is then past answering,
+        and gRPC hands out the stream's status only once they have all been read: they are read and
+        dropped, and the status is what the exchange reports. (Waiting for that status without reading
+        them waits for ever: a bot frozen mid-match, woken after its connection was cut, did.)"""
         if not self._receiving and self._status is None:
-            operations: tuple[Any, ...] = (cygrpc.ReceiveMessageOperation(_NO_FLAGS),)
-            if reply is not None:
-                operations = (cygrpc.SendMessageOperation(reply, _NO_FLAGS), *operations)
-            # gRPC takes a batch as long as a batch of the call is due, and the status batch is.
-            if not self._call.operate(operations, _MESSAGE):
-                raise RuntimeError("gRPC released the stream before its status came")
-            self._receiving = True
+            self._receive(None if self._unanswerable else reply)
         while self._receiving or self._status is None:
             try:
                 event = self._call.next_event()
@@ -126,8 +139,13 @@ class ThreadStream:
             if event.tag == _MESSAGE:
                 self._receiving = False
                 message: bytes | None = event.batch_operations[-1].message()  # the batch's receive
-                if message is not None:
-                    return message
+                failed_now = not event.success and not self._unanswerable
+                self._unanswerable = self._unanswerable or not event.success
+                if not self._unanswerable:
+                    if message is not None:
+                        return message
+                elif self._status is None and (message is not None or failed_now):
+                    self._receive(None)  # the next message past answering, until there is none
             elif event.tag == _STATUS:
                 (operation,) = event.batch_operations
                 code = _STATUS_CODES.get(operation.code(), grpc.StatusCode.UNKNOWN)
@@ -136,6 +154,16 @@ class ThreadStream:
         if code is not grpc.StatusCode.OK:
             raise StreamEnded(code, details)
         return None
+
+    def _receive(self, reply: bytes | None) -> None:
+        """Starts the batch that sends ``reply`` (if any) and receives the next message."""
+        operations: tuple[Any, ...] = (cygrpc.ReceiveMessageOperation(_NO_FLAGS),)
+        if reply is not None:
+            operations = (cygrpc.SendMessageOperation(reply, _NO_FLAGS), *operations)
+        # gRPC takes a batch as long as a batch of the call is due, and the status batch is.
+        if not self._call.operate(operations, _MESSAGE):
+            raise RuntimeError("gRPC released the stream before its status came")
+        self._receiving = True
 
     def close(self) -> None:
         """Closes the channel, cancelling the call if the referee has not ended it."""
@@ -156,12 +184,17 @@ class AsyncioStream:
     as ended with ``INTERNAL`` in place of the referee's status (``StreamEnded`` carries that)."""
 
     def __init__(
-        self, address: str, method: str, first: bytes, credentials: grpc.ChannelCredentials | None = None
+        self,
+        address: str,
+        method: str,
+        first: bytes,
+        credentials: grpc.ChannelCredentials | None = None,
+        options: Sequence[tuple[str, int]] = (),
     ) -> None:
         self._channel = (
-            grpc.aio.secure_channel(address, credentials)
+            grpc.aio.secure_channel(address, credentials, options)
             if credentials
-            else grpc.aio.insecure_channel(address)
+            else grpc.aio.insecure_channel(address, options)
         )
         self._call: grpc.aio.StreamStreamCall[bytes, bytes] = self._channel.stream_stream(
             method, request_serializer=None, response_deserializer=None

@@ -14,7 +14,14 @@ The setting is skipped, and gRPC's defaults stand, when:
 - the installed grpcio is outside the versions checked to have those switches (an unknown name would
   make gRPC log an error line in every process).
 
-The variable is removed again once gRPC has read it, so processes this one starts (bots) inherit the
+The same load silences gRPC's own log (``GRPC_VERBOSITY=NONE``): its C core otherwise prints raw lines
+such as ``I1201 … chttp2_transport.cc:1403] … Got goaway`` or ``… ssl_transport_security.cc … Handshake
+failed`` on stderr, between the lines of the bot or the referee, for events our code reports in its own
+words (a bot: the status it reconnects after; the referee: its log). They stay when the user asked for
+them: ``GRPC_VERBOSITY`` or ``GRPC_TRACE`` already set (the referee's ``--log-level debug`` may set
+``GRPC_VERBOSITY`` before gRPC loads).
+
+Both variables are removed again once gRPC has read them, so processes this one starts (bots) inherit the
 environment it was given.
 
 Importing this module changes nothing: the places that load gRPC for our code call :func:`configure`
@@ -34,6 +41,10 @@ from typing import Final
 
 EXPERIMENTS_VARIABLE: Final = "GRPC_EXPERIMENTS"
 OLDER_IO_MANAGER: Final = "-event_engine_client,-event_engine_listener"
+VERBOSITY_VARIABLE: Final = "GRPC_VERBOSITY"
+QUIET: Final = "NONE"
+ASKED_FOR_LOGS: Final = (VERBOSITY_VARIABLE, "GRPC_TRACE")
+"""Either set: the user wants gRPC's log, and it is left as they set it."""
 CHECKED_VERSIONS: Final = ((1, 80), (1, 85))
 """The first and last grpcio ``(major, minor)`` known to have both switches, and the internal calls of
 ``pyramid_sdk.stream.ThreadStream``."""
@@ -64,11 +75,12 @@ _tuned: bool | None = None
 
 
 def configure() -> bool:
-    """Switches this process's gRPC to the older I/O manager, if it still can; returns whether it runs with
-    it. Idempotent: the first call decides, later ones return the same answer."""
-    global _tuned  # noqa: PLW0603  (one decision per process, as gRPC reads the variable once)
+    """Switches this process's gRPC to the older I/O manager and silences its log, where it still can (see
+    the module); returns whether it runs with the older I/O manager. Idempotent: the first call decides,
+    later ones return the same answer."""
+    global _tuned  # noqa: PLW0603  (one decision per process, as gRPC reads the variables once)
     if _tuned is None:
-        _tuned = _switch()
+        _tuned = _load()
     return _tuned
 
 
@@ -77,12 +89,20 @@ def tuned() -> bool:
     return bool(_tuned)
 
 
-def _switch() -> bool:
-    if "grpc" in sys.modules or EXPERIMENTS_VARIABLE in os.environ or not grpcio_checked():
+def _load() -> bool:
+    if "grpc" in sys.modules:
         return False
-    os.environ[EXPERIMENTS_VARIABLE] = OLDER_IO_MANAGER
+    settings = {}
+    if EXPERIMENTS_VARIABLE not in os.environ and grpcio_checked():
+        settings[EXPERIMENTS_VARIABLE] = OLDER_IO_MANAGER
+    if not any(name in os.environ for name in ASKED_FOR_LOGS):
+        settings[VERBOSITY_VARIABLE] = QUIET
+    if not settings:
+        return False
+    os.environ.update(settings)
     try:
-        import grpc  # noqa: F401, PLC0415  (the import is the point: gRPC reads the variable now)
+        import grpc  # noqa: F401, PLC0415  (the import is the point: gRPC reads the variables now)
     finally:
-        del os.environ[EXPERIMENTS_VARIABLE]
-    return True
+        for name in settings:
+            del os.environ[name]
+    return EXPERIMENTS_VARIABLE in settings
