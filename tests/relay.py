@@ -102,6 +102,9 @@ class Relay:
     def _end(self, link: _Link) -> None:
         if link.half_open:
             return
+        with self._lock:  # no longer current: a fault applied later is not applied to it
+            if link in self.links:
+                self.links.remove(link)
         for sock in (link.bot, link.door):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)

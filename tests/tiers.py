@@ -33,6 +33,7 @@ QUICK_MODULES: Final = frozenset(
         "test_docs",
         "test_engine",
         "test_faults",
+        "test_front_relay",
         "test_golden",
         "test_launcher",
         "test_league",

@@ -270,6 +270,8 @@ class _Outer(asyncio.Protocol):
         self.peer: str | None = None
         self.closed = False
         self.task: asyncio.Task[None] | None = None
+        self.early: list[bytes] = []
+        """What gRPC wrote before the stranger's socket was taken on (its SETTINGS, at once): sent first."""
 
     async def start(self, connection: socket.socket) -> None:
         """Connects to gRPC, then starts reading the stranger: nothing it sends waits in between."""
@@ -292,6 +294,10 @@ class _Outer(asyncio.Protocol):
         self.transport = transport
         if self.closed:
             transport.abort()
+            return
+        early, self.early = self.early, []
+        for data in early:
+            transport.write(data)
 
     def data_received(self, data: bytes) -> None:
         if self.inner is not None:
@@ -304,7 +310,11 @@ class _Outer(asyncio.Protocol):
         self.drop()
 
     def send(self, data: bytes) -> None:
-        if self.transport is not None and not self.closed:
+        if self.closed:
+            return
+        if self.transport is None:
+            self.early.append(data)
+        else:
             self.transport.write(data)
 
     def pause(self) -> None:
