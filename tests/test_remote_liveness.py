@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import signal
 import sys
 
@@ -77,7 +78,8 @@ def test_a_frozen_bot_is_not_seated_and_its_claim_fails_at_once(tmp_path, certs,
                 (session,) = await lobby.claim(["far"], wait=5)  # awake, it answers and is seated
                 await lobby.release("far", session)
                 log = (tmp_path / "far.log").read_text()
-                assert "no answer to the referee's ping within 1s: connection cut" in log, log
+                cut = r"no answer to the referee's ping within 1(\.\d+)?s: connection cut"
+                assert re.search(cut, log), log
             finally:
                 os.kill(bot.pid, signal.SIGCONT)
                 bot.kill()
@@ -105,9 +107,12 @@ def test_an_idle_bot_that_stops_answering_is_cut_and_counts_as_away(tmp_path, ce
                 assert gone <= 0.5 + 0.5 + 1.5
                 assert not lobby.ready(["far"])
                 left = [r.getMessage() for r in caplog.records if "left" in r.getMessage()]
-                assert left == [
-                    "remote door: far (r1) left: no answer to the referee's ping within 0.5s: connection cut"
-                ]
+                assert len(left) == 1, left  # the ping timeout and the connection's lag allowance
+                assert re.fullmatch(
+                    r"remote door: far \(r1\) left: "
+                    r"no answer to the referee's ping within 0\.5\d*s: connection cut",
+                    left[0],
+                ), left
             finally:
                 os.kill(bot.pid, signal.SIGCONT)
                 bot.kill()
@@ -174,7 +179,7 @@ def test_a_bot_that_forfeits_by_timeouts_answers_a_ping_before_its_next_match(tm
     assert len(played) >= 2, result.stderr  # it played again once awake
     assert "stalling for 6s" in (tmp_path / "far.log").read_text()
     referee_log = (tmp_path / "results-logs" / "referee.log").read_text()
-    assert "far (r1) left: no answer to the referee's ping within 0.3s" in referee_log
+    assert re.search(r"far \(r1\) left: no answer to the referee's ping within 0\.3\d*s", referee_log)
 
 
 def test_the_lobby_waits_on_nobody_it_does_not_ping(tmp_path):
