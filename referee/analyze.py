@@ -18,6 +18,7 @@ from referee.analysis.estimate import Analysis, analyse
 from referee.analysis.summary import Summary, summarise
 from referee.analysis.text import deal_lines, header, summary_lines, worst_lines
 from referee.league.config import League, LeagueError, load_league
+from referee.league.owner import made_by
 from referee.league.planning import schedule_of
 from referee.league.ratings import rate
 from referee.league.results import open_results
@@ -107,7 +108,7 @@ def _check_complete(status: MatchStatus, match_id: str) -> None:
 def _league_results(source: str) -> tuple[League, list[ScheduledMatch], dict[str, StoredMatch]]:
     """The league, its schedule and its stored matches, read-only; one line if any cannot be read."""
     try:
-        league = load_league(source, check_commands=False)
+        league = load_league(source, check_commands=False, made_by=made_by)
     except LeagueError as exc:
         raise _InputError(str(exc)) from None
     try:

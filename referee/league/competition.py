@@ -25,15 +25,9 @@ from typing import TYPE_CHECKING, Final
 
 from referee.league.config import League
 from referee.league.location import backup_path
-from referee.league.planning import (
-    joined,
-    known_seed,
-    league_settings,
-    plan_of,
-    schedule_of,
-    with_cohorts,
-)
+from referee.league.planning import league_settings, plan_of, schedule_of, with_cohorts
 from referee.league.preflight import Broken, PreflightError
+from referee.league.results import joined, known_seed
 from referee.league.schedule import ScheduledMatch
 from referee.league.store import Store
 from referee.league.summary import Summarized

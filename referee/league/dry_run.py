@@ -16,7 +16,8 @@ from typing import Final
 from referee.league import timing
 from referee.league.config import League
 from referee.league.host import confinement_of, log_dir_of
-from referee.league.planning import joined, known_seed, league_settings, schedule_of, with_cohorts
+from referee.league.planning import league_settings, schedule_of, with_cohorts
+from referee.league.results import joined, known_seed
 from referee.league.schedule import ScheduledMatch
 from referee.league.storage import StoreError
 from referee.league.store import Store

@@ -33,6 +33,7 @@ from referee.league.competition import Competition
 from referee.league.config import League, LeagueError, load_league
 from referee.league.host import Host, run_builds
 from referee.league.lock import LeagueBusyError
+from referee.league.owner import made_by
 from referee.league.preflight import Broken, preflight
 from referee.league.remote_entrants import OpenDoor, missing_tokens, no_token
 from referee.league.schedule import ScheduledMatch
@@ -128,7 +129,8 @@ class LeagueRunner:
             while True:
                 digest = self._digest()
                 try:
-                    competition = self._competition(self._admitted(load_league(self.league_file)))
+                    league = load_league(self.league_file, made_by=made_by)
+                    competition = self._competition(self._admitted(league))
                 except LeagueError as exc:
                     self._trouble(str(exc))
                     await self._until_changed(digest)
