@@ -18,17 +18,17 @@ from referee.analysis.estimate import Analysis, analyse
 from referee.analysis.summary import Summary, summarise
 from referee.analysis.text import deal_lines, header, summary_lines, worst_lines
 from referee.league.config import League, LeagueError, load_league
-from referee.league.owner import made_by
 from referee.league.planning import schedule_of
 from referee.league.ratings import rate
-from referee.league.results import open_results
 from referee.league.schedule import ScheduledMatch
-from referee.league.storage import StoreError
-from referee.league.store import StoredMatch
 from referee.match.outcome import MatchStatus
-from referee.report.disclosure import HIDDEN_NOTE, disclosure
 from referee.report.records import NoSuchRecord, RecordsError, find_record
 from referee.report.site import write_report
+from referee.results.disclosure import HIDDEN_NOTE, disclosure
+from referee.results.errors import StoreError
+from referee.results.owner import made_by
+from referee.results.reading import open_results
+from referee.results.store import StoredMatch
 
 
 class _InputError(click.ClickException):

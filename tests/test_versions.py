@@ -6,7 +6,7 @@ from referee.league.competition import Competition
 from referee.league.config import load_league
 from referee.league.location import versions_path
 from referee.league.running import LeagueRun
-from referee.league.version_history import VersionArchive
+from referee.results.history import VersionArchive
 from test_tournament_e2e import ROOT, export, league_at, referee
 
 

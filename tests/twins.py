@@ -27,7 +27,7 @@ from referee.league.local import LocalDriver
 from referee.league.planning import schedule_of
 from referee.league.ratings import Leaderboard, ci95, rate
 from referee.league.schedule import ScheduledMatch
-from referee.league.store import StoredMatch
+from referee.results.store import StoredMatch
 from sample_bots.montecarlo import MonteCarloBot
 from sample_bots.random_bot import RandomBot
 

@@ -81,11 +81,11 @@ def serve_command(
     from referee.cli.storage import EXIT_BUSY
     from referee.league.config import LeagueError, load_league
     from referee.league.host import log_dir_of
-    from referee.league.lock import LeagueBusyError, check_free
-    from referee.league.owner import made_by
     from referee.league.remote_entrants import OpenDoor, door_settings
     from referee.logs import referee_logging
     from referee.remote.settings import RemoteSettings, RemoteSettingsError
+    from referee.results.lock import LeagueBusyError, check_free
+    from referee.results.owner import made_by
 
     host, port = parse_http(http)
     from referee.web.hosts import public_host

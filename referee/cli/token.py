@@ -16,7 +16,7 @@ DURATIONS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 def _league(path: str) -> League:
     from referee.league.config import LeagueError, load_league
-    from referee.league.owner import made_by
+    from referee.results.owner import made_by
 
     try:
         return load_league(path, check_commands=False, made_by=made_by)

@@ -172,7 +172,7 @@ class League:
     name: str
     seed: int | None
     """The file's ``seed:``; ``None``: a secret seed, drawn and kept by the results database
-    (``Competition.open``) and never written into this value (``results.known_seed``)."""
+    (``Competition.open``) and never written into this value (``referee.results.reading.known_seed``)."""
     rules: Rules
     rounds: int
     seating: Seating

@@ -68,13 +68,13 @@ def companions(database: Path) -> tuple[Path, ...]:
 
 
 def lock_path(database: Path) -> Path:
-    """The lock file of one run at a time beside ``database`` (``lock.py``)."""
+    """The lock file of one run at a time beside ``database`` (``referee.results.lock``)."""
     return database.with_name(database.name + ".lock")
 
 
 def versions_path(database: Path) -> Path:
     """The summaries of the entrants' replaced versions beside ``database``: ``<name>-versions.sqlite``
-    (``version_history.py``)."""
+    (``referee.results.history``)."""
     return database.parent / f"{database.stem}-versions.sqlite"
 
 

@@ -4,7 +4,7 @@ schedule (fixed, or chosen batch by batch until settled), under a seed and cohor
 Pure functions of the league and of stored summaries handed in, shared by the competition that runs a
 league, the dry run and every command that reads results, so that all of them see one schedule. What the
 database itself keeps (a secret seed, the cohorts in which the entrants joined) is read in
-``results.py``: nothing here opens a store.
+``referee.results.reading``: nothing here opens a store.
 """
 
 from __future__ import annotations

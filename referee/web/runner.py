@@ -32,19 +32,19 @@ from typing import Final
 from referee.league.competition import Competition
 from referee.league.config import League, LeagueError, load_league
 from referee.league.host import Host, run_builds
-from referee.league.lock import LeagueBusyError
-from referee.league.owner import made_by
 from referee.league.preflight import Broken, preflight
 from referee.league.remote_entrants import OpenDoor, missing_tokens, no_token
 from referee.league.schedule import ScheduledMatch
-from referee.league.storage import StorageError, StoreError
-from referee.league.version_history import replay_new_versions
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
 from referee.match.table import Table
 from referee.remote.settings import RemoteSettingsError
 from referee.remote.tokens import tokens_path
-from referee.report.disclosure import table_key
+from referee.results.disclosure import table_key
+from referee.results.errors import StorageError, StoreError
+from referee.results.history import replay_new_versions
+from referee.results.lock import LeagueBusyError
+from referee.results.owner import made_by
 from referee.web.events import Hub
 from referee.web.live import LiveMatch, watched
 
@@ -325,7 +325,7 @@ class LeagueRunner:
 
 def _shown(competition: Competition, scheduled: ScheduledMatch) -> bool:
     """Whether a match may be watched card by card: only when no other match of its table is still to
-    come, since they replay its deals (``referee.report.disclosure``)."""
+    come, since they replay its deals (``referee.results.disclosure``)."""
     done = competition.store.complete_ids()
     key = table_key(scheduled)
     return all(

@@ -20,10 +20,10 @@ from typing import IO, Any, Final
 import click
 import uvicorn
 
-from referee.league.lock import LeagueBusyError
 from referee.league.remote_entrants import OpenDoor
-from referee.league.storage import StoreError
 from referee.remote.settings import RemoteSettingsError
+from referee.results.errors import StoreError
+from referee.results.lock import LeagueBusyError
 from referee.web.app import create_app
 from referee.web.events import Hub
 from referee.web.hosts import allowed, shown

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Final
 
 from referee.league.location import lock_path
-from referee.league.storage import StoreError
+from referee.results.errors import StoreError
 
 PID_WAIT: Final = 1.0
 """Seconds a blocked run waits for the holder to write its pid (it writes it right after locking)."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from referee.league.config import League
 from referee.league.planning import league_settings, with_cohorts
-from referee.league.storage import StoreError
-from referee.league.store import Store
+from referee.results.errors import StoreError
+from referee.results.store import Store
 
 
 def known_seed(league: League, store: Store) -> int | None:
@@ -47,9 +47,9 @@ def open_results(league: League, league_file: str) -> tuple[Store, League, int]:
 
     Results stored under this league's settings are read whichever league file stored them (a copy that
     ``--fresh`` kept, read through a copy of the old league file). Raises :class:`NothingPlayedError`
-    when the database does not exist or holds no match, :class:`~referee.league.store.OtherLeagueError`
+    when the database does not exist or holds no match, :class:`~referee.results.store.OtherLeagueError`
     when it holds another league file's results under other settings,
-    :class:`~referee.league.storage.StorageError` when it is damaged (SQLite's check on opening), and
+    :class:`~referee.results.errors.StorageError` when it is damaged (SQLite's check on opening), and
     :class:`StoreError` when it holds results of other settings or is no results file.
     """
     database = league.database
