@@ -80,12 +80,12 @@ def serve_command(
     """
     from referee.cli.storage import EXIT_BUSY
     from referee.league.config import LeagueError, load_league
-    from referee.league.host import log_dir_of
-    from referee.league.remote_entrants import OpenDoor, door_settings
     from referee.logs import referee_logging
     from referee.remote.settings import RemoteSettings, RemoteSettingsError
     from referee.results.lock import LeagueBusyError, check_free
     from referee.results.owner import made_by
+    from referee.run.host import log_dir_of
+    from referee.run.remote_entrants import OpenDoor, door_settings
 
     host, port = parse_http(http)
     from referee.web.hosts import public_host

@@ -384,7 +384,7 @@ def progress_line(
     else:
         rate = workers * played / spent if played and spent > 0 else 0.0
     eta = (total - done) / rate if rate else math.inf
-    from referee.league.timing import eta_text  # noqa: PLC0415 (timing loads the launcher: a run has it)
+    from referee.run.timing import eta_text  # noqa: PLC0415 (timing loads the launcher: a run has it)
 
     text = f"{done}/{total} matches  {rate:.2f}/s  ETA {eta_text(eta)}" + (f"  void {void}" if void else "")
     if leader is None:

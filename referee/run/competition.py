@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Final
 from referee.league.config import League
 from referee.league.location import backup_path
 from referee.league.planning import league_settings, plan_of, schedule_of, with_cohorts
-from referee.league.preflight import Broken, PreflightError
 from referee.league.schedule import ScheduledMatch
 from referee.league.summary import Summarized
 from referee.match.outcome import (
@@ -41,6 +40,7 @@ from referee.match.outcome import (
 from referee.match.table import Sitting
 from referee.results.reading import joined, known_seed
 from referee.results.store import Store
+from referee.run.preflight import Broken, PreflightError
 
 if TYPE_CHECKING:
     from referee.league.adaptive import Settlement
