@@ -67,8 +67,8 @@ import psutil
 
 from referee.league.config import load_league
 from referee.league.planning import league_settings, schedule_of
-from referee.league.results import open_results
-from referee.league.store import Store
+from referee.results.reading import open_results
+from referee.results.store import Store
 
 sys.path.insert(0, str(Path(__file__).parent))
 from reads import played

@@ -35,10 +35,10 @@ from pathlib import Path
 from pyramid_sdk import Match, Phase, Rules
 from referee.league.config import load_league
 from referee.league.planning import league_settings, schedule_of
-from referee.league.results import open_results
 from referee.league.schedule import ScheduledMatch
-from referee.league.store import Store
 from referee.match.outcome import MatchOutcome, MatchStatus
+from referee.results.reading import open_results
+from referee.results.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

@@ -38,7 +38,7 @@ from referee.league.config import load_league
 from referee.league.planning import schedule_of
 from referee.league.ratings import rate
 from referee.league.schedule import ScheduledMatch, tables
-from referee.league.store import Store
+from referee.results.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

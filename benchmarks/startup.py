@@ -41,9 +41,9 @@ from pathlib import Path
 from tournament import fast_league  # benchmarks/tournament.py
 
 import sample_bots
-from referee.league.competition import Competition
-from referee.league.host import Host
-from referee.league.local import LocalDriver
+from referee.run.competition import Competition
+from referee.run.host import Host
+from referee.run.local_driver import LocalDriver
 
 BOTS = Path(sample_bots.__file__).resolve().parent
 """The sample bots of the checkout whose code this interpreter runs."""

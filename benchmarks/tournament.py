@@ -29,10 +29,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from referee.league.competition import Competition
 from referee.league.config import League, load_league
-from referee.league.host import Host
-from referee.league.local import LocalDriver
+from referee.run.competition import Competition
+from referee.run.host import Host
+from referee.run.local_driver import LocalDriver
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,7 +94,7 @@ def concurrency_runs(league: League) -> None:
 def executor_run(executor: str, entrants: int) -> tuple[float, float]:
     """One run of the fast league from an empty database; prints its line and returns matches/s, over the
     whole run and over its time after the cluster was ready."""
-    from referee.league.dask_executor import DaskExecutor  # noqa: PLC0415
+    from referee.run.dask_executor import DaskExecutor  # noqa: PLC0415
 
     folder = Path(tempfile.mkdtemp(prefix="pyramid-bench-"))
     try:

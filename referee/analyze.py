@@ -20,14 +20,15 @@ from referee.analysis.text import deal_lines, header, summary_lines, worst_lines
 from referee.league.config import League, LeagueError, load_league
 from referee.league.planning import schedule_of
 from referee.league.ratings import rate
-from referee.league.results import open_results
 from referee.league.schedule import ScheduledMatch
-from referee.league.storage import StoreError
-from referee.league.store import StoredMatch
 from referee.match.outcome import MatchStatus
-from referee.report.disclosure import HIDDEN_NOTE, disclosure
 from referee.report.records import NoSuchRecord, RecordsError, find_record
 from referee.report.site import write_report
+from referee.results.disclosure import HIDDEN_NOTE, disclosure
+from referee.results.errors import StoreError
+from referee.results.owner import made_by
+from referee.results.reading import open_results
+from referee.results.store import StoredMatch
 
 
 class _InputError(click.ClickException):
@@ -107,7 +108,7 @@ def _check_complete(status: MatchStatus, match_id: str) -> None:
 def _league_results(source: str) -> tuple[League, list[ScheduledMatch], dict[str, StoredMatch]]:
     """The league, its schedule and its stored matches, read-only; one line if any cannot be read."""
     try:
-        league = load_league(source, check_commands=False)
+        league = load_league(source, check_commands=False, made_by=made_by)
     except LeagueError as exc:
         raise _InputError(str(exc)) from None
     try:

@@ -19,8 +19,8 @@ from referee.league.config import LeagueError, load_league
 from referee.league.modes import Seating
 from referee.league.ratings import RatingMode, rate
 from referee.league.schedule import ScheduledMatch, tables
-from referee.league.store import StoredMatch
 from referee.match.outcome import MatchStatus
+from referee.results.store import StoredMatch
 
 STRENGTHS = {"ann": 40, "bob": 30, "cid": 20, "dan": 10, "eve": 0}
 

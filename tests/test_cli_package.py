@@ -92,7 +92,11 @@ def test_a_commands_start_loads_no_grpc_nor_the_rest_of_the_referee(args):
     assert "referee.cli" in modules  # the profile is read: a test that cannot fail is no test
     loaded = sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
     assert not loaded, f"referee {' '.join(args)} loads {loaded[:5]}"
-    assert not {m for m in modules if m.startswith(("referee.league", "referee.report"))}
+    assert not {
+        m
+        for m in modules
+        if m.startswith(("referee.league", "referee.results", "referee.run", "referee.report"))
+    }
 
 
 @pytest.mark.slow

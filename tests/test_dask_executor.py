@@ -17,10 +17,10 @@ import pytest
 from distributed import Client, LocalCluster
 
 from arena import RUN_MARK, bot_processes
-from referee.league.competition import Competition
 from referee.league.config import LeagueError, load_league
-from referee.league.dask_executor import DaskExecutor, ExecutorError, Unplayable
-from referee.league.host import Host
+from referee.run.competition import Competition
+from referee.run.dask_executor import DaskExecutor, ExecutorError, Unplayable
+from referee.run.host import Host
 from test_tournament_e2e import (
     REFEREE,
     ROOT,

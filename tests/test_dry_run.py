@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.league.dry_run import EXIT_PREFLIGHT
+from referee.run.dry_run import EXIT_PREFLIGHT
 from referee.starter import node_problem
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,9 +1,14 @@
-"""The code-quality bar is part of the test suite: ruff everywhere, mypy --strict on the library."""
+"""The code-quality bar is part of the test suite: ruff everywhere, mypy --strict on the library, and
+the referee's rooms (docs/ARCHITECTURE.md, "Rooms") kept apart by an AST scan."""
 
+import ast
+import itertools
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -28,3 +33,74 @@ def test_ruff_format_is_clean():
 def test_mypy_strict_on_the_library_and_referee():
     result = run("mypy")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules ``path`` imports, at its top or inside a function, by absolute name (``from a import
+    b`` counts as ``a`` and as ``a.b``, which may be a module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _room(module: str) -> str | None:
+    """The room of one of the referee's modules: its folder (``referee.run``) or, for a module of
+    ``referee/`` itself, that module (``referee.check``)."""
+    parts = module.split(".")
+    if parts[0] != "referee" or len(parts) < 2:
+        return None
+    room = ".".join(parts[:2])
+    path = ROOT.joinpath(*parts[:2])
+    return room if path.is_dir() or path.with_suffix(".py").is_file() else None
+
+
+@pytest.mark.quick
+def test_no_module_of_the_league_opens_a_database():
+    """``referee/league/`` says what a league file says; the database is ``referee/results/``'s."""
+    modules = sorted((ROOT / "referee/league").rglob("*.py"))
+    assert len(modules) > 5  # the folder is where this test thinks
+    opening = [
+        str(path.relative_to(ROOT))
+        for path in modules
+        if any(name == "sqlite3" or name.startswith("sqlite3.") for name in _imports(path))
+    ]
+    assert not opening, f"these modules of referee/league/ import sqlite3: {opening}"
+
+
+@pytest.mark.quick
+def test_no_import_circle_among_the_referee_s_rooms():
+    """Imports between the rooms of ``referee/`` (its folders and its own modules) point one way
+    (docs/ARCHITECTURE.md, "Rooms"): a circle names each arrow of it and a file that draws it."""
+    arrows: dict[str, dict[str, str]] = {}
+    for path in sorted((ROOT / "referee").rglob("*.py")):
+        source = _room(".".join(path.relative_to(ROOT).with_suffix("").parts))
+        assert source is not None
+        for name in _imports(path):
+            target = _room(name)
+            if target is not None and target != source:
+                arrows.setdefault(source, {}).setdefault(target, str(path.relative_to(ROOT)))
+    assert arrows.get("referee.results", {}).keys() >= {"referee.league"}  # the scan sees real arrows
+
+    def circle(start: str, path: list[str]) -> list[str] | None:
+        for target in sorted(arrows.get(path[-1], {})):
+            if target == start:
+                return [*path, start]
+            if target not in path and (found := circle(start, [*path, target])):
+                return found
+        return None
+
+    for room in sorted(arrows):
+        if found := circle(room, [room]):
+            steps = [f"{a} -> {b} ({arrows[a][b]})" for a, b in itertools.pairwise(found)]
+            raise AssertionError("an import circle: " + "; ".join(steps))

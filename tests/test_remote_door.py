@@ -24,13 +24,13 @@ from pyramid_sdk.handshake import PROTOCOL_VERSION
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from referee.check import check_bot
 from referee.league.config import load_league
-from referee.league.remote_entrants import OpenDoor
 from referee.match.server import MAX_TRANSPORT_BYTES
 from referee.remote.door import MAX_BAD_HELLOS, MAX_PER_PEER, REFUSED, Door, Keepalive, open_door
 from referee.remote.front import Limits
 from referee.remote.lobby import Absent, Lobby
 from referee.remote.settings import RemoteSettings
 from referee.remote.tokens import TokenBook
+from referee.run.remote_entrants import OpenDoor
 from remote_kit import ROOT, league, make_certificates, remote_env, start_bot
 
 CONNECT = "/pyramid.v1.RefereeService/Connect"

@@ -11,8 +11,8 @@ from browser import artifacts, chromium, fits_a_phone, needs_chromium, phone
 from referee.league.config import load_league
 from referee.league.planning import schedule_of
 from referee.league.ratings import rate
-from referee.league.store import Store
 from referee.report.site import write_report
+from referee.results.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

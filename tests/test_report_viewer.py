@@ -22,7 +22,7 @@ from bots.talker import MESSAGE
 from browser import artifacts, chromium, needs_chromium
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.rules import TrickWinner, trick_winner_index
-from referee.league.store import Store
+from referee.results.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

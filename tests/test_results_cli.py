@@ -17,10 +17,10 @@ from pyramid_sdk import Match, Phase, Rules
 from referee.league.modes import Seating
 from referee.league.ratings import Leaderboard, Standing
 from referee.league.schedule import build_schedule
-from referee.league.store import StoredMatch
 from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import MatchStatus
 from referee.report.text import forfeited_lines, leaderboard_markdown, replay_text
+from referee.results.store import StoredMatch
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

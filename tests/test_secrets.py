@@ -14,11 +14,11 @@ import pytest
 
 from pyramid_sdk import Match, Rules
 from referee.league.modes import Seating
-from referee.league.preflight import PREFLIGHT_SEED
 from referee.league.schedule import build_schedule
-from referee.league.store import StoredMatch
 from referee.match.outcome import MatchStatus
-from referee.report.disclosure import disclosure
+from referee.results.disclosure import disclosure
+from referee.results.store import StoredMatch
+from referee.run.preflight import PREFLIGHT_SEED
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

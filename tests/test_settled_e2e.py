@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.league.store import Store
+from referee.results.store import Store
 from test_tournament_e2e import REFEREE, complete_matches, export, referee
 
 ROOT = Path(__file__).resolve().parent.parent

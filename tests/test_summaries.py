@@ -17,10 +17,10 @@ import pytest
 from referee.league.config import load_league
 from referee.league.planning import schedule_of
 from referee.league.ratings import rate
-from referee.league.results import open_results
 from referee.report.crosstable import crosstable
-from referee.report.disclosure import disclosure
 from referee.report.text import matches_text
+from referee.results.disclosure import disclosure
+from referee.results.reading import open_results
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

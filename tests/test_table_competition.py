@@ -11,11 +11,7 @@ import pytest
 
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
-from referee.league.competition import START_FAILURES, Competition
 from referee.league.config import load_league
-from referee.league.host import Host
-from referee.league.local import LocalDriver
-from referee.league.pending import LOOK_AGAIN, REISSUE_GRACE, Pending
 from referee.league.schedule import ScheduledMatch
 from referee.match.bots import BotSpec
 from referee.match.faults import RefereeInternalError
@@ -25,6 +21,10 @@ from referee.match.sandbox import SandboxMode
 from referee.match.sessions import SessionRegistry
 from referee.match.table import Sitting, Table
 from referee.remote.lobby import Lobby
+from referee.run.competition import START_FAILURES, Competition
+from referee.run.host import Host
+from referee.run.local_driver import LocalDriver
+from referee.run.pending import LOOK_AGAIN, REISSUE_GRACE, Pending
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = "sample_bots.random_bot:RandomBot"

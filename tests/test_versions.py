@@ -2,11 +2,11 @@
 
 from pathlib import Path
 
-from referee.league.competition import Competition
 from referee.league.config import load_league
 from referee.league.location import versions_path
-from referee.league.running import LeagueRun
-from referee.league.version_history import VersionArchive
+from referee.results.history import VersionArchive
+from referee.run.competition import Competition
+from referee.run.league_run import LeagueRun
 from test_tournament_e2e import ROOT, export, league_at, referee
 
 

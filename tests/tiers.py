@@ -108,6 +108,7 @@ SLOW_MODULES: Final = {
         "test_transport": "Python processes with their own gRPC settings",
         "test_undecodable": "bot processes",
         "test_versions": "the CLI and bot processes",
+        "test_wheel": "pip builds the arena's wheel; a fresh virtual environment imports every module",
     }.items()
 }
 """Test modules whose tests start processes, with what they start; a test marked ``quick`` in one is the

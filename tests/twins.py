@@ -20,14 +20,14 @@ from pathlib import Path
 
 from pyramid_sdk.bot import MatchInfo
 from pyramid_sdk.seeds import derive_seed
-from referee.league.competition import Competition
 from referee.league.config import load_league
-from referee.league.host import Host
-from referee.league.local import LocalDriver
 from referee.league.planning import schedule_of
 from referee.league.ratings import Leaderboard, ci95, rate
 from referee.league.schedule import ScheduledMatch
-from referee.league.store import StoredMatch
+from referee.results.store import StoredMatch
+from referee.run.competition import Competition
+from referee.run.host import Host
+from referee.run.local_driver import LocalDriver
 from sample_bots.montecarlo import MonteCarloBot
 from sample_bots.random_bot import RandomBot
 

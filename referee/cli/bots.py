@@ -64,8 +64,8 @@ def _check_remote(
     from referee.process import quiet_grpc
 
     quiet_grpc("warning")  # a stranger's failed TLS handshake is no line of the check's
-    from referee.league.remote_entrants import check_remote
     from referee.remote.settings import RemoteSettings, RemoteSettingsError
+    from referee.run.remote_entrants import check_remote
 
     try:
         return run_until_signal(check_remote(RemoteSettings(listen, tls_cert, tls_key, insecure), logs))

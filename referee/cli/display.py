@@ -15,10 +15,10 @@ from rich.progress import BarColumn, TextColumn
 from rich.progress import Progress as Bar
 
 from referee.compare import Snapshot, progress_text
-from referee.league.competition import Progress
 from referee.league.config import League
-from referee.league.preflight import Broken
 from referee.report.text import PROGRESS_WIDTH, progress_line
+from referee.run.competition import Progress
+from referee.run.preflight import Broken
 
 
 class RunDisplay:

@@ -59,9 +59,9 @@ def replay_command(source: str, match_id: str | None, deal: int | None) -> None:
     a league's `referee export`, whose MATCH_ID is an id or a line from 1 (leave it out for a file of
     one match). A league's deals show once every match of their table is played.
     """
-    from referee.report.disclosure import HIDDEN_NOTE
     from referee.report.text import replay_text
     from referee.report.transcript import deal_by_card
+    from referee.results.disclosure import HIDDEN_NOTE
 
     shown, deals_shown, where = _to_replay(source, match_id)
     if deal is None:
@@ -81,8 +81,8 @@ def _to_replay(source: str, match_id: str | None) -> tuple[Replayable, bool, str
     """The match ``referee replay`` shows, whether its deals may be shown, and where it comes from."""
     from referee.cli.storage import loader, results, stored_matches
     from referee.league.planning import schedule_of
-    from referee.report.disclosure import disclosure
     from referee.report.records import NoSuchRecord, RecordsError, find_record
+    from referee.results.disclosure import disclosure
 
     if source.endswith(".jsonl"):
         try:

@@ -1,6 +1,6 @@
 """``referee run``: plays a league's matches that are not stored yet and prints its leaderboard, or with
-``--dry-run`` says how long that would take. The league logic is below, in ``referee.league.running`` and
-``referee.league.dry_run``; it is imported inside the functions that use it so that ``referee run --help``
+``--dry-run`` says how long that would take. The league logic is below, in ``referee.run.league_run`` and
+``referee.run.dry_run``; it is imported inside the functions that use it so that ``referee run --help``
 loads only click."""
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ if TYPE_CHECKING:
 
     from referee.cli.display import RunDisplay
     from referee.cli.storage import StoreFailure
-    from referee.league.competition import Progress, RunReport
     from referee.league.config import League
     from referee.league.ratings import Leaderboard
-    from referee.league.running import LeagueRun
-    from referee.league.storage import StorageError
-    from referee.league.store import Store
     from referee.league.summary import MatchSummary
+    from referee.results.errors import StorageError
+    from referee.results.store import Store
+    from referee.run.competition import Progress, RunReport
+    from referee.run.league_run import LeagueRun
 
 LOGGER = logging.getLogger(__name__)
 
@@ -91,9 +91,9 @@ def run_command(
     The bots' logs and the referee's own (referee.log) are in the folder beside the results database.
     """
     from referee.cli.storage import StorageFailure, failure, league_of, unread
-    from referee.league.running import FolderError, LeagueRun
-    from referee.league.storage import StorageError, StorageFault, StoreError
     from referee.remote.settings import RemoteSettings, RemoteSettingsError
+    from referee.results.errors import StorageError, StorageFault, StoreError
+    from referee.run.league_run import FolderError, LeagueRun
 
     if workers is not None and dask_address is not None:
         raise click.UsageError("give --workers (a cluster on this machine) or --dask (a running one)")
@@ -101,7 +101,7 @@ def run_command(
     if workers is None and dask_address is None:
         workers, dask_address = league.workers, league.dask
     if dry_run:
-        from referee.league.dry_run import dry_run as plan_dry_run
+        from referee.run.dry_run import dry_run as plan_dry_run
 
         try:
             lines = plan_dry_run(
@@ -158,11 +158,11 @@ def _play(run: LeagueRun, report_dir: Path | None, log_level: str) -> RunReport:
     import asyncio
 
     from referee.cli.display import RunDisplay, say_broken
-    from referee.league.dry_run import EXIT_PREFLIGHT, cpu_count
-    from referee.league.preflight import PreflightError
-    from referee.league.storage import StorageError, StoreError
     from referee.logs import referee_logging
     from referee.match.faults import RefereeInternalError
+    from referee.results.errors import StorageError, StoreError
+    from referee.run.dry_run import EXIT_PREFLIGHT, cpu_count
+    from referee.run.preflight import PreflightError
 
     display = RunDisplay(run.league, run.concurrency)
     warnings = run.warnings()
@@ -224,9 +224,9 @@ def _finish(run: LeagueRun, report: RunReport, report_dir: Path | None, league_f
     forfeited everything decode a record (``report.text.forfeited_lines``)."""
     from referee.cli.storage import StorageFailure, say_settlement, write_league_report
     from referee.league.planning import schedule_of
-    from referee.league.running import EXIT_DISQUALIFIED, EXIT_FORFEITED, unplayed
-    from referee.league.storage import StorageError
     from referee.report.text import forfeited_lines, leaderboard_table
+    from referee.results.errors import StorageError
+    from referee.run.league_run import EXIT_DISQUALIFIED, EXIT_FORFEITED, unplayed
 
     league, seed, store, progress = run.league, run.competition.seed, run.store, report.progress
     for line in run.summary(report):
@@ -262,7 +262,7 @@ def _finish(run: LeagueRun, report: RunReport, report_dir: Path | None, league_f
 def _in_run(exc: StorageError, store: Store, total: int) -> StoreFailure:
     """The line for a storage fault during a run: how much of the schedule is safely stored."""
     from referee.cli.storage import failure
-    from referee.league.storage import StorageFault, StoreError
+    from referee.results.errors import StorageFault, StoreError
 
     if exc.fault is StorageFault.DAMAGED:
         return failure(exc, "the run stopped and wrote nothing more to it")
@@ -286,8 +286,8 @@ def _report_in_thread(league: League, seed: int, folder: Path) -> Path | None:
     """Rewrites the live report; one that cannot be written (a full disk) is logged and skipped: the
     run goes on, and its end says what went wrong."""
     from referee.cli.storage import write_league_report
-    from referee.league.storage import StoreError
-    from referee.league.store import Store
+    from referee.results.errors import StoreError
+    from referee.results.store import Store
 
     try:
         store = Store(league.database, write=False)

@@ -80,11 +80,12 @@ def serve_command(
     """
     from referee.cli.storage import EXIT_BUSY
     from referee.league.config import LeagueError, load_league
-    from referee.league.host import log_dir_of
-    from referee.league.lock import LeagueBusyError, check_free
-    from referee.league.remote_entrants import OpenDoor, door_settings
     from referee.logs import referee_logging
     from referee.remote.settings import RemoteSettings, RemoteSettingsError
+    from referee.results.lock import LeagueBusyError, check_free
+    from referee.results.owner import made_by
+    from referee.run.host import log_dir_of
+    from referee.run.remote_entrants import OpenDoor, door_settings
 
     host, port = parse_http(http)
     from referee.web.hosts import public_host
@@ -95,7 +96,7 @@ def serve_command(
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--public-host") from None
     try:
-        league = load_league(league_file)
+        league = load_league(league_file, made_by=made_by)
         check_free(league.database)  # another serve or run of it is the first thing to hear of
         settings = door_settings(league, RemoteSettings(listen, tls_cert, tls_key, insecure), on_dask=False)
     except (LeagueError, RemoteSettingsError) as exc:

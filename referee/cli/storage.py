@@ -12,13 +12,14 @@ import click
 
 from referee.cli.common import InputError
 from referee.league.config import League, LeagueError, load_league
-from referee.league.lock import LeagueBusyError
 from referee.league.planning import plan_of, schedule_of
 from referee.league.ratings import Leaderboard, rate
-from referee.league.results import open_results
-from referee.league.storage import StorageError, StorageFault, StoreError
-from referee.league.store import Store, StoredMatch
 from referee.league.summary import MatchSummary, Summarized
+from referee.results.errors import StorageError, StorageFault, StoreError
+from referee.results.lock import LeagueBusyError
+from referee.results.owner import made_by
+from referee.results.reading import open_results
+from referee.results.store import Store, StoredMatch
 
 EXIT_BUSY: Final = 5
 """`referee run`'s exit status when another live run holds the league's results database."""
@@ -42,7 +43,7 @@ class StorageFailure(StoreFailure):
 def league_of(path: str, check_commands: bool = True) -> League:
     """The league file at ``path``, or the one line that says what is wrong in it (exit code 2)."""
     try:
-        return load_league(path, check_commands)
+        return load_league(path, check_commands, made_by)
     except LeagueError as exc:
         raise InputError(str(exc)) from None
 
@@ -62,7 +63,7 @@ def unread(exc: StoreError) -> str:
 
 def results(league_file: str) -> tuple[Store, League, int]:
     """For the commands that read a league's results: its stored results, opened read-only, the league
-    and the seed they were stored under (``planning.known_seed``). Its bots
+    and the seed they were stored under (``referee.results.reading.known_seed``). Its bots
     are not checked (results stay readable when a bot has moved), and nothing is written: a league
     never run gets no database, only one line saying that ``referee run`` plays it (exit code 1)."""
     league = league_of(league_file, check_commands=False)

@@ -16,9 +16,10 @@ DURATIONS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 def _league(path: str) -> League:
     from referee.league.config import LeagueError, load_league
+    from referee.results.owner import made_by
 
     try:
-        return load_league(path, check_commands=False)
+        return load_league(path, check_commands=False, made_by=made_by)
     except LeagueError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -1,1 +1,3 @@
-"""The referee's league part: a league: its configuration, schedule, executors, stored results and ratings."""
+"""The referee's league part: what a league file says and which matches it plays: its configuration,
+formats and designs, its schedule and plans, ratings from match summaries. It opens no database.
+"""

@@ -26,7 +26,7 @@ from ruamel.yaml.error import YAMLError
 
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.rules import Rules, RulesError
-from referee.league.location import default_database
+from referee.league.location import MadeBy, default_database
 from referee.league.modes import (
     Design,
     Format,
@@ -172,7 +172,7 @@ class League:
     name: str
     seed: int | None
     """The file's ``seed:``; ``None``: a secret seed, drawn and kept by the results database
-    (``Competition.open``) and never written into this value (``planning.known_seed``)."""
+    (``Competition.open``) and never written into this value (``referee.results.reading.known_seed``)."""
     rules: Rules
     rounds: int
     seating: Seating
@@ -325,8 +325,12 @@ def _entrant(path: Path, data: Any, item: _Entrant, where: list[int | str], chec
     return Entrant(item.name, spec, item.build, item.version)
 
 
-def load_league(path: Path | str, check_commands: bool = True) -> League:
-    """Reads and validates a league file; raises :class:`LeagueError` with one line naming the key."""
+def load_league(path: Path | str, check_commands: bool = True, made_by: MadeBy | None = None) -> League:
+    """Reads and validates a league file; raises :class:`LeagueError` with one line naming the key.
+
+    ``made_by`` (``referee.results.owner.made_by``) lets a league file that names no database keep
+    its results in a ``results.sqlite`` of the old default that it made (``location.default_database``):
+    every command that plays or reads a league passes it; a reader of the file alone need not."""
     path = Path(path).resolve()
     data = read_yaml(path)
     raw = _validated(path, data)
@@ -362,7 +366,7 @@ def load_league(path: Path | str, check_commands: bool = True) -> League:
         concurrency=raw.concurrency,
         database=(base / raw.database).resolve()
         if raw.database is not None
-        else default_database(path, raw.name),
+        else default_database(path, raw.name, made_by),
         entrants=tuple(entrants),
         sandbox=SandboxMode(raw.sandbox),
         limits=Limits(**raw.limits.model_dump()),

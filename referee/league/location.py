@@ -1,21 +1,20 @@
-"""Where a league's results database is, and the files kept beside it.
+"""Where a league's results database is, and the files kept beside it: paths only, nothing is opened.
 
 A league file without ``database:`` keeps its results in ``<league file's stem>.sqlite`` beside it
 (``spring.yaml``: ``spring.sqlite``), so two league files in one folder never share one by default. The
 default used to be ``results.sqlite`` for every league file; such a file is still this league's database
 when it was made by this league file (or, if it predates the record of its league file, by a league of
-this name) and there is no ``<stem>.sqlite`` yet. Nothing is moved or renamed.
+this name) and there is no ``<stem>.sqlite`` yet. Nothing is moved or renamed. Who made a database is
+read from the database itself, which is the results' business: the reader of a league file passes that
+probe in (:class:`MadeBy`), so that nothing here opens a database.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sqlite3
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
-from referee.league.lock import lock_path
 from referee.remote.files import record_path, tokens_path
 
 LEGACY_DATABASE: Final = "results.sqlite"
@@ -26,35 +25,23 @@ BACKUP_MARK: Final = ".before-fresh-"
 """In the name of the copy ``--fresh`` keeps: ``<stem>.before-fresh-<date>-<time>.sqlite``."""
 
 
-def default_database(league_file: Path, name: str) -> Path:
-    """The results database of a league file that names none (see the module's docstring)."""
+class MadeBy(Protocol):
+    """Whether ``database`` holds the results of the league file ``league_file`` named ``name``
+    (``referee.results.owner.made_by`` reads it from the database)."""
+
+    def __call__(self, database: Path, league_file: Path, name: str) -> bool: ...
+
+
+def default_database(league_file: Path, name: str, made_by: MadeBy | None) -> Path:
+    """The results database of a league file that names none (see the module's docstring); without
+    ``made_by`` an old ``results.sqlite`` beside it is never taken for this league's."""
     own = league_file.with_suffix(".sqlite")
     if own == league_file:  # a league file that is itself named *.sqlite
         own = league_file.with_name(league_file.name + ".sqlite")
     legacy = league_file.with_name(LEGACY_DATABASE)
-    if own.exists() or not legacy.is_file():
+    if made_by is None or own.exists() or not legacy.is_file():
         return own
     return legacy if made_by(legacy, league_file, name) else own
-
-
-def made_by(database: Path, league_file: Path, name: str) -> bool:
-    """Whether ``database`` holds the results of this league file, as far as its ``meta`` says: its
-    recorded league file, if that still exists, else (a file from before that was recorded, or whose
-    league file was renamed) the league's name. Reads only; an unreadable file counts as this league's,
-    so that opening it says what is wrong with it rather than a new database being started beside it."""
-    try:
-        with contextlib.closing(sqlite3.connect(database)) as db:
-            if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
-                return False  # no results were ever stored in it
-            rows = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('league', 'league_file')"))
-    except sqlite3.Error:
-        return True
-    recorded = rows.get("league_file")
-    if recorded is not None:
-        owner = (database.parent / recorded).resolve()
-        if owner.exists():
-            return bool(owner == league_file.resolve())
-    return bool(rows.get("league", name) == name)
 
 
 def relative_league_file(database: Path, league_file: Path) -> str:
@@ -80,9 +67,14 @@ def companions(database: Path) -> tuple[Path, ...]:
     )
 
 
+def lock_path(database: Path) -> Path:
+    """The lock file of one run at a time beside ``database`` (``referee.results.lock``)."""
+    return database.with_name(database.name + ".lock")
+
+
 def versions_path(database: Path) -> Path:
     """The summaries of the entrants' replaced versions beside ``database``: ``<name>-versions.sqlite``
-    (``version_history.py``)."""
+    (``referee.results.history``)."""
     return database.parent / f"{database.stem}-versions.sqlite"
 
 

@@ -1,8 +1,10 @@
-"""What a league's results belong to and which matches it plays: its settings' fingerprint, its seed, its
-schedule (fixed, or chosen batch by batch until settled) and the cohorts in which its entrants joined.
+"""What a league's results belong to and which matches it plays: its settings' fingerprint and its
+schedule (fixed, or chosen batch by batch until settled), under a seed and cohorts given to it.
 
-Pure functions of the league and what is stored, shared by the competition that runs a league, the dry
-run and every command that reads results, so that all of them see one schedule.
+Pure functions of the league and of stored summaries handed in, shared by the competition that runs a
+league, the dry run and every command that reads results, so that all of them see one schedule. What the
+database itself keeps (a secret seed, the cohorts in which the entrants joined) is read in
+``referee.results.reading``: nothing here opens a store.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from referee.league.config import League
 from referee.league.schedule import ScheduledMatch, build_schedule
-from referee.league.store import Store
 from referee.league.summary import Summarized
 
 if TYPE_CHECKING:
@@ -45,16 +46,6 @@ def plan_of(league: League, seed: int, stored: Mapping[str, Summarized]) -> Plan
     return plan(seed, names, league.players, league.seating, league.rating, league.settling, stored)
 
 
-def known_seed(league: League, store: Store) -> int | None:
-    """The seed of ``league``'s results: the file's own, else the secret one its database keeps (``None``
-    until a run draws it). The one rule for a league's seed, for reading and running alike; the seed
-    stays beside the league, never in it, so that a :class:`League` is always what its file says."""
-    if league.seed is not None:
-        return league.seed
-    secret = store.meta("secret_seed")
-    return None if secret is None else int(secret)
-
-
 def league_settings(league: League, seed: int | None) -> str:
     """What makes stored results belong to this league under ``seed``: change any of it and old results
     are invalid; empty while the league's secret seed is not drawn yet.
@@ -73,17 +64,6 @@ def league_settings(league: League, seed: int | None) -> str:
         },
         sort_keys=True,
     )
-
-
-def joined(store: Store, league: League) -> tuple[tuple[str, ...], ...]:
-    """The league's entrants in the groups in which they joined it (``Design.cohorts``): those the
-    database knows, then the league's other entrants as one more group. While nothing is stored, all of
-    them are one group: the sampled design is still free."""
-    names = tuple(sorted(entrant.name for entrant in league.entrants))
-    known = store.cohorts() if store.match_count() else ()
-    seen = {name for cohort in known for name in cohort}
-    newcomers = tuple(name for name in names if name not in seen)
-    return (*known, newcomers) if newcomers else known
 
 
 def with_cohorts(league: League, cohorts: tuple[tuple[str, ...], ...]) -> League:

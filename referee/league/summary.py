@@ -8,7 +8,7 @@ at a cost that stays flat however long the matches were. A match stored without 
 before summaries, or one whose summary does not decode) is summarized from its record when read, and a
 run that opens the database for writing fills the missing ones in: nothing is ever lost, only recomputed.
 
-Both a :class:`MatchSummary` and a decoded :class:`referee.league.store.StoredMatch` are
+Both a :class:`MatchSummary` and a decoded :class:`referee.results.store.StoredMatch` are
 :class:`Summarized`: the readers take either, so tests and callers that hold whole matches still work.
 """
 
@@ -132,29 +132,6 @@ def from_json(
         exact,
         fault_seats,
     )
-
-
-ROWS: Final = (
-    "SELECT m.match_id, m.round, m.table_number, m.rotation, m.seed, m.status, length(m.record), {} "
-    "FROM matches m"
-)
-"""Every stored match's row for :func:`from_row`: format it with ``s.summary`` and a join of the
-``summaries`` table as ``s``, or with ``NULL`` for a file without that table."""
-JOINED: Final = ROWS.format("s.summary") + " LEFT JOIN summaries s ON s.match_id = m.match_id"
-
-
-def from_row(row: tuple[object, ...]) -> MatchSummary | None:
-    """The summary of a row of :data:`ROWS`, ``None`` if it has none that reads (a status that does not
-    decode is for :meth:`referee.league.store.Store.matches` to report)."""
-    match_id, round_number, table, rotation, seed, status, record_chars, text = row
-    if not isinstance(text, str):
-        return None
-    try:
-        match_status = MatchStatus(str(status))
-    except ValueError:
-        return None
-    place = (str(match_id), int(str(round_number)), int(str(table)), int(str(rotation)), int(str(seed)))
-    return from_json(place, match_status, text, int(str(record_chars)))
 
 
 _INT_FIELDS: Final = (

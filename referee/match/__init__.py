@@ -1,3 +1,3 @@
-"""The referee's match part: one match and its bots: playing, serving, launching and confining them, and
-its outcome.
+"""The referee's match part: one match and its bots: playing, serving, launching and confining them,
+its outcome, and watching it (what every seat sees).
 """

@@ -35,13 +35,13 @@ from referee.files import write_atomic
 from referee.league.config import League
 from referee.league.ratings import ENVIRONMENT, Leaderboard, RatingMode
 from referee.league.schedule import ScheduledMatch
-from referee.league.store import StoredMatch
 from referee.league.summary import MatchSummary, Summarized
 from referee.match.faults import Fault
 from referee.match.outcome import MatchStatus
 from referee.report.crosstable import crosstable
-from referee.report.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
 from referee.report.transcript import pyramids_of
+from referee.results.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
+from referee.results.store import StoredMatch
 
 PALETTE: Final = ("#1f5fbf", "#c0392b", "#1e8449", "#8e44ad", "#b9770e", "#117a8b", "#5d6d7e", "#a93226")
 """Entrant colours, each with at least 4.5:1 contrast on white."""

@@ -22,13 +22,13 @@ from referee.figures import difference, interval, leaderboard_cell, likelihood
 from referee.league.config import League
 from referee.league.ratings import Leaderboard, Standing
 from referee.league.schedule import ScheduledMatch
-from referee.league.store import StoredMatch
 from referee.league.summary import Summarized
 from referee.match.faults import Fault
 from referee.match.outcome import MatchStatus
 from referee.report.crosstable import Crosstable
-from referee.report.disclosure import HIDDEN_NOTE, disclosure, mask_cards
 from referee.report.transcript import deal_line, ending, standings
+from referee.results.disclosure import HIDDEN_NOTE, disclosure, mask_cards
+from referee.results.store import StoredMatch
 
 COLUMNS = (
     ("rank", "#"),
@@ -151,8 +151,8 @@ def export_lines(
     only: Collection[str] | None = None,
 ) -> Iterator[str]:
     """One JSON object per stored match of the schedule, in schedule order (docs/FORMATS.md). A match
-    of a table not complete yet has no seed and no deals, only its results (``referee.report.disclosure``).
-    ``load`` decodes the matches as their lines are made (:meth:`referee.league.store.Store.stream`), so
+    of a table not complete yet has no seed and no deals, only its results (``referee.results.disclosure``).
+    ``load`` decodes the matches as their lines are made (:meth:`referee.results.store.Store.stream`), so
     memory does not grow with the league: ``stored`` need hold only summaries. ``only``: the lines of
     these matches alone (what is disclosed still depends on every stored match)."""
     shown = disclosure(schedule, stored).deals_shown
@@ -308,7 +308,7 @@ def matches_text(
 ) -> str:
     """The stored matches, one line each in schedule order: position, id, status, each seat's entrant
     and credited points (a forfeit marked with its deal), and the faults per entrant. Results only, never
-    a deal, so a table still being played gives nothing away (``referee.report.disclosure``). ``entrant``
+    a deal, so a table still being played gives nothing away (``referee.results.disclosure``). ``entrant``
     and ``status`` filter.
     A stored match no longer in the schedule (its entrant left the league) comes last, as ``-``."""
     position = {scheduled.match_id: scheduled.position + 1 for scheduled in schedule}
@@ -384,7 +384,7 @@ def progress_line(
     else:
         rate = workers * played / spent if played and spent > 0 else 0.0
     eta = (total - done) / rate if rate else math.inf
-    from referee.league.timing import eta_text  # noqa: PLC0415 (timing loads the launcher: a run has it)
+    from referee.run.timing import eta_text  # noqa: PLC0415 (timing loads the launcher: a run has it)
 
     text = f"{done}/{total} matches  {rate:.2f}/s  ETA {eta_text(eta)}" + (f"  void {void}" if void else "")
     if leader is None:

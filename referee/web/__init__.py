@@ -1,1 +1,2 @@
-"""``referee serve``: a league that plays on while a web app shows it live (docs/SERVER.md)."""
+"""``referee serve``'s web app only: pages, the API, the live events and the human seat, for a league
+that its driver (``referee.run.serve_driver``, handed the app's event hub) plays on (docs/SERVER.md)."""

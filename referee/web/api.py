@@ -19,15 +19,15 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from referee.league.config import Entrant
+from referee.run.serve_driver import ServeDriver
 from referee.web.events import SEND_DEADLINE, Hub, Listener, ListenerRefused
 from referee.web.limits import Connections, client_address
 from referee.web.readers import RETRY_AFTER, Answers, Busy, ReadFailed
 from referee.web.reads import VERSION
-from referee.web.runner import LeagueRunner
 
 
-def _runner(request: Request) -> LeagueRunner:
-    runner: LeagueRunner = request.app.state.runner
+def _runner(request: Request) -> ServeDriver:
+    runner: ServeDriver = request.app.state.runner
     return runner
 
 

@@ -25,6 +25,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from referee.run.serve_driver import ServeDriver
 from referee.web import api, human
 from referee.web.events import Hub
 from referee.web.hosts import HostGuard, Hosts
@@ -32,7 +33,6 @@ from referee.web.limits import Connections, Limits, RequestRate
 from referee.web.pages import is_page_name
 from referee.web.readers import Answers, Busy, ReadFailed
 from referee.web.render import render
-from referee.web.runner import LeagueRunner
 from referee.web.site import LiveSite
 
 HEADERS: Final = {
@@ -96,7 +96,7 @@ class SafetyHeaders:
 
 
 def _waiting(request: Request) -> HTMLResponse:
-    runner: LeagueRunner = request.app.state.runner
+    runner: ServeDriver = request.app.state.runner
     return render("waiting.html", status=503, problem=runner.problem)
 
 
@@ -112,7 +112,7 @@ async def page(request: Request) -> Response:
         return asset.response(request)  # type: ignore[no-any-return]
     if not is_page_name(name):
         return _not_found()
-    runner: LeagueRunner = request.app.state.runner
+    runner: ServeDriver = request.app.state.runner
     if runner.league is None:  # no report yet
         return _waiting(request) if name == "index.html" else _not_found()
     site: LiveSite = request.app.state.site
@@ -137,7 +137,7 @@ async def static(request: Request) -> Response:
 
 
 async def live_page(request: Request) -> Response:
-    runner: LeagueRunner = request.app.state.runner
+    runner: ServeDriver = request.app.state.runner
     match_id = request.path_params["match_id"]
     live = runner.live.get(match_id)
     league = runner.league
@@ -151,7 +151,7 @@ async def live_page(request: Request) -> Response:
 
 
 def create_app(
-    runner: LeagueRunner,
+    runner: ServeDriver,
     hub: Hub,
     site: LiveSite,
     answers: Answers,

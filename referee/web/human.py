@@ -32,13 +32,13 @@ from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.observation import Observation
 from pyramid_sdk.seeds import SEED_BITS
 from referee.league.config import League
-from referee.league.host import confinement_of, log_dir_of
 from referee.match.faults import Fault, FaultKind, FaultPolicy
 from referee.match.runner import Decision, Seat, play_match
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher, take_seats
+from referee.match.watch import LiveMatch, public_view, watched
+from referee.run.host import confinement_of, log_dir_of
 from referee.web.human_store import HumanStore, human_database
-from referee.web.live import LiveMatch, public_view, watched
 from referee.web.readers import RETRY_AFTER, Answers, Busy, ReadFailed
 from referee.web.render import render
 

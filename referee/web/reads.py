@@ -30,13 +30,13 @@ from referee.league.config import League
 from referee.league.planning import schedule_of
 from referee.league.ratings import Leaderboard, rate
 from referee.league.schedule import ScheduledMatch
-from referee.league.storage import StoreError
-from referee.league.store import Store
 from referee.league.summary import MatchSummary
-from referee.league.version_history import VersionArchive, archive_path, as_json, summary
 from referee.league.versions import fingerprint
 from referee.report.site import match_page, write_report
 from referee.report.text import export_lines, leaderboard_json
+from referee.results.errors import StoreError
+from referee.results.history import VersionArchive, archive_path, as_json, summary
+from referee.results.store import Store
 from referee.web.human_store import HumanStore
 from referee.web.pages import is_page_name, with_live_script
 from referee.web.readers import LENGTH

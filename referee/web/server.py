@@ -20,17 +20,17 @@ from typing import IO, Any, Final
 import click
 import uvicorn
 
-from referee.league.lock import LeagueBusyError
-from referee.league.remote_entrants import OpenDoor
-from referee.league.storage import StoreError
 from referee.remote.settings import RemoteSettingsError
+from referee.results.errors import StoreError
+from referee.results.lock import LeagueBusyError
+from referee.run.remote_entrants import OpenDoor
+from referee.run.serve_driver import ServeDriver
 from referee.web.app import create_app
 from referee.web.events import Hub
 from referee.web.hosts import allowed, shown
 from referee.web.human import Tables
 from referee.web.limits import Connections, capped_protocol
 from referee.web.readers import Answers, Readers, ReadFailed
-from referee.web.runner import LeagueRunner
 from referee.web.site import LiveSite
 
 LOGGER = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ async def _serve(
 ) -> int:
     hub = Hub()
     site = LiveSite(folder, readers, hub)
-    runner = LeagueRunner(league_file, hub, hidden=(folder,), on_stored=site.stale, door=door, fresh=fresh)
+    runner = ServeDriver(league_file, hub, hidden=(folder,), on_stored=site.stale, door=door, fresh=fresh)
     tables = Tables(hidden=(folder,))
     connections = Connections()
     app = create_app(runner, hub, site, Answers(readers), tables, allowed(host, public), connections)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from referee.league.schedule import ScheduledMatch
-from referee.league.store import StoredMatch
 from referee.league.summary import MatchSummary, Summarized
 from referee.match.outcome import MatchStatus
+from referee.results.store import StoredMatch
 
 HIDDEN_NOTE: Final = "deals hidden until every match of this table is played"
 

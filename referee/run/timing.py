@@ -27,12 +27,12 @@ from pyramid_sdk.observation import Phase
 from pyramid_sdk.rules import DECLARATIONS_PER_PLAYER, TRICKS_PER_DEAL, Rules
 from pyramid_sdk.seeds import derive_seed
 from referee.league.config import League
-from referee.league.preflight import PREFLIGHT_SEED
 from referee.league.schedule import ScheduledMatch
 from referee.match.bots import BotSpecError
 from referee.match.faults import FaultKind
 from referee.match.launcher import BotProcess, Launcher
 from referee.match.runner import LocalSeat, RemoteSeat, Seat
+from referee.run.preflight import PREFLIGHT_SEED
 
 TIMING_DEALS: Final = 4
 """Deals a sample plays: 24 cards a seat and a declaration or more (a second or so for the example

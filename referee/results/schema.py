@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from referee.league.summary import MatchSummary, from_json
+from referee.match.outcome import MatchStatus
+
 SCHEMA_VERSION: Final = 2
 """2 added ``seats.credited`` (docs/RULES.md, "Forfeits"). A version 1 file is read as it is and brought
 to version 2 when a run opens it for writing; an older referee refuses a version 2 file in one line
@@ -107,3 +110,26 @@ match, ``ON DELETE CASCADE``)."""
 
 
 RESULT_TABLES: Final = ("faults", "tricks", "deals", "seats", "summaries", "ratings", "matches")
+
+
+ROWS: Final = (
+    "SELECT m.match_id, m.round, m.table_number, m.rotation, m.seed, m.status, length(m.record), {} "
+    "FROM matches m"
+)
+"""Every stored match's row for :func:`from_row`: format it with ``s.summary`` and a join of the
+``summaries`` table as ``s``, or with ``NULL`` for a file without that table."""
+JOINED: Final = ROWS.format("s.summary") + " LEFT JOIN summaries s ON s.match_id = m.match_id"
+
+
+def from_row(row: tuple[object, ...]) -> MatchSummary | None:
+    """The summary of a row of :data:`ROWS`, ``None`` if it has none that reads (a status that does not
+    decode is for :meth:`referee.results.store.Store.matches` to report)."""
+    match_id, round_number, table, rotation, seed, status, record_chars, text = row
+    if not isinstance(text, str):
+        return None
+    try:
+        match_status = MatchStatus(str(status))
+    except ValueError:
+        return None
+    place = (str(match_id), int(str(round_number)), int(str(table)), int(str(rotation)), int(str(seed)))
+    return from_json(place, match_status, text, int(str(record_chars)))

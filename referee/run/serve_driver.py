@@ -1,18 +1,19 @@
-"""The one seam between ``referee serve`` and the league code: plan the league's missing matches, play
-one, record it, tell the listeners; again, for as long as the server runs.
+"""``referee serve``'s driver: plan the league's missing matches, play one, record it, tell the
+listeners (through the :class:`Publisher` the web app hands it: this module imports nothing of the web
+app); again, for as long as the server runs.
 
-It drives the league's :class:`~referee.league.competition.Competition` as ``referee run``'s
-:class:`~referee.league.local.LocalDriver` does, through the same public interfaces: the league's
-:class:`~referee.league.host.Host` (logs, sandbox, builds), the preflight, a
+It drives the league's :class:`~referee.run.competition.Competition` as ``referee run``'s
+:class:`~referee.run.local_driver.LocalDriver` does, through the same public interfaces: the league's
+:class:`~referee.run.host.Host` (logs, sandbox, builds), the preflight, a
 :class:`~referee.match.table.Table` that plays each match, and the competition that plans the matches
 and records each attempt, so a match played here is the match ``referee run`` would play: same seed,
 same seats, same record. The competition stays open (the league held) while the server runs. The league
 file is read again whenever it changes (a new entrant from ``referee submit``, a ``--replace``d
-version): the competition plans again (:meth:`~referee.league.competition.Competition.replan`), and the
+version): the competition plans again (:meth:`~referee.run.competition.Competition.replan`), and the
 builds, the launcher and the preflight are set up again for the league as it now is. Up to the league's
 ``concurrency`` matches are in play at once.
 
-Remote entrants play through the server's one door (:class:`~referee.league.remote_entrants.OpenDoor`),
+Remote entrants play through the server's one door (:class:`~referee.run.remote_entrants.OpenDoor`),
 whose lobby every pass's launcher seats them from. Unlike ``referee run``, which ends, the server
 plays a match with remote entrants only while they are all connected and free: an arena runs for days,
 and a bot that is away for a while must neither hold a table nor be disqualified (docs/SERVER.md).
@@ -27,29 +28,43 @@ import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, Protocol
 
-from referee.league.competition import Competition
 from referee.league.config import League, LeagueError, load_league
-from referee.league.host import Host, run_builds
-from referee.league.lock import LeagueBusyError
-from referee.league.preflight import Broken, preflight
-from referee.league.remote_entrants import OpenDoor, missing_tokens, no_token
 from referee.league.schedule import ScheduledMatch
-from referee.league.storage import StorageError, StoreError
-from referee.league.version_history import replay_new_versions
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
 from referee.match.table import Table
+from referee.match.watch import LiveMatch, watched
 from referee.remote.settings import RemoteSettingsError
 from referee.remote.tokens import tokens_path
-from referee.report.disclosure import table_key
-from referee.web.events import Hub
-from referee.web.live import LiveMatch, watched
+from referee.results.disclosure import table_key
+from referee.results.errors import StorageError, StoreError
+from referee.results.history import replay_new_versions
+from referee.results.lock import LeagueBusyError
+from referee.results.owner import made_by
+from referee.run.competition import Competition
+from referee.run.host import Host, run_builds
+from referee.run.preflight import Broken, preflight
+from referee.run.remote_entrants import OpenDoor, missing_tokens, no_token
 
 LOGGER = logging.getLogger(__name__)
 POLL: Final = 1.0
 """Seconds between looks at the league file for changes while there is nothing to play."""
+
+
+class Publisher(Protocol):
+    """Where the driver tells what happens as it plays (the web app's event hub,
+    :class:`referee.web.events.Hub`): the driver knows nothing of the web app, which hands it this."""
+
+    @property
+    def listeners(self) -> int:
+        """How many listen now: a match's view is built only for someone."""
+        ...
+
+    def publish(self, kind: str, **data: Any) -> None:
+        """Tells every listener; returns at once (the play goes on)."""
+        ...
 
 
 def league_text(path: Path) -> str:
@@ -83,7 +98,7 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-class LeagueRunner:
+class ServeDriver:
     """Plays a league on and on. ``on_stored`` is told (and must return at once: the play goes on) after
     each stored match and whenever the league is read again; ``state`` counts those changes, so that
     what is read of the results is kept until the next (:class:`referee.web.readers.Answers`)."""
@@ -91,7 +106,7 @@ class LeagueRunner:
     def __init__(
         self,
         league_file: Path,
-        hub: Hub,
+        hub: Publisher,
         hidden: tuple[Path, ...] = (),
         on_stored: Callable[[League, int], None] = lambda league, seed: None,
         poll: float = POLL,
@@ -128,7 +143,8 @@ class LeagueRunner:
             while True:
                 digest = self._digest()
                 try:
-                    competition = self._competition(self._admitted(load_league(self.league_file)))
+                    league = load_league(self.league_file, made_by=made_by)
+                    competition = self._competition(self._admitted(league))
                 except LeagueError as exc:
                     self._trouble(str(exc))
                     await self._until_changed(digest)
@@ -323,7 +339,7 @@ class LeagueRunner:
 
 def _shown(competition: Competition, scheduled: ScheduledMatch) -> bool:
     """Whether a match may be watched card by card: only when no other match of its table is still to
-    come, since they replay its deals (``referee.report.disclosure``)."""
+    come, since they replay its deals (``referee.results.disclosure``)."""
     done = competition.store.complete_ids()
     key = table_key(scheduled)
     return all(

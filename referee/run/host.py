@@ -17,10 +17,10 @@ from typing import Final
 
 from referee.league.config import Entrant, League
 from referee.league.location import companions
-from referee.league.preflight import Broken, tail
 from referee.match.bots import BotSpecError
 from referee.match.launcher import Confinement, Launcher
 from referee.match.table import Table
+from referee.run.preflight import Broken, tail
 
 BUILD_TIMEOUT: Final = 600.0
 

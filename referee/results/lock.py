@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Final
 
-from referee.league.storage import StoreError
+from referee.league.location import lock_path
+from referee.results.errors import StoreError
 
 PID_WAIT: Final = 1.0
 """Seconds a blocked run waits for the holder to write its pid (it writes it right after locking)."""
@@ -66,10 +67,6 @@ def this_command() -> str:
     if program in ("referee", "__main__.py") and len(argv) > 1:
         return f"referee {argv[1]}"
     return " ".join([program, *argv[1:2]])[:80]
-
-
-def lock_path(database: Path) -> Path:
-    return database.with_name(database.name + ".lock")
 
 
 class RunLock:

@@ -26,13 +26,13 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from referee.league.competition import START_FAILURES, Competition
 from referee.league.config import League
 from referee.league.schedule import ScheduledMatch
 from referee.match.launcher import RemoteSource
 from referee.match.outcome import NotStarted
 from referee.remote.lobby import Absent
 from referee.remote.tokens import TokenBook, TokenError, tokens_path
+from referee.run.competition import START_FAILURES, Competition
 
 LOOK_AGAIN: Final = 1.0
 """Seconds at most between two looks for a match that can start, while every match left waits for a

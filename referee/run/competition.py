@@ -25,17 +25,8 @@ from typing import TYPE_CHECKING, Final
 
 from referee.league.config import League
 from referee.league.location import backup_path
-from referee.league.planning import (
-    joined,
-    known_seed,
-    league_settings,
-    plan_of,
-    schedule_of,
-    with_cohorts,
-)
-from referee.league.preflight import Broken, PreflightError
+from referee.league.planning import league_settings, plan_of, schedule_of, with_cohorts
 from referee.league.schedule import ScheduledMatch
-from referee.league.store import Store
 from referee.league.summary import Summarized
 from referee.match.outcome import (
     VOID_RETRIES,
@@ -47,6 +38,9 @@ from referee.match.outcome import (
     VoidStreak,
 )
 from referee.match.table import Sitting
+from referee.results.reading import joined, known_seed
+from referee.results.store import Store
+from referee.run.preflight import Broken, PreflightError
 
 if TYPE_CHECKING:
     from referee.league.adaptive import Settlement
@@ -137,9 +131,9 @@ class Competition:
         :meth:`close`: a league file without ``seed:`` gets a secret random one, drawn once and kept in
         the database (``fresh`` draws anew).
 
-        Another live run of the league raises :class:`~referee.league.lock.LeagueBusyError`; a damaged or
-        unwritable file :class:`~referee.league.storage.StorageError`; the database of another league
-        file :class:`~referee.league.store.OtherLeagueError`, with ``fresh`` too: ``fresh`` forgets only
+        Another live run of the league raises :class:`~referee.results.lock.LeagueBusyError`; a damaged or
+        unwritable file :class:`~referee.results.errors.StorageError`; the database of another league
+        file :class:`~referee.results.store.OtherLeagueError`, with ``fresh`` too: ``fresh`` forgets only
         this league's own results, and keeps a copy of them beside the database first (``say`` tells
         where)."""
         store = Store(league.database, exclusive=True)

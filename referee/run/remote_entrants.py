@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Protocol
 
 from referee.check import CHECK_TIME, CheckReport, check_bot
-from referee.league.competition import Progress, RunReport
 from referee.league.config import League
 from referee.match.launcher import RemoteSource, interrupted
 from referee.remote.door import Door, DoorServer, Keepalive, open_door
@@ -25,10 +24,11 @@ from referee.remote.lobby import Lobby, ping_timeout
 from referee.remote.record import RecordFile
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
 from referee.remote.tokens import TokenBook, TokenError, tokens_path
+from referee.run.competition import Progress, RunReport
 
 
 class Seating(Protocol):
-    """A driver that seats remote entrants from a lobby (``referee.league.local.LocalDriver``)."""
+    """A driver that seats remote entrants from a lobby (``referee.run.local_driver.LocalDriver``)."""
 
     remote: RemoteSource | None
 

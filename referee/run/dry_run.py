@@ -13,19 +13,20 @@ import os
 from dataclasses import dataclass, field
 from typing import Final
 
-from referee.league import timing
 from referee.league.config import League
-from referee.league.host import confinement_of, log_dir_of
-from referee.league.planning import joined, known_seed, league_settings, schedule_of, with_cohorts
+from referee.league.planning import league_settings, schedule_of, with_cohorts
 from referee.league.schedule import ScheduledMatch
-from referee.league.storage import StoreError
-from referee.league.store import Store
 from referee.league.summary import MatchSummary
-from referee.league.timing import eta_text
 from referee.league.versions import fingerprint
 from referee.match.outcome import MatchStatus
 from referee.match.sandbox import SandboxError
 from referee.match.setup import open_launcher
+from referee.results.errors import StoreError
+from referee.results.reading import joined, known_seed
+from referee.results.store import Store
+from referee.run import timing
+from referee.run.host import confinement_of, log_dir_of
+from referee.run.timing import eta_text
 
 EXIT_PREFLIGHT: Final = 4
 """`referee run`'s exit status when entrants failed the preflight and the run stopped, storing nothing."""
@@ -47,7 +48,7 @@ class _Stored:
 
 def dry_run(league: League, fresh: bool, at_once: int, on_dask: bool) -> list[str]:
     """What ``referee run --dry-run`` prints (see the module's doc); raises
-    :class:`~referee.league.storage.StoreError` when the database cannot be read."""
+    :class:`~referee.results.errors.StoreError` when the database cannot be read."""
     found = _read(league, fresh)
     league = found.league
     stored, seconds, invalid, state = found.stored, found.seconds, found.invalid, found.state
@@ -93,7 +94,7 @@ def timed_estimate(
     league: League, pending: list[ScheduledMatch], at_once: int
 ) -> tuple[float, str, list[str]]:
     """The mean seconds of work a match of ``pending`` should take, why, and the lines that say what
-    was timed: samples of the schedule's lineups, ``at_once`` at a time (``referee.league.timing``).
+    was timed: samples of the schedule's lineups, ``at_once`` at a time (``referee.run.timing``).
     A bot that could not be timed is named, since the run's preflight would stop there too; unless it
     has a ``build:`` step, which a dry run does not run (it writes): the run builds it first, and a bot
     that needs its build (a fresh ``referee init`` league's Node.js bot, before ``npm install``) would

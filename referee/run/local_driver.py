@@ -14,15 +14,15 @@ import asyncio
 import itertools
 from collections.abc import Callable
 
-from referee.league.competition import Competition, Progress, RunReport
-from referee.league.host import Host, run_builds
-from referee.league.pending import Pending, token_check
-from referee.league.preflight import preflight
 from referee.league.schedule import ScheduledMatch
 from referee.match.launcher import RemoteSource
 from referee.match.outcome import Attempt, NotStarted
 from referee.match.setup import open_launcher
 from referee.match.table import Lineup, Table
+from referee.run.competition import Competition, Progress, RunReport
+from referee.run.host import Host, run_builds
+from referee.run.pending import Pending, token_check
+from referee.run.preflight import preflight
 
 
 def _quiet(progress: Progress) -> None:

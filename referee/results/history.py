@@ -18,10 +18,10 @@ from typing import Any
 
 from referee.league.config import League
 from referee.league.location import versions_path
-from referee.league.store import Store
 from referee.league.summary import Summarized
 from referee.league.versions import fingerprint
 from referee.match.outcome import MatchStatus
+from referee.results.store import Store
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,17 +10,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
-from referee.league.competition import Competition, Progress, RunReport
 from referee.league.config import League
-from referee.league.dry_run import EXIT_PREFLIGHT, cpu_count
-from referee.league.host import Host, log_dir_of
-from referee.league.local import LocalDriver
-from referee.league.lock import check_free
-from referee.league.remote_entrants import door_settings, with_door
-from referee.league.store import Store
-from referee.league.version_history import replay_new_versions
 from referee.match.sandbox import SandboxError
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
+from referee.results.history import replay_new_versions
+from referee.results.lock import check_free
+from referee.results.store import Store
+from referee.run.competition import Competition, Progress, RunReport
+from referee.run.dry_run import EXIT_PREFLIGHT, cpu_count
+from referee.run.host import Host, log_dir_of
+from referee.run.local_driver import LocalDriver
+from referee.run.remote_entrants import door_settings, with_door
 
 __all__ = ["EXIT_PREFLIGHT", "FolderError", "LeagueRun"]
 
@@ -82,7 +82,7 @@ class LeagueRun:
         and picks the driver: Dask with ``workers`` or ``dask_address``, else this process. A league with
         remote entrants plays them through the door (``door``: ``referee run``'s options over the league
         file's ``remote:``); settings that cannot work are :class:`RemoteSettingsError`, before any play.
-        A league that another process holds is :class:`~referee.league.lock.LeagueBusyError` before any
+        A league that another process holds is :class:`~referee.results.lock.LeagueBusyError` before any
         of that is checked: while it is held, nothing else matters."""
         on_dask = workers is not None or dask_address is not None
         check_free(league.database)  # another run or serve of it is the first thing to hear of
@@ -115,7 +115,7 @@ class LeagueRun:
         if workers is None and dask_address is None:
             return cls(competition, host, LocalDriver(competition, host, at_once), at_once, (SandboxError,))
         # Dask is imported only when it is used.
-        from referee.league.dask_executor import DaskExecutor, ExecutorError  # noqa: PLC0415
+        from referee.run.dask_executor import DaskExecutor, ExecutorError  # noqa: PLC0415
 
         driver = DaskExecutor(competition, host, dask_address, workers, say, at_once)
         return cls(competition, host, driver, at_once, (SandboxError, ExecutorError))

@@ -23,12 +23,12 @@ from typing import Any, Final
 
 from distributed import WorkerPlugin, get_worker
 
-from referee.league.host import Host, run_build
 from referee.league.schedule import ScheduledMatch
 from referee.match.outcome import Attempt, Finished, NotStarted
 from referee.match.sandbox import SandboxError, resolve_mode
 from referee.match.setup import open_launcher
 from referee.match.table import Lineup, Sitting, Table
+from referee.run.host import Host, run_build
 
 UNCLAIMED: Final = 60.0
 """Seconds after a match a worker keeps the bots it started ahead for the next, if no task comes for it."""

@@ -8,9 +8,9 @@ arrives, one transaction per match, and stays the only writer of the results dat
 computed from the stored matches in schedule order, as always, so the order in which workers finish does
 not matter.
 
-This module is the client: a driver of the league's :class:`~referee.league.competition.Competition`,
-as the in-process driver (``local.py``) is, and the only writer of the results. The workers play through
-the same :class:`~referee.match.table.Table` (``dask_worker.py``: its :class:`ArenaPlugin` keeps one
+This module is the client: a driver of the league's :class:`~referee.run.competition.Competition`,
+as the in-process driver (``local_driver.py``) is, and the only writer of the results. The workers play
+through the same :class:`~referee.match.table.Table` (``dask_worker.py``: its :class:`ArenaPlugin` keeps one
 referee and launcher per worker for the run, runs the builds and starts the next match's bots ahead).
 
 What may go wrong on a worker is told apart from what an entrant did:
@@ -51,8 +51,11 @@ from distributed import Client, LocalCluster, as_completed
 from distributed.client import Future
 from distributed.scheduler import KilledWorker
 
-from referee.league.competition import Competition, Progress, RunReport
-from referee.league.dask_worker import (
+from referee.league.schedule import ScheduledMatch
+from referee.match.outcome import Finished
+from referee.match.setup import open_launcher
+from referee.run.competition import Competition, Progress, RunReport
+from referee.run.dask_worker import (
     ArenaPlugin,
     ExecutorError,
     MatchJob,
@@ -64,11 +67,8 @@ from referee.league.dask_worker import (
     worker_stats,
     worker_unfit,
 )
-from referee.league.host import Host
-from referee.league.preflight import preflight
-from referee.league.schedule import ScheduledMatch
-from referee.match.outcome import Finished
-from referee.match.setup import open_launcher
+from referee.run.host import Host
+from referee.run.preflight import preflight
 
 __all__ = ["DaskExecutor", "ExecutorError", "Unplayable"]
 

@@ -1,5 +1,6 @@
 """A league's stored results opened for reading only: what ``leaderboard``, ``export``, ``replay``,
-``report`` and ``matches`` show.
+``report`` and ``matches`` show; and what the database keeps of the league itself (its secret seed, the
+cohorts in which its entrants joined), which a run reads too.
 
 Reading never writes: no database is created for a league that was never run, no secret seed is drawn,
 no settings are bound. A league with nothing stored yet is :class:`NothingPlayedError`, which says which
@@ -9,9 +10,30 @@ command plays it.
 from __future__ import annotations
 
 from referee.league.config import League
-from referee.league.planning import joined, known_seed, league_settings, with_cohorts
-from referee.league.storage import StoreError
-from referee.league.store import Store
+from referee.league.planning import league_settings, with_cohorts
+from referee.results.errors import StoreError
+from referee.results.store import Store
+
+
+def known_seed(league: League, store: Store) -> int | None:
+    """The seed of ``league``'s results: the file's own, else the secret one its database keeps (``None``
+    until a run draws it). The one rule for a league's seed, for reading and running alike; the seed
+    stays beside the league, never in it, so that a :class:`League` is always what its file says."""
+    if league.seed is not None:
+        return league.seed
+    secret = store.meta("secret_seed")
+    return None if secret is None else int(secret)
+
+
+def joined(store: Store, league: League) -> tuple[tuple[str, ...], ...]:
+    """The league's entrants in the groups in which they joined it (``Design.cohorts``): those the
+    database knows, then the league's other entrants as one more group. While nothing is stored, all of
+    them are one group: the sampled design is still free."""
+    names = tuple(sorted(entrant.name for entrant in league.entrants))
+    known = store.cohorts() if store.match_count() else ()
+    seen = {name for cohort in known for name in cohort}
+    newcomers = tuple(name for name in names if name not in seen)
+    return (*known, newcomers) if newcomers else known
 
 
 class NothingPlayedError(StoreError):
@@ -20,14 +42,14 @@ class NothingPlayedError(StoreError):
 
 def open_results(league: League, league_file: str) -> tuple[Store, League, int]:
     """The league's results database, read-only, the league with its cohorts, and the seed its results
-    were stored under (``planning.known_seed``: a secret seed comes from the database). ``league_file``
+    were stored under (:func:`known_seed`: a secret seed comes from the database). ``league_file``
     is the league as the user named it, for the message.
 
     Results stored under this league's settings are read whichever league file stored them (a copy that
     ``--fresh`` kept, read through a copy of the old league file). Raises :class:`NothingPlayedError`
-    when the database does not exist or holds no match, :class:`~referee.league.store.OtherLeagueError`
+    when the database does not exist or holds no match, :class:`~referee.results.store.OtherLeagueError`
     when it holds another league file's results under other settings,
-    :class:`~referee.league.storage.StorageError` when it is damaged (SQLite's check on opening), and
+    :class:`~referee.results.errors.StorageError` when it is damaged (SQLite's check on opening), and
     :class:`StoreError` when it holds results of other settings or is no results file.
     """
     database = league.database

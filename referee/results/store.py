@@ -24,20 +24,23 @@ from typing import Concatenate, Final, ParamSpec, TypeVar
 
 from pyramid_sdk.record import MatchRecord, RecordError
 from referee.league.location import relative_league_file
-from referee.league.lock import RunLock
 from referee.league.schedule import ScheduledMatch
-from referee.league.schema import (
+from referee.league.summary import MatchSummary, summarize
+from referee.match.faults import Fault, FaultKind
+from referee.match.outcome import MatchOutcome, MatchStatus
+from referee.results.errors import StorageError, StorageFault, StoreError, check_integrity, storage_error
+from referee.results.lock import RunLock
+from referee.results.schema import (
     DISQUALIFIED,
+    JOINED,
     READABLE_VERSIONS,
     RESULT_TABLES,
+    ROWS,
     SCHEMA,
     SCHEMA_VERSION,
     SUMMARIES,
+    from_row,
 )
-from referee.league.storage import StorageError, StorageFault, StoreError, check_integrity, storage_error
-from referee.league.summary import JOINED, ROWS, MatchSummary, from_row, summarize
-from referee.match.faults import Fault, FaultKind
-from referee.match.outcome import MatchOutcome, MatchStatus
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -69,7 +69,7 @@ def _always() -> bool:
 class LiveMatch:
     """A match in play: who sits where and the last observation of it, whose public view is built only
     when it is asked for (a page, the API) or someone listens (``watching``): a match nobody watches
-    costs no view. ``shown`` is whether its deals may be shown now (``referee.report.disclosure``: not
+    costs no view. ``shown`` is whether its deals may be shown now (``referee.results.disclosure``: not
     while another match of its table is to come)."""
 
     match_id: str
