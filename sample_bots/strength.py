@@ -23,11 +23,10 @@ from pyramid_sdk.actions import Declare
 from pyramid_sdk.bot import Bot, MatchInfo, TimeControl
 from pyramid_sdk.cards import Suit
 from pyramid_sdk.engine import Match
-from pyramid_sdk.observation import Phase
 from pyramid_sdk.rules import Rules, TrickWinner
 from pyramid_sdk.seeds import derive_seed
 from sample_bots.heuristic import HeuristicBot
-from sample_bots.montecarlo import MonteCarloBot, play_out
+from sample_bots.montecarlo import MonteCarloBot, heuristic_playout
 from sample_bots.random_bot import RandomBot
 
 TABLES = (
@@ -55,13 +54,7 @@ def play_match(lineup: tuple[str, ...], seed: int, rules: Rules, samples: int) -
     match = Match(rules, seed, seats=lineup)
     for seat, bot in enumerate(bots):
         bot.match_start(MatchInfo(str(seed), seat, lineup, rules, UNLIMITED, derive_seed(seed, "bot", seat)))
-    while match.phase is not Phase.MATCH_OVER:
-        if match.phase is Phase.DEAL_OVER:
-            match.next_deal()
-            continue
-        acting = match.to_act
-        assert acting is not None
-        match.apply(bots[acting].act(match.observation(acting)), acting)
+    match.play_out(lambda match, seat: bots[seat].act(match.observation(seat)))
     return match.totals
 
 
@@ -107,7 +100,7 @@ def slot_costs(rules: Rules, deals: int) -> tuple[float, ...]:
             for trump in Suit:
                 match = Match.from_observation(obs, hands)
                 match.apply(Declare(tricks, trump))
-                scores.append(play_out(match))
+                scores.append(heuristic_playout(match))
             totals[tricks] += max(scores)
     return tuple(round(10 - total / deals, 1) for total in totals)
 

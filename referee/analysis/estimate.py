@@ -268,8 +268,7 @@ def analyse(record: MatchRecord, samples: int = DEFAULT_SAMPLES, seed: int = 0) 
 
     >>> from pyramid_sdk import Match, Rules
     >>> match = Match(Rules(players=2), seed=4)
-    >>> while match.deal_number == 1 and match.phase is not Phase.DEAL_OVER:
-    ...     match.apply(match.default_action())
+    >>> match.play_out(until=Phase.DEAL_OVER)
     >>> result = analyse(match.record(), samples=2)
     >>> len(result.decisions), len(result.luck), result.decisions[-1].loss  # 1 declaration, 12 cards
     (13, 1, 0.0)
