@@ -21,13 +21,8 @@ from pyramid_sdk.actions import PLAYS, Action, Declare, Play
 from pyramid_sdk.bot import Bot, MatchInfo
 from pyramid_sdk.cards import Card
 from pyramid_sdk.engine import Match
+from pyramid_sdk.heuristic import choose_card
 from pyramid_sdk.observation import Observation, Phase
-
-try:
-    from sample_bots.heuristic import choose_card
-except ModuleNotFoundError:  # run as a script (python sample_bots/montecarlo.py): its folder is on the path
-    from heuristic import choose_card  # type: ignore[import-not-found,no-redef]
-
 
 DEFAULT_BUDGET: Final = 0.2
 """Seconds per decision at most, unless told otherwise (and unless only a sample count is given)."""

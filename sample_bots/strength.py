@@ -5,7 +5,7 @@ holds each seat's cards once. A bot's points are averaged per seed (over the rot
 and the 95% interval is taken over the seeds, the independent unit of the experiment.
 
     .venv/bin/python -m sample_bots.strength --seeds 8 --samples 4
-    .venv/bin/python -m sample_bots.strength --slot-costs   # re-measure heuristic.SLOT_COST
+    .venv/bin/python -m sample_bots.strength --slot-costs   # re-measure pyramid_sdk.heuristic.SLOT_COST
 """
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ def measure(table: tuple[str, ...], seeds: int, rules: Rules, samples: int, work
 
 def slot_costs(rules: Rules, deals: int) -> tuple[float, ...]:
     """For each number, 10 minus its mean score when declared with the best trump in hindsight on the
-    first deal of seeds ``0..deals-1``, every seat playing the heuristic (see ``heuristic.SLOT_COST``)."""
+    first deal of seeds ``0..deals-1``, every seat playing the heuristic (see
+    ``pyramid_sdk.heuristic.SLOT_COST``)."""
     totals = [0] * 7
     for seed in range(deals):
         deal = Match(rules, seed)
@@ -111,7 +112,9 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=4, help="worlds per Monte Carlo decision")
     parser.add_argument("--workers", type=int, default=2, help="processes playing matches")
     parser.add_argument("--rule", choices=[rule.value for rule in TrickWinner], default=TrickWinner.LED_SUIT)
-    parser.add_argument("--slot-costs", action="store_true", help="measure heuristic.SLOT_COST instead")
+    parser.add_argument(
+        "--slot-costs", action="store_true", help="measure pyramid_sdk.heuristic.SLOT_COST instead"
+    )
     args = parser.parse_args()
     rules = Rules(players=4, trick_winner=args.rule)
     if args.slot_costs:

@@ -34,6 +34,7 @@ QUICK_MODULES: Final = frozenset(
         "test_engine",
         "test_faults",
         "test_golden",
+        "test_heuristic",
         "test_launcher",
         "test_league",
         "test_observation_shapes",
