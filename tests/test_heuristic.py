@@ -1,9 +1,11 @@
 """The SDK's heuristic (pyramid_sdk.heuristic), the playout policy of ``referee analyze``: its two faces,
 on an observation and on a world, choose alike; a choice depends only on what the seat to act may know;
-hand-made positions show it beating, feeding and waiting as its docstring says; and the analysis and the
-sample bots play exactly it."""
+hand-made positions show it beating, feeding and waiting as its docstring says; the analysis and the
+sample bots play exactly it, and no module of the referee imports code of the sample bots."""
 
+import ast
 import random
+from pathlib import Path
 
 import pytest
 
@@ -151,3 +153,18 @@ def test_the_analysis_and_the_heuristic_bot_play_the_librarys_heuristic():
         return expected
 
     match.play_out(as_the_bot, until=Phase.DEAL_OVER)
+
+
+def test_no_module_of_the_referee_imports_the_sample_bots():
+    """The sample bots are examples to copy: the referee only names them to run them (a ``module:Class``
+    text, a ``python -m`` command), so editing one changes no figure and no command of the referee."""
+    root = Path(__file__).resolve().parent.parent
+    importing = []
+    for path in sorted((root / "referee").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            where = path.relative_to(root)
+            importing += [f"{where}: {name}" for name in names if name.split(".")[0] == "sample_bots"]
+    assert importing == []
