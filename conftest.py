@@ -20,7 +20,7 @@ from tiers import Tiers, watch_processes  # noqa: E402
 
 NEEDS_EXTRA = [
     "sdk/python/pyramid_sdk/features.py",
-    "sdk/python/pyramid_sdk/policy.py",
+    "sdk/python/pyramid_sdk/pettingzoo_bot.py",
     "sdk/python/pyramid_sdk/pettingzoo_env.py",
 ]
 MISSING = [name for name in ("numpy", "pettingzoo", "gymnasium") if importlib.util.find_spec(name) is None]

@@ -17,22 +17,15 @@ from __future__ import annotations
 import sys
 import time
 
-from pyramid_sdk import Match, Phase, Rules
-from pyramid_sdk.actions import Play
+from pyramid_sdk import Match, Rules
 from referee.analysis.estimate import DEFAULT_SAMPLES, analyse
-from sample_bots.heuristic import choose_card, choose_declaration
+from sample_bots.heuristic import HeuristicBot
 
 
 def heuristic_match(players: int, seed: int) -> Match:
     match = Match(Rules(players=players), seed)
-    while match.phase is not Phase.MATCH_OVER:
-        if match.phase is Phase.DEAL_OVER:
-            match.next_deal()
-            continue
-        seat = match.to_act
-        assert seat is not None
-        obs = match.observation(seat)
-        match.apply(choose_declaration(obs) if match.phase is Phase.DECLARE else Play(choose_card(obs)))
+    bot = HeuristicBot()
+    match.play_out(lambda match, seat: bot.act(match.observation(seat)))
     return match
 
 

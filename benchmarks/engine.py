@@ -17,24 +17,19 @@ import random
 import sys
 import time
 
-from pyramid_sdk import Match, Phase, Rules
+from pyramid_sdk import Action, Match, Rules
+from pyramid_sdk.rules import TRICKS_PER_DEAL
 
 
 def play_match(rules: Rules, seed: int, rng: random.Random) -> int:
-    match = Match(rules, seed)
-    decisions = 0
-    while True:
-        phase = match.phase
-        if phase is Phase.MATCH_OVER:
-            return decisions
-        if phase is Phase.DEAL_OVER:
-            match.next_deal()
-            continue
-        seat = match.to_act
-        assert seat is not None
+    """One match played out; its decisions (a declaration and six tricks of cards per deal)."""
+
+    def choose(match: Match, seat: int) -> Action:
         legal = match.observation(seat).legal_actions
-        match.apply(legal[rng.randrange(len(legal))], seat)
-        decisions += 1
+        return legal[rng.randrange(len(legal))]
+
+    Match(rules, seed).play_out(choose)
+    return rules.deals * (1 + TRICKS_PER_DEAL * rules.players)
 
 
 def main() -> None:

@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pyramid_sdk import Match, Phase, Rules
+from pyramid_sdk import Action, Match, Rules
 from referee.league.config import load_league
 from referee.league.planning import league_settings, schedule_of
 from referee.league.schedule import ScheduledMatch
@@ -70,15 +70,13 @@ def played(scheduled: ScheduledMatch, rules: Rules) -> MatchOutcome:
     match = Match(rules, scheduled.seed, list(scheduled.entrants))
     rng = random.Random(scheduled.seed)
     decisions: list[list[float]] = [[] for _ in scheduled.entrants]
-    while match.phase is not Phase.MATCH_OVER:
-        if match.phase is Phase.DEAL_OVER:
-            match.next_deal()
-            continue
-        seat = match.to_act
-        assert seat is not None
+
+    def choose(match: Match, seat: int) -> Action:
         legal = match.observation(seat).legal_actions
-        match.apply(legal[rng.randrange(len(legal))], seat)
         decisions[seat].append(0.001)
+        return legal[rng.randrange(len(legal))]
+
+    match.play_out(choose)
     latencies = tuple(tuple(seat) for seat in decisions)
     return MatchOutcome(scheduled.match_id, MatchStatus.COMPLETE, match.record(), (), "", latencies, 1.0)
 

@@ -20,8 +20,8 @@ import time
 
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.cardsets import cards_of
+from pyramid_sdk.heuristic import heuristic_card
 from pyramid_sdk.simulation import World, play_out, sample_world
-from sample_bots.expert import heuristic_card
 
 
 def random_play_out(world: World, rng: random.Random) -> int:

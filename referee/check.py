@@ -2,9 +2,10 @@
 process in its sandbox as in a league, against seeded random opponents (the sample random bot,
 in-process); the report says whether it is fit for a league.
 
-The opponent is ``sample_bots.random_bot.RandomBot`` on purpose: the check plays the same reference bot
-that bot authors read and measure themselves against, and ``sample_bots`` ships with the referee's
-distribution for that reason (``pyproject.toml``). It is the only place the referee imports it.
+The opponent is the sample random bot on purpose (:data:`OPPONENT`): the check plays the same reference
+bot that bot authors read and measure themselves against, and ``sample_bots`` ships with the referee's
+distribution for that reason (``pyproject.toml``). It is named, as ``referee compare`` names its
+opponent, and loaded as any in-process bot is: the referee imports no code of the sample bots.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from referee.match.launcher import Confinement, RemoteSource
 from referee.match.outcome import MatchStatus
 from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.setup import open_launcher
-from sample_bots.random_bot import RandomBot
 
 CHECK_TIME: Final = TimeControl()
 """The check's time control: a league's default."""
+OPPONENT: Final = BotSpec.parse("sample_bots.random_bot:RandomBot", name="random")
+"""Who fills the other seats: the sample random bot, a fresh instance in every match."""
 
 
 @dataclass(slots=True)
@@ -111,7 +113,7 @@ async def check_bot(
                 report.handshake = max(report.handshake, time.monotonic() - started)
             assert process.session is not None
             seats: list[Seat] = [RemoteSeat(process.session, spec.name, exit_words=process.exit_words)]
-            seats += [LocalSeat(RandomBot(), f"random{i}") for i in range(1, players)]
+            seats += [LocalSeat(OPPONENT.load(), f"random{i}") for i in range(1, players)]
             outcome = await play_match(
                 seats,
                 Rules(players=players),

@@ -1,8 +1,8 @@
 """``referee init DIR``: a league to start from, anywhere, with a working bot in Python and one in Node.js.
 
 The folder needs nothing of a checkout but the Node.js SDK, which has no registry release: the Node bot's
-``package.json`` names the copy beside the sample bots (``sample_bots.node_heuristic.NODE_SDK``), and its
-``.npmrc`` asks npm to copy it into ``node_modules`` rather than link it, so that the sandbox, which
+``package.json`` names the checkout's copy (:data:`NODE_SDK`, the one the Node.js sample bot runs on), and
+its ``.npmrc`` asks npm to copy it into ``node_modules`` rather than link it, so that the sandbox, which
 shows a bot its own folder only, shows the SDK too. The league's build step runs ``npm install`` there.
 Where that copy, ``node`` or ``npm`` is missing, the Node bot is written but left out of the league, and
 :attr:`Starter.node_problem` says why and how to add it. The sample opponents come with the referee and
@@ -20,7 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from sample_bots.node_heuristic import NODE_SDK
+NODE_SDK: Final = Path(__file__).resolve().parent.parent / "sdk" / "node"
+"""The Node.js SDK of the checkout the referee was installed from (``pip install -e``): ``sdk/node``
+beside ``referee/`` and ``sample_bots/``, the copy the sandbox shows every bot. Found by its place, as
+``sample_bots.node_heuristic`` finds it for the Node.js sample bot: the referee imports no code of the
+sample bots."""
 
 
 class StarterError(ValueError):

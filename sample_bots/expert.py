@@ -3,11 +3,12 @@
 It is the Monte Carlo bot's search (sample the hidden cards, play every candidate out in the same worlds,
 keep the best mean) on :mod:`pyramid_sdk.simulation` instead of full matches: a world copies in one call
 and a card is played without building an observation, so the same time buys many more worlds. The
-playouts use the heuristic bot's play, rewritten for a :class:`World` (:func:`heuristic_card`): it reads
-only what the seat to act may know (its hand, the cards played, the trick, the declaration, the tricks
-taken). A defender also reads the declaration: worlds where the declarer's sampled hand is worth about
-what he declared count more (:func:`declarer_weight`), since his trump and number say something of his
-cards. ``README.md`` in this folder has the measurements behind each choice.
+playouts use the heuristic bot's play on a :class:`World` (:func:`pyramid_sdk.heuristic.heuristic_card`,
+also the analysis's playout policy): it reads only what the seat to act may know (its hand, the cards
+played, the trick, the declaration, the tricks taken). A defender also reads the declaration: worlds where
+the declarer's sampled hand is worth about what he declared count more (:func:`declarer_weight`), since
+his trump and number say something of his cards. ``README.md`` in this folder has the measurements
+behind each choice.
 """
 
 from __future__ import annotations
@@ -18,50 +19,18 @@ from collections.abc import Sequence
 from typing import Final
 
 from pyramid_sdk.actions import Action
-from pyramid_sdk.cards import Card
-from pyramid_sdk.cardsets import cards_of
+from pyramid_sdk.heuristic import estimate_tricks, heuristic_card
 from pyramid_sdk.observation import Observation
-from pyramid_sdk.rules import TRICKS_PER_DEAL
-from pyramid_sdk.simulation import FULL_DECK, World, play_out, sample_world
+from pyramid_sdk.simulation import World, play_out, sample_world
 
 try:
-    from sample_bots.heuristic import estimate_tricks, play_card
     from sample_bots.montecarlo import MonteCarloBot
 except ModuleNotFoundError:  # run as a script (python sample_bots/expert.py): its folder is on the path
-    from heuristic import estimate_tricks, play_card  # type: ignore[import-not-found,no-redef]
     from montecarlo import MonteCarloBot  # type: ignore[import-not-found,no-redef]
 
 INFERENCE_WIDTH: Final = 1.0
 """How far (in estimated tricks) a sampled declarer hand may be from his declaration before its world
 counts e^-1/2 as much as one that matches: the width of a Gaussian weight."""
-
-
-def hidden_top(world: World, seat: int) -> list[int]:
-    """Per suit, the highest rank ``seat`` has not seen (-1 if none): the heuristic's ``hidden_top``."""
-    unseen = FULL_DECK ^ world.played ^ world.hands[seat]
-    return [((unseen >> (6 * suit)) & 63).bit_length() - 1 for suit in range(4)]
-
-
-def heuristic_card(world: World) -> Card:
-    """The heuristic bot's choice (:func:`heuristic.play_card`) for the seat to act of ``world``."""
-    seat = world.to_act
-    declaration = world.declaration
-    assert seat is not None
-    assert declaration is not None
-    hand = cards_of(world.hands[seat])
-    if len(hand) == 1:
-        return hand[0]
-    return play_card(
-        hand,
-        world.trick,
-        world.leader,
-        hidden_top(world, seat),
-        declaration,
-        world.trick_winner,
-        (world.players, seat, world.declarer),
-        world.taken[world.declarer],
-        TRICKS_PER_DEAL - world.tricks_played,
-    )
 
 
 def declarer_weight(obs: Observation, world: World) -> float:

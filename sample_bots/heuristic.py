@@ -1,168 +1,18 @@
 """A rule-of-thumb bot: counts its likely tricks to declare, then plays to hit (or break) the number.
 
-Pyramid turns on one fact: the declarer scores only for hitting his number *exactly*. So while he still
-needs tricks the defenders beat him, and once he has enough they feed him more (whoever leads a trick
-wins it unless somebody plays over him, so an overfed declarer keeps winning). Every play below first
-asks "does the declarer still need tricks?", then tries to win or to lose the trick as cheaply as it
-can. The functions are module-level so that the Monte Carlo bot can reuse them as its fast playout policy.
+Its strategy is the SDK's heuristic (:mod:`pyramid_sdk.heuristic`, which explains it): the same rules
+that ``referee analyze`` plays its simulations out with, and the Monte Carlo and expert bots too, so the
+library keeps them and this bot is their one-screen wrapper. To try a variation, copy the functions from
+there into your own bot and change them; editing the library's would change the analysis's figures.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-
 from pyramid_sdk.actions import Declare
 from pyramid_sdk.bot import Bot
-from pyramid_sdk.cards import Card, Suit
+from pyramid_sdk.cards import Card
+from pyramid_sdk.heuristic import choose_card, choose_declaration
 from pyramid_sdk.observation import Observation
-from pyramid_sdk.rules import TrickWinner
-
-TRUMP_VALUE = (0.25, 0.3, 0.4, 0.55, 0.75, 0.95)
-"""Rough chance, by rank (9 to A), that a trump of that rank takes a trick."""
-SIDE_VALUE = {TrickWinner.LED_SUIT: (0, 0, 0, 0, 0.1, 0.35), TrickWinner.HIGHEST_RANK: (0, 0, 0, 0, 0.2, 0.5)}
-"""The same for a card of another suit, by trick-winner rule: only high cards count."""
-SLOT_COST = {
-    TrickWinner.LED_SUIT: (5.6, 0.7, 1.3, 2.7, 4.6, 6.6, 8.6),
-    TrickWinner.HIGHEST_RANK: (1.9, 0.4, 1.2, 2.7, 4.6, 6.6, 8.6),
-}
-"""What each number costs, per trick-winner rule, if it is left for a random hand: 10 minus the mean
-score of declaring it with the best trump (``python -m sample_bots.strength --slot-costs``). A number
-is spent now when this hand beats that, so a hard number (a 6, or a 0 under ``led-suit``, where an
-overfed declarer keeps winning) goes to the hand that suits it rather than to whatever comes last."""
-
-
-def power(card: Card, led: Suit, trump: Suit, rule: TrickWinner) -> int:
-    """How strongly ``card`` plays in a trick led in ``led``: -1 cannot win, a higher value beats a lower."""
-    if card.suit is trump:
-        return 20 + card.rank
-    if card.suit is led or rule is TrickWinner.HIGHEST_RANK:
-        return 10 + card.rank
-    return -1
-
-
-def estimate_tricks(hand: Iterable[Card], trump: Suit, rule: TrickWinner) -> float:
-    """The tricks ``hand`` should take with ``trump``: a sum of per-card chances."""
-    side = SIDE_VALUE[rule]
-    return sum(TRUMP_VALUE[c.rank] if c.suit is trump else side[c.rank] for c in hand)
-
-
-def choose_declaration(obs: Observation) -> Declare:
-    """The legal declaration nearest the estimate for its trump (each trick off costs 2 points), less
-    what its number would cost if it were left for a worse-suited hand later."""
-    rule = obs.rules.trick_winner
-    estimate = {suit: estimate_tricks(obs.hand, suit, rule) for suit in Suit}
-    cost = SLOT_COST[rule]
-    return max(obs.legal_declarations, key=lambda d: cost[d.tricks] - 2 * abs(d.tricks - estimate[d.trump]))
-
-
-def hidden_top(obs: Observation) -> list[int]:
-    """Per suit, the highest rank this seat has not seen yet (-1 if none): what could still beat it.
-
-    Works on deck indexes (``suit * 6 + rank``) rather than on ``obs.unseen_cards`` because the Monte
-    Carlo bot calls this in every step of every playout.
-    """
-    seen = {card.index for trick in (*obs.tricks, obs.current_trick) for card in trick.cards}
-    seen.update(card.index for card in obs.hand)
-    high = [-1, -1, -1, -1]
-    for index in range(24):  # ascending ranks within each suit: the last hidden one is the highest
-        if index not in seen:
-            high[index // 6] = index % 6
-    return high
-
-
-def top_power(high: list[int], led: Suit, trump: Suit, rule: TrickWinner) -> int:
-    """The strongest a hidden card could play in a trick led in ``led``, given :func:`hidden_top`."""
-    if high[trump] >= 0:
-        return 20 + high[trump]
-    rank = max(high) if rule is TrickWinner.HIGHEST_RANK else high[led]
-    return 10 + rank if rank >= 0 else -1
-
-
-def choose_card(obs: Observation) -> Card:
-    """Win the trick if our side wants it and can, else lose it while shedding the riskiest card."""
-    assert obs.declaration is not None
-    trick = obs.current_trick
-    return play_card(
-        obs.legal_cards,
-        trick.cards,
-        trick.leader,
-        hidden_top(obs),
-        obs.declaration,
-        obs.rules.trick_winner,
-        (obs.players, obs.seat, obs.declarer),
-        obs.taken[obs.declarer],
-        obs.tricks_left,
-    )
-
-
-def play_card(
-    hand: Sequence[Card],
-    trick: Sequence[Card],
-    leader: int,
-    high: list[int],
-    declaration: Declare,
-    rule: TrickWinner,
-    seats: tuple[int, int, int],
-    taken: int,
-    tricks_left: int,
-) -> Card:
-    """:func:`choose_card` from the facts it reads, so that a simulation (the expert bot's playouts on
-    a :class:`pyramid_sdk.simulation.World`) plays it without building an observation: the seat's
-    ``hand``, the ``trick`` so far and its ``leader``, :func:`hidden_top`, ``seats`` as ``(players,
-    seat, declarer)``, the declarer's ``taken`` tricks and the tricks left in the deal."""
-    players, seat, declarer = seats
-    trump = declaration.trump
-    need = declaration.tricks - taken
-    is_declarer = seat == declarer
-    by_value = _by_value(trump)
-    if is_declarer:
-        # Winning a trick means leading the next one, and a declarer who has enough is then fed: so he
-        # takes tricks only when he must, and keeps his sure winners (nothing hidden beats them) for last.
-        sure = sum(power(c, c.suit, trump, rule) >= top_power(high, c.suit, trump, rule) for c in hand)
-        wants = need > 0 and (need >= tricks_left or need > sure)
-    else:
-        wants = need > 0  # beat a declarer who needs tricks, feed one who has enough
-    if not trick:
-        # On lead: the leader wins unless somebody plays over him, so lead high to win and low to lose;
-        # a defender attacks with his best side card and keeps his trumps to beat the declarer.
-        if wants and not is_declarer:
-            return max(hand, key=lambda card: (card.suit is not trump, card.rank))
-        return max(hand, key=by_value) if wants else min(hand, key=by_value)
-
-    led = trick[0].suit
-    powers = [power(card, led, trump, rule) for card in trick]
-    best = max(powers)
-    winning_seat = (leader + powers.index(best)) % players
-    declarer_played = any((leader + i) % players == declarer for i in range(len(trick)))
-    winners = sorted((c for c in hand if power(c, led, trump, rule) > best), key=by_value)
-    losers = sorted((c for c in hand if power(c, led, trump, rule) <= best), key=by_value)
-    # The strongest card a seat after us may hold (none when we play last).
-    top = -1 if len(trick) == players - 1 else top_power(high, led, trump, rule)
-
-    if is_declarer:
-        if wants and winners:
-            # The cheapest card nobody after him can beat, else his strongest.
-            return next((c for c in winners if power(c, led, trump, rule) >= top), winners[-1])
-        if need > 0:
-            return losers[0] if losers else winners[0]  # waiting: keep the good cards
-        return losers[-1] if losers else winners[-1]  # enough: shed the card most likely to win later
-    if wants:
-        if not declarer_played and best < top:
-            # Ahead of the declarer: take the trick with a card nobody can beat, if we hold one.
-            unbeatable = next((c for c in winners if power(c, led, trump, rule) >= top), None)
-            if unbeatable is not None:
-                return unbeatable
-        if winning_seat == declarer and winners:
-            return winners[0]  # beat him as cheaply as possible
-        return losers[0] if losers else winners[0]
-    if declarer_played and winning_seat != declarer:
-        return max(hand, key=by_value)  # he loses this one anyway: shed a high card
-    return losers[-1] if losers else winners[0]
-
-
-def _by_value(trump: Suit) -> Callable[[Card], tuple[bool, int]]:
-    """Sort key for how valuable a card is to keep: trumps first, then by rank."""
-    return lambda card: (card.suit is trump, card.rank)
 
 
 class HeuristicBot(Bot):

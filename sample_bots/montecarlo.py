@@ -21,13 +21,8 @@ from pyramid_sdk.actions import PLAYS, Action, Declare, Play
 from pyramid_sdk.bot import Bot, MatchInfo
 from pyramid_sdk.cards import Card
 from pyramid_sdk.engine import Match
+from pyramid_sdk.heuristic import choose_card
 from pyramid_sdk.observation import Observation, Phase
-
-try:
-    from sample_bots.heuristic import choose_card
-except ModuleNotFoundError:  # run as a script (python sample_bots/montecarlo.py): its folder is on the path
-    from heuristic import choose_card  # type: ignore[import-not-found,no-redef]
-
 
 DEFAULT_BUDGET: Final = 0.2
 """Seconds per decision at most, unless told otherwise (and unless only a sample count is given)."""
@@ -149,16 +144,14 @@ class MonteCarloBot(Bot):
         """Our gain from the deal when we take ``action`` in the world ``hands``."""
         match = Match.from_observation(obs, hands)
         match.apply(action, obs.seat)
-        points = play_out(match)
+        points = heuristic_playout(match)
         return points if obs.is_declarer else -points
 
 
-def play_out(match: Match) -> int:
-    """Plays the current deal to its end with the heuristic for every seat; the declarer's points."""
-    while match.phase is Phase.PLAY:
-        seat = match.to_act
-        assert seat is not None
-        match.apply(Play(choose_card(match.observation(seat))), seat)
+def heuristic_playout(match: Match) -> int:
+    """Plays the current deal, its declaration made, to its end with the heuristic for every seat; the
+    declarer's points."""
+    match.play_out(lambda match, seat: Play(choose_card(match.observation(seat))), until=Phase.DEAL_OVER)
     return match.pyramids[match.declarer].entries[-1].points
 
 

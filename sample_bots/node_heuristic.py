@@ -28,7 +28,8 @@ from typing import Final, NoReturn
 
 SCRIPT: Final = Path(__file__).resolve().parent / "node" / "heuristic.js"
 NODE_SDK: Final = Path(__file__).resolve().parent.parent / "sdk" / "node"
-"""The Node.js SDK of the checkout this package belongs to (``referee init`` installs it from here too)."""
+"""The Node.js SDK of the checkout this package belongs to (``referee init`` names the same copy:
+``referee.starter.NODE_SDK``)."""
 
 
 def _stop(problem: str) -> NoReturn:

@@ -5,7 +5,7 @@ holds each seat's cards once. A bot's points are averaged per seed (over the rot
 and the 95% interval is taken over the seeds, the independent unit of the experiment.
 
     .venv/bin/python -m sample_bots.strength --seeds 8 --samples 4
-    .venv/bin/python -m sample_bots.strength --slot-costs   # re-measure heuristic.SLOT_COST
+    .venv/bin/python -m sample_bots.strength --slot-costs   # re-measure pyramid_sdk.heuristic.SLOT_COST
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ from pyramid_sdk.actions import Declare
 from pyramid_sdk.bot import Bot, MatchInfo, TimeControl
 from pyramid_sdk.cards import Suit
 from pyramid_sdk.engine import Match
-from pyramid_sdk.observation import Phase
 from pyramid_sdk.rules import Rules, TrickWinner
 from pyramid_sdk.seeds import derive_seed
 from sample_bots.heuristic import HeuristicBot
-from sample_bots.montecarlo import MonteCarloBot, play_out
+from sample_bots.montecarlo import MonteCarloBot, heuristic_playout
 from sample_bots.random_bot import RandomBot
 
 TABLES = (
@@ -55,13 +54,7 @@ def play_match(lineup: tuple[str, ...], seed: int, rules: Rules, samples: int) -
     match = Match(rules, seed, seats=lineup)
     for seat, bot in enumerate(bots):
         bot.match_start(MatchInfo(str(seed), seat, lineup, rules, UNLIMITED, derive_seed(seed, "bot", seat)))
-    while match.phase is not Phase.MATCH_OVER:
-        if match.phase is Phase.DEAL_OVER:
-            match.next_deal()
-            continue
-        acting = match.to_act
-        assert acting is not None
-        match.apply(bots[acting].act(match.observation(acting)), acting)
+    match.play_out(lambda match, seat: bots[seat].act(match.observation(seat)))
     return match.totals
 
 
@@ -96,7 +89,8 @@ def measure(table: tuple[str, ...], seeds: int, rules: Rules, samples: int, work
 
 def slot_costs(rules: Rules, deals: int) -> tuple[float, ...]:
     """For each number, 10 minus its mean score when declared with the best trump in hindsight on the
-    first deal of seeds ``0..deals-1``, every seat playing the heuristic (see ``heuristic.SLOT_COST``)."""
+    first deal of seeds ``0..deals-1``, every seat playing the heuristic (see
+    ``pyramid_sdk.heuristic.SLOT_COST``)."""
     totals = [0] * 7
     for seed in range(deals):
         deal = Match(rules, seed)
@@ -107,7 +101,7 @@ def slot_costs(rules: Rules, deals: int) -> tuple[float, ...]:
             for trump in Suit:
                 match = Match.from_observation(obs, hands)
                 match.apply(Declare(tricks, trump))
-                scores.append(play_out(match))
+                scores.append(heuristic_playout(match))
             totals[tricks] += max(scores)
     return tuple(round(10 - total / deals, 1) for total in totals)
 
@@ -118,7 +112,9 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=4, help="worlds per Monte Carlo decision")
     parser.add_argument("--workers", type=int, default=2, help="processes playing matches")
     parser.add_argument("--rule", choices=[rule.value for rule in TrickWinner], default=TrickWinner.LED_SUIT)
-    parser.add_argument("--slot-costs", action="store_true", help="measure heuristic.SLOT_COST instead")
+    parser.add_argument(
+        "--slot-costs", action="store_true", help="measure pyramid_sdk.heuristic.SLOT_COST instead"
+    )
     args = parser.parse_args()
     rules = Rules(players=4, trick_winner=args.rule)
     if args.slot_costs:

@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pyramid_sdk import Card, Match, MatchRecord, Observation, Phase, Play, Pyramid, Rules
+from pyramid_sdk import Action, Card, Match, MatchRecord, Observation, Play, Pyramid, Rules
 
 GOLDEN = Path(__file__).parent / "golden"
 TALK_WORDS = ("low", "high", "trump", "duck", "win", "hold")
@@ -25,14 +25,9 @@ def play_random(
     visit: Callable[[Match, Observation], None] | None = None,
     talk: bool = True,
 ) -> Match:
-    match = Match(rules, seed)
     rng = random.Random(agent_seed)
-    while match.phase is not Phase.MATCH_OVER:
-        if match.phase is Phase.DEAL_OVER:
-            match.next_deal()
-            continue
-        seat = match.to_act
-        assert seat is not None
+
+    def choose(match: Match, seat: int) -> Action:
         obs = match.observation(seat)
         if visit is not None:
             visit(match, obs)
@@ -41,7 +36,10 @@ def play_random(
         if chatty and rng.random() < 0.1:
             assert isinstance(action, Play)
             action = Play(action.card, " ".join(rng.sample(TALK_WORDS, 2)))
-        match.apply(action, seat)
+        return action
+
+    match = Match(rules, seed)
+    match.play_out(choose)
     return match
 
 

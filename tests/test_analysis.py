@@ -20,15 +20,9 @@ from referee.cli import main
 def played(players: int, seed: int, deals: int) -> Match:
     """A match of default actions, stopped after ``deals`` whole deals."""
     match = Match(Rules(players=players), seed=seed, seats=[f"p{seat}" for seat in range(players)])
-    while True:
-        if match.phase is Phase.DEAL_OVER:
-            if match.deal_number == deals:
-                return match
-            match.next_deal()
-        elif match.phase is Phase.MATCH_OVER:
-            return match
-        else:
-            match.apply(match.default_action())
+    for _ in range(deals):
+        match.play_out(until=Phase.DEAL_OVER)
+    return match
 
 
 def test_a_decision_with_one_legal_action_costs_nothing():

@@ -1,6 +1,7 @@
 """Hand-made cases for every rule the engine enforces."""
 
 import itertools
+import random
 
 import pytest
 
@@ -214,9 +215,7 @@ def test_a_deal_has_six_tricks_and_scores_only_the_declarer():
     match = arranged()
     d = match.declarer
     match.apply(Declare(6, Suit.SPADES))
-    for _ in range(6):  # the declarer holds all the spades (trumps) and wins every trick
-        for _seat in range(4):
-            match.apply(match.default_action())
+    match.play_out(until=Phase.DEAL_OVER)  # the declarer holds all the spades (trumps): every trick his
     assert match.phase is Phase.DEAL_OVER
     assert match.to_act is None
     assert match.legal_actions() == ()
@@ -237,9 +236,7 @@ def test_missing_by_five_scores_zero():
     match = arranged()
     d = match.declarer
     match.apply(Declare(5, Suit.HEARTS))  # the declarer holds no trump, every defender outranks him
-    for _ in range(6):
-        for _seat in range(4):
-            match.apply(match.default_action())
+    match.play_out(until=Phase.DEAL_OVER)
     deal = match.record().deals[0]
     assert deal.taken == 0
     assert deal.points == 0
@@ -252,25 +249,91 @@ def test_next_deal_only_between_deals():
         match.next_deal()
 
 
-def play_out(match, choose=None):
+def hand_written_play_out(match, choose=None):
+    """The loop :meth:`Match.play_out` replaced, as callers wrote it: what play_out must equal."""
     while match.phase is not Phase.MATCH_OVER:
         if match.phase is Phase.DEAL_OVER:
             match.next_deal()
         else:
-            match.apply(choose(match) if choose else match.default_action())
+            match.apply(choose(match, match.to_act) if choose else match.default_action())
+
+
+def random_choice(agent_seed):
+    rng = random.Random(agent_seed)
+    return lambda match, seat: rng.choice(match.legal_actions(seat))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_play_out_plays_as_the_hand_written_loop_and_replays_exactly(players):
+    rules = Rules(players=players, trick_winner=TrickWinner.HIGHEST_RANK)
+    records = []
+    for agent_seed in (None, 5):
+        looped, played, again = (Match(rules, seed=players) for _ in range(3))
+        hand_written_play_out(looped, random_choice(agent_seed) if agent_seed else None)
+        played.play_out(random_choice(agent_seed) if agent_seed else None)
+        again.play_out(random_choice(agent_seed) if agent_seed else None)
+        assert played.is_over
+        assert played.record() == looped.record() == again.record()
+        assert Match.replay(played.record()).record() == played.record()
+        records.append(played.record())
+    assert records[0] != records[1]  # the chooser's choices were played, not the default actions
+
+
+def test_play_out_stops_when_the_match_next_enters_until():
+    match = Match(Rules(players=2), seed=3)
+    match.play_out(until=Phase.DEAL_OVER)
+    assert (match.phase, match.deal_number, len(match.record().deals)) == (Phase.DEAL_OVER, 1, 1)
+    match.play_out(until=Phase.DEAL_OVER)  # standing there already: on to the end of the next deal
+    assert (match.phase, match.deal_number, len(match.record().deals)) == (Phase.DEAL_OVER, 2, 2)
+    match.play_out(until=Phase.DECLARE)
+    assert (match.phase, match.deal_number, match.declaration) == (Phase.DECLARE, 3, None)
+    match.play_out(until=Phase.PLAY)
+    assert (match.phase, match.deal_number, len(match.hand(match.to_act))) == (Phase.PLAY, 3, 6)
+    match.play_out(until=Phase.PLAY)  # a card played in PLAY does not enter it: the next declaration
+    assert (match.phase, match.deal_number, len(match.hand(match.to_act))) == (Phase.PLAY, 4, 6)
+    for _ in range(40):  # past the last deal: the end of the match stops every call
+        match.play_out(until=Phase.DEAL_OVER)
+    assert (match.phase, match.deal_number, len(match.record().deals)) == (Phase.MATCH_OVER, 32, 32)
+    whole = Match(Rules(players=2), seed=3)
+    whole.play_out()
+    assert whole.record() == match.record()
+
+
+def test_play_out_asks_for_the_seat_to_act_and_refuses_an_illegal_choice():
+    match = Match(Rules(players=3), seed=6)
+    asked = []
+
+    def choose(seen, seat):
+        assert seen is match
+        assert seat == match.to_act
+        asked.append(seat)
+        return match.default_action()
+
+    match.play_out(choose, until=Phase.DEAL_OVER)
+    assert asked == [seat for _, seat, _ in actions_of(match.record().deals[0], 3)]
+    match.next_deal()
+    before = match.record()
+    with pytest.raises(IllegalActionError, match="must declare"):
+        match.play_out(lambda seen, seat: Play(match.hand(seat)[0]))
+    assert match.record() == before
+    assert match.phase is Phase.DECLARE
+
+
+def actions_of(deal, players):
+    """``(trick, seat, action)`` of every decision of ``deal`` in play order, the declaration first."""
+    actions = [(0, deal.declarer, deal.declaration)]
+    for number, trick in enumerate(deal.tricks, start=1):
+        actions += [(number, trick.seat_of(i, players), Play(card)) for i, card in enumerate(trick.cards)]
+    return actions
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_a_match_is_16_deals_per_player_and_fills_every_pyramid(players):
     match = Match(Rules(players=players), seed=11)
     dealers = []
-    while match.phase is not Phase.MATCH_OVER:
-        if match.phase is Phase.DECLARE:
-            dealers.append(match.dealer)
-        if match.phase is Phase.DEAL_OVER:
-            match.next_deal()
-        else:
-            match.apply(match.default_action())
+    while not match.is_over:
+        dealers.append(match.dealer)
+        match.play_out(until=Phase.DECLARE)
     assert len(dealers) == 16 * players
     assert all(b == (a + 1) % players for a, b in itertools.pairwise(dealers))
     record = match.record()
@@ -286,7 +349,7 @@ def test_a_match_is_16_deals_per_player_and_fills_every_pyramid(players):
 
 def test_ranks_share_ties_and_forfeits_rank_last():
     match = Match(Rules(players=4), seed=2)
-    play_out(match)
+    match.play_out()
     totals = match.totals
     ranks = match.ranks()
     for a in range(4):
@@ -305,20 +368,17 @@ def test_ranks_share_ties_and_forfeits_rank_last():
 def forfeiting(match, plan):
     """Plays ``match`` out by default actions, forfeiting each seat of ``plan`` (seat -> deal) when that
     deal is reached, before its declaration."""
-    while match.phase is not Phase.MATCH_OVER:
-        if match.phase is Phase.DEAL_OVER:
-            match.next_deal()
-            continue
+    while not match.is_over:
         for seat, deal in plan.items():
-            if match.deal_number == deal and not match.forfeited[seat]:
+            if match.deal_number == deal:
                 match.forfeit(seat)
-        match.apply(match.default_action())
+        match.play_out(until=Phase.DECLARE)
     return match.record()
 
 
 def test_a_forfeited_seat_keeps_what_it_made_and_gets_the_worst_score_after():
     plain = Match(Rules(players=3), seed=4)
-    play_out(plain)
+    plain.play_out()
     record = forfeiting(Match(Rules(players=3), seed=4), {1: 20})
     assert record.totals == plain.totals  # the table played the same: the autopilot is the default action
     assert (record.forfeits, record.forfeit_deals) == ((1,), (20,))
@@ -350,7 +410,7 @@ def test_forfeited_seats_rank_among_themselves_by_credited_total():
 def test_forfeiting_again_keeps_the_first_deal():
     match = Match(Rules(players=2), seed=1)
     match.forfeit(0)
-    play_out(match)
+    match.play_out()
     match.forfeit(0)
     assert match.record().forfeit_deals == (1,)
 
@@ -541,13 +601,13 @@ def test_declarer_observation_offers_declarations():
 def test_record_round_trips_through_json_and_replays():
     match = Match(Rules(players=3, talk=Talk.DEFENDERS), seed=21, seats=["ann", "bob", "cy"])
 
-    def choose(m):
+    def choose(m, seat):
         action = m.default_action()
         if isinstance(action, Play) and m.to_act != m.declarer and m.observation(0).tricks_left == 3:
             return Play(action.card, "hold on")
         return action
 
-    play_out(match, choose)
+    match.play_out(choose)
     record = match.record()
     text = record.to_json()
     again = MatchRecord.from_json(text)
@@ -558,7 +618,7 @@ def test_record_round_trips_through_json_and_replays():
 
 def test_replay_rejects_a_tampered_record():
     match = Match(Rules(players=2), seed=8)
-    play_out(match)
+    match.play_out()
     data = match.record().to_dict()
     data["deals"][3]["points"] += 2
     with pytest.raises(RecordError, match="deal 4"):
@@ -599,10 +659,8 @@ def test_from_observation_simulates_the_rest_of_the_deal():
     obs = match.observation(seat)
     sim = Match.from_observation(obs, [match.hand(s) for s in range(3)])
     assert sim.observation(seat) == obs
-    while sim.phase is Phase.PLAY:
-        action = sim.default_action()
-        sim.apply(action)
-        match.apply(action)
+    sim.play_out(until=Phase.DEAL_OVER)  # the same hands, so the same default actions
+    match.play_out(until=Phase.DEAL_OVER)
     assert sim.observation(seat) == match.observation(seat)
     with pytest.raises(ValueError, match="nothing to simulate"):
         Match.from_observation(match.observation(0), [(), (), ()])

@@ -23,8 +23,8 @@ from pettingzoo.test import api_test, seed_test
 from arena import ROOT, assert_played_as
 from pyramid_sdk import IllegalActionError, Match, MatchRecord
 from pyramid_sdk.features import ACTIONS, OFFSETS, SIZE, action_of
+from pyramid_sdk.pettingzoo_bot import PolicyBot
 from pyramid_sdk.pettingzoo_env import PyramidEnv, env, raw_env
-from pyramid_sdk.policy import PolicyBot
 from referee.api import match as play_match
 
 sys.path.insert(0, str(ROOT / "tests/bots"))

@@ -81,10 +81,8 @@ def _random_state(rules: Rules, seed: int, rng: random.Random, deals: int, steps
     """A match ``deals`` deals in and ``steps`` actions into the next one, defenders talking often, in
     and out of turn, up to their per-trick limits."""
     match = Match(rules, seed)
-    for _ in range(deals):
-        while match.phase is not Phase.DEAL_OVER:
-            match.apply(rng.choice(match.legal_actions()))
-        match.next_deal()
+    for _ in range(deals):  # to the start of the next deal
+        match.play_out(lambda match, seat: rng.choice(match.legal_actions()), until=Phase.DECLARE)
     for _ in range(steps):
         if match.phase is not Phase.PLAY and match.phase is not Phase.DECLARE:
             break
@@ -143,10 +141,13 @@ def test_from_observation_gives_back_the_observation(rules, seed, agent_seed, de
             assert verdicts[0] == verdicts[1]
     # A playout deals only what the seat could not see: its own cards, and unseen ones for the others.
     unseen = set(obs.unseen_cards)
-    while sim.phase is Phase.PLAY or sim.phase is Phase.DECLARE:
-        acting = sim.to_act
+
+    def choose(sim, acting):
         action = rng.choice(sim.legal_actions())
         if isinstance(action, Play):
             assert action.card in (set(obs.hand) if acting == seat else unseen)
-        sim.apply(action)
+        return action
+
+    sim.play_out(choose, until=Phase.DEAL_OVER)
+    assert sim.phase in (Phase.DEAL_OVER, Phase.MATCH_OVER)
     assert sim.deal_number == obs.deal_number

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import jinja2
 import pytest
 
-from pyramid_sdk import Match, Phase, Rules
+from pyramid_sdk import Match, Rules
 from referee.league.modes import Seating
 from referee.league.ratings import Leaderboard, Standing
 from referee.league.schedule import build_schedule
@@ -178,20 +178,11 @@ def test_replay_of_a_match_not_stored_points_to_the_listing(played):
     assert referee("matches", played).returncode == 0
 
 
-def played_out(match: Match) -> Match:
-    """``match`` played to its end by the engine's default actions (the autopilot's)."""
-    while not match.is_over:
-        if match.phase is Phase.DEAL_OVER:
-            match.next_deal()
-        else:
-            match.apply(match.default_action())
-    return match
-
-
 @pytest.mark.quick
 def test_a_replay_keeps_hands_and_totals_aligned_with_long_names():
     names = ("al", "an-entrant-with-a-long-name.v2", "bo")
-    match = played_out(Match(Rules(players=3), seed=4, seats=names))
+    match = Match(Rules(players=3), seed=4, seats=names)
+    match.play_out()  # by the engine's default actions (the autopilot's)
     stored = StoredMatch("r1:x", 1, 1, 0, 4, MatchStatus.COMPLETE, match.record(), (), (), ())
     lines = replay_text(stored).splitlines()
     hands = [line for line in lines if line.startswith("    ") and line.split(":")[0].strip() in names]
@@ -236,7 +227,7 @@ def forfeiting(scheduled, seat: int) -> StoredMatch:
     it does not hold."""
     match = Match(Rules(players=2), seed=scheduled.seed, seats=scheduled.entrants)
     match.forfeit(seat)
-    played_out(match)
+    match.play_out()
     fault = Fault(
         seat, 1, FaultKind.ILLEGAL_ACTION, f"seat {seat} cannot play KS: it is not in the seat's hand"
     )

@@ -27,10 +27,8 @@ def _position(p: dict) -> tuple[Match, random.Random]:
     """A match in deal ``p["deal"]`` after ``p["steps"]`` random actions of that deal (fewer if it ends)."""
     match = Match(Rules(players=p["players"], trick_winner=p["rule"]), p["seed"])
     rng = random.Random(p["rng"])
-    for _ in range(p["deal"] - 1):
-        while match.phase is not Phase.DEAL_OVER:
-            match.apply(rng.choice(match.legal_actions()))
-        match.next_deal()
+    for _ in range(p["deal"] - 1):  # to the start of the next deal
+        match.play_out(lambda match, seat: rng.choice(match.legal_actions()), until=Phase.DECLARE)
     for _ in range(p["steps"]):
         if sum(len(match.hand(seat)) for seat in range(match.players)) <= 1:
             break  # the next card ends the deal: keep a position to simulate from
@@ -74,14 +72,19 @@ def test_playing_on_from_a_sampled_world_follows_the_rules(p):
     world = World.from_observation(obs, hands)
     twin = Match.from_observation(obs, hands)
     before = world.copy()
-    while twin.phase is not Phase.DEAL_OVER and twin.phase is not Phase.MATCH_OVER:
+
+    def in_step(twin, seat):
+        """The world and its twin agree before every action, and both take it."""
         assert world.legal_actions() == twin.legal_actions()
         assert [world.hand(seat) for seat in range(world.players)] == [
             twin.hand(s) for s in range(twin.players)
         ]
         action = rng.choice(twin.legal_actions())
-        twin.apply(action)
         world.apply(action)
+        return action
+
+    twin.play_out(in_step, until=Phase.DEAL_OVER)
+    assert twin.phase in (Phase.DEAL_OVER, Phase.MATCH_OVER)
     assert world.is_over
     assert world.legal_actions() == ()
     assert world.points == twin.pyramids[twin.declarer].entries[-1].points

@@ -12,8 +12,8 @@ import click
 import pytest
 from starlette.testclient import TestClient
 
-from pyramid_sdk import Match, Phase, Rules
-from pyramid_sdk.actions import Play
+from pyramid_sdk import Match, Rules
+from pyramid_sdk.actions import Action, Play
 from pyramid_sdk.rules import Talk
 from referee.cli.serve import parse_http
 from referee.match.runner import LocalSeat, play_match
@@ -86,28 +86,22 @@ def _cards(view: dict) -> set[str]:
 def test_the_public_view_holds_only_cards_on_the_table(talk):
     match = Match(Rules(players=3, talk=talk), 4)
     rng = random.Random(4)
-    played: set[str] = set()
-    while match.phase is not Phase.MATCH_OVER:
-        if match.phase is Phase.DEAL_OVER:
-            match.next_deal()
-            played = set()
-            continue
-        for seat in range(3):
-            view = public_view(match.observation(seat))
-            assert _cards(view) == played  # every card played in the deal so far, and no other
+    played: dict[int, set[str]] = {}  # per deal, the cards played in it so far
+
+    def look_then_choose(match: Match, seat: int) -> Action:
+        so_far = played.setdefault(match.deal_number, set())
+        for watcher in range(3):
+            view = public_view(match.observation(watcher))
+            assert _cards(view) == so_far  # every card played in the deal so far, and no other
             assert "hand" not in view
         action = rng.choice(match.legal_actions())
         if isinstance(action, Play):
-            played.add(action.card.code)
-            action = (
-                Play(action.card, talk="<b>hi</b>")
-                if match.observation(match.to_act).declarer != match.to_act
-                else action
-            )
-        try:
-            match.apply(action)
-        except ValueError:
-            match.apply(Play(action.card) if isinstance(action, Play) else action)
+            so_far.add(action.card.code)
+            if seat != match.declarer:  # a defender talks with every card
+                return Play(action.card, talk="<b>hi</b>")
+        return action
+
+    match.play_out(look_then_choose)
     spoken = any(public_view(match.observation(s))["talk"] for s in range(3))
     assert spoken is (talk is Talk.OPEN)  # the declarer does not hear defenders' talk: not shown
 

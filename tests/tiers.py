@@ -35,6 +35,7 @@ QUICK_MODULES: Final = frozenset(
         "test_faults",
         "test_front_relay",
         "test_golden",
+        "test_heuristic",
         "test_launcher",
         "test_league",
         "test_observation_shapes",

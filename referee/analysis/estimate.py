@@ -31,12 +31,12 @@ from typing import Any, Final
 from pyramid_sdk.actions import PLAYS, Action, Declare
 from pyramid_sdk.cards import DECK, Card
 from pyramid_sdk.engine import Match
+from pyramid_sdk.heuristic import SLOT_COST
 from pyramid_sdk.observation import Observation, Phase
 from pyramid_sdk.record import DealRecord, MatchRecord
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.simulation import World, sample_world
 from referee.analysis.worlds import POLICY, outcome
-from sample_bots.heuristic import SLOT_COST
 
 DEFAULT_SAMPLES: Final = 8
 """Worlds per decision and per luck figure, unless told otherwise (benchmarks/README.md times it)."""
@@ -183,7 +183,7 @@ def _gain(obs: Observation, points: int) -> int:
 
 def slot_value(obs: Observation, action: Action) -> float:
     """What a declaration saves later by using its number now: the points the heuristic bot expects to
-    lose on that number with a random hand (:data:`sample_bots.heuristic.SLOT_COST`); 0 for a play.
+    lose on that number with a random hand (:data:`pyramid_sdk.heuristic.SLOT_COST`); 0 for a play.
 
     >>> from pyramid_sdk import Match, Rules, Suit
     >>> obs = Match(Rules(players=4), seed=1).observation(0)
@@ -240,13 +240,11 @@ def luck(match: Match, samples: int, rng: random.Random) -> tuple[tuple[float, .
     for _ in range(samples):
         hands = _random_deal(match.players, rng)  # every hand at random, the declarer's too
         world = World.from_observation(replace(declarer, hand=hands[declarer.seat]), hands)
-        base.append(outcome(world, None, declarer))
+        base.append(outcome(world, None))
     figures, errors = [], []
     for view in views:
         sign = 1 if view.is_declarer else -1
-        worth, worth_se = mean_se(
-            [sign * outcome(sample_world(view, rng), None, declarer) for _ in range(samples)]
-        )
+        worth, worth_se = mean_se([sign * outcome(sample_world(view, rng), None) for _ in range(samples)])
         average, average_se = mean_se([sign * points for points in base])
         figures.append(worth - average)
         errors.append(math.sqrt(worth_se**2 + average_se**2))
@@ -268,8 +266,7 @@ def analyse(record: MatchRecord, samples: int = DEFAULT_SAMPLES, seed: int = 0) 
 
     >>> from pyramid_sdk import Match, Rules
     >>> match = Match(Rules(players=2), seed=4)
-    >>> while match.deal_number == 1 and match.phase is not Phase.DEAL_OVER:
-    ...     match.apply(match.default_action())
+    >>> match.play_out(until=Phase.DEAL_OVER)
     >>> result = analyse(match.record(), samples=2)
     >>> len(result.decisions), len(result.luck), result.decisions[-1].loss  # 1 declaration, 12 cards
     (13, 1, 0.0)

@@ -7,46 +7,41 @@ In Pyramid any card may be played at any time, so nothing a seat sees narrows do
 are: every deal of them to the other seats (and, with fewer than four players, to the set-aside pile) is
 equally likely, and :func:`~pyramid_sdk.simulation.sample_world` draws one uniformly.
 
-The reference policy is the heuristic sample bot's (:mod:`sample_bots.heuristic`): fast, deterministic and
-a fair model of a competent table. Its play runs on worlds as the expert bot's ``heuristic_card`` (which
-agrees with ``choose_card`` position for position); its declaration is ``choose_declaration``'s. A
+The reference policy is the SDK's heuristic (:mod:`pyramid_sdk.heuristic`): fast, deterministic and a
+fair model of a competent table. Its play runs on worlds as :func:`~pyramid_sdk.heuristic.heuristic_card`
+(which agrees with :func:`~pyramid_sdk.heuristic.choose_card`, the heuristic bot's play, position for
+position), its declaration as :func:`~pyramid_sdk.heuristic.heuristic_declaration`. It lives in the
+library rather than among the sample bots so that editing an example bot cannot change these figures. A
 stronger policy would change the figures, not their meaning.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from pyramid_sdk.actions import Action
-from pyramid_sdk.observation import Observation
+from pyramid_sdk.heuristic import heuristic_card, heuristic_declaration
 from pyramid_sdk.simulation import World, play_out
-from sample_bots.expert import heuristic_card
-from sample_bots.heuristic import choose_declaration
 
 POLICY = "heuristic"
 """The name the output gives the reference policy."""
 
 
-def outcome(world: World, action: Action | None, declarer_view: Observation | None = None) -> int:
+def outcome(world: World, action: Action | None) -> int:
     """The declarer's points when a copy of ``world`` goes on with ``action``, then the reference policy
-    for every seat to the end of the deal. ``action`` ``None`` lets the policy declare too, from
-    ``declarer_view`` (the declarer's observation at the declaration; only its hand is taken from the
-    world). ``world`` itself is left as it was.
+    for every seat to the end of the deal. ``action`` ``None`` lets the policy declare too, from the
+    declarer's hand in the world. ``world`` itself is left as it was.
 
     >>> import random
     >>> from pyramid_sdk import Match, Rules
     >>> from pyramid_sdk.simulation import sample_world
     >>> match = Match(Rules(players=4), seed=2)
-    >>> view = match.observation(match.declarer)
-    >>> world = sample_world(view, random.Random(1))
-    >>> outcome(world, None, view) in range(-2, 11), world.declaration is None
+    >>> world = sample_world(match.observation(match.declarer), random.Random(1))
+    >>> outcome(world, None) in range(-2, 11), world.declaration is None
     (True, True)
     """
     played = world.copy()
     if action is not None:
         played.apply(action)
     elif played.declaration is None:
-        assert declarer_view is not None, "the policy declares from the declarer's view"
-        played.declare(choose_declaration(replace(declarer_view, hand=played.hand(played.declarer))))
+        played.declare(heuristic_declaration(played))
     play_out(played, heuristic_card)
     return played.points

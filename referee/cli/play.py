@@ -43,16 +43,12 @@ def demo(players: int, seed: int, rules: tuple[str, ...]) -> None:
     """Plays one match between random players inside the referee and prints it."""
     import random
 
-    from pyramid_sdk import Match, Phase
+    from pyramid_sdk import Match
     from referee.report.transcript import brief
 
     match = Match(parse_rules(players, rules), seed, [f"random{seat}" for seat in range(players)])
     rng = random.Random(seed)
-    while match.phase is not Phase.MATCH_OVER:
-        if match.phase is Phase.DEAL_OVER:
-            match.next_deal()
-        else:
-            match.apply(rng.choice(match.legal_actions()))
+    match.play_out(lambda match, seat: rng.choice(match.legal_actions(seat)))
     click.echo(brief(match.record()))
 
 

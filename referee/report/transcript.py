@@ -36,13 +36,10 @@ def standings(record: MatchRecord) -> list[str]:
 
     >>> from pyramid_sdk import Match, Phase, Rules
     >>> match = Match(Rules(players=2), seed=5, seats=["ann", "bob"])
-    >>> while match.phase is not Phase.MATCH_OVER:
-    ...     if match.phase is Phase.DEAL_OVER:
-    ...         match.next_deal()
-    ...         if match.deal_number == 20:
-    ...             match.forfeit(1)
-    ...     else:
-    ...         match.apply(match.default_action())
+    >>> while match.deal_number < 20:
+    ...     match.play_out(until=Phase.DECLARE)
+    >>> match.forfeit(1)
+    >>> match.play_out()
     >>> print("\\n".join(standings(match.record())))
     <BLANKLINE>
     1. ann               108
@@ -73,8 +70,7 @@ def deal_text(record: MatchRecord, number: int) -> str:
 
     >>> from pyramid_sdk import Match, Phase, Rules
     >>> match = Match(Rules(players=2), seed=3, seats=["ann", "bob"])
-    >>> while match.phase is not Phase.DEAL_OVER:
-    ...     match.apply(match.default_action())
+    >>> match.play_out(until=Phase.DEAL_OVER)
     >>> print(deal_text(match.record(), 1))
     deal 1 of 32  dealer bob  declarer ann: 3 ♠
     ann  9♠ 10♠ Q♠ 10♥ J♥ 10♦
@@ -105,8 +101,7 @@ def deal_by_card(record: MatchRecord, number: int) -> str:
 
     >>> from pyramid_sdk import Match, Phase, Rules
     >>> match = Match(Rules(players=2), seed=3, seats=["ann", "bob"])
-    >>> while match.phase is not Phase.DEAL_OVER:
-    ...     match.apply(match.default_action())
+    >>> match.play_out(until=Phase.DEAL_OVER)
     >>> print("\\n".join(deal_by_card(match.record(), 1).splitlines()[:9]))
     deal 1 of 32  dealer bob  declarer ann: 3 ♠
     ann  9♠ 10♠ Q♠ 10♥ J♥ 10♦

@@ -1,6 +1,6 @@
 """A fixed linear policy on the PettingZoo environment's arrays, entered as an ordinary bot process through
-pyramid_sdk.policy.PolicyBot. tests/test_pettingzoo.py plays the same policy in the environment and checks
-that both choose the same actions on the same deals."""
+pyramid_sdk.pettingzoo_bot.PolicyBot. tests/test_pettingzoo.py plays the same policy in the environment
+and checks that both choose the same actions on the same deals."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from pyramid_sdk.features import ACTIONS, SIZE
-from pyramid_sdk.policy import PolicyBot
+from pyramid_sdk.pettingzoo_bot import PolicyBot
 
 WEIGHTS = np.random.default_rng(2026).normal(size=(SIZE, ACTIONS)).astype(np.float32)
 

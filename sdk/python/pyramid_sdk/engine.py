@@ -1,25 +1,25 @@
 """The Pyramid match state machine: pure, deterministic, and the only place the rules are enforced.
 
 A :class:`Match` is driven by whoever holds it (the referee, a simulating bot, a test) through
-:meth:`Match.legal_actions`, :meth:`Match.apply` and :meth:`Match.next_deal`. It does no I/O, reads no
-clock and uses no global randomness: every deal's cards and the first dealer are a pure function of the
-match seed and the deal number, so two matches with the same seed deal the same hands to the same seats.
+:meth:`Match.legal_actions`, :meth:`Match.apply` and :meth:`Match.next_deal`, or played on in one call by
+:meth:`Match.play_out`. It does no I/O, reads no clock and uses no global randomness: every deal's cards
+and the first dealer are a pure function of the match seed and the deal number, so two matches with the
+same seed deal the same hands to the same seats.
 
 >>> match = Match(Rules(players=2), seed=7)
 >>> match.phase, match.deal_number, match.to_act == match.declarer
 (<Phase.DECLARE: 'declare'>, 1, True)
->>> while match.phase is not Phase.MATCH_OVER:
-...     if match.phase is Phase.DEAL_OVER:
-...         match.next_deal()
-...     else:
-...         match.apply(match.default_action())
+>>> match.apply(match.legal_actions()[0])
+>>> match.phase, str(match.declaration)
+(<Phase.PLAY: 'play'>, '0S')
+>>> match.play_out()  # every other decision the default action, the deals one after the other
 >>> len(match.record().deals), all(p.full for p in match.pyramids)
 (32, True)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Final
 
@@ -53,7 +53,8 @@ from pyramid_sdk.pyramid import Pyramid
 from pyramid_sdk.record import DealRecord, MatchRecord, RecordError, credited_totals
 from pyramid_sdk.rules import TRICKS_PER_DEAL, Rules, Talk, trick_winner_index
 
-__all__ = ["CARDS_PER_HAND", "Match", "deal_hands", "first_dealer"]  # the first three live in dealing
+# CARDS_PER_HAND, deal_hands and first_dealer live in dealing: re-exported, as they always were here.
+__all__ = ["CARDS_PER_HAND", "Chooser", "Match", "deal_hands", "first_dealer"]
 _deck_position: Final = attrgetter("index")
 _LEADING: Final = tuple(Trick(seat, ()) for seat in range(4))
 """Per seat, the empty trick it leads: shared, as tricks are immutable."""
@@ -80,6 +81,16 @@ class _DeclarationsBySheet(dict[tuple[int, ...], tuple[Declare, ...]]):
 
 
 _DECLARATIONS_BY_SHEET: Final = _DeclarationsBySheet()
+# The phases play_out compares with at every decision, as module names (one look-up, not two).
+_DECLARE: Final = Phase.DECLARE
+_DEAL_OVER: Final = Phase.DEAL_OVER
+_MATCH_OVER: Final = Phase.MATCH_OVER
+
+Chooser = Callable[["Match", int], Action]
+"""What :meth:`Match.play_out` asks for every decision: given the match and the seat to act, that seat's
+action (one of ``match.legal_actions()``; it is applied with every check, so an illegal one raises). It
+gets the whole match, not an observation, because its callers differ in what they read: a random agent
+the legal actions, a bot its seat's ``match.observation(seat)``, a test the hands it checks against."""
 
 
 class Match:
@@ -334,6 +345,46 @@ class Match:
         strength = sum(1 for card in hand if card.suit is trump or card.rank == 5)
         tricks = min(self._pyramids[acting].open_numbers, key=lambda n: (abs(n - strength), n))
         return DECLARATIONS[tricks][trump]
+
+    def play_out(self, choose: Chooser | None = None, until: Phase = Phase.MATCH_OVER) -> None:
+        """Plays on from where the match stands until it next *enters* phase ``until``, or is over:
+        every action is ``choose(match, seat)`` for the seat to act (:meth:`default_action` without a
+        ``choose``), and a finished deal is followed by :meth:`next_deal`.
+
+        ``until`` names where the caller stops to look: ``Phase.DEAL_OVER`` at the end of the deal in
+        play (between deals, of the next one), ``Phase.DECLARE`` at the start of the next deal (to
+        forfeit a seat there, say), ``Phase.PLAY`` once the next declaration is made, and by default the
+        end of the match. A call always moves on, so ``n`` calls with ``until=Phase.DEAL_OVER`` play
+        ``n`` deals. This is the loop that simulations, tests and benchmarks would each write; the
+        referee's runner, which waits on bots under a clock, keeps its own.
+
+        >>> match = Match(Rules(players=2), seed=7)
+        >>> match.play_out(until=Phase.DEAL_OVER)
+        >>> match.phase, match.deal_number
+        (<Phase.DEAL_OVER: 'deal-over'>, 1)
+        >>> match.play_out(lambda match, seat: match.legal_actions()[-1], until=Phase.PLAY)
+        >>> match.deal_number, str(match.declaration)
+        (2, '6C')
+        >>> match.play_out()
+        >>> match.is_over, len(match.record().deals)
+        (True, 32)
+        """
+        chosen = Match.default_action if choose is None else choose
+        apply = self.apply  # this loop plays whole matches in the benchmarks: the look-ups hoisted
+        while True:
+            phase = self._phase
+            if phase is _DEAL_OVER:
+                self.next_deal()
+                if until is _DECLARE:
+                    return
+            elif phase is _MATCH_OVER:
+                return
+            else:
+                seat = self._to_act
+                assert seat is not None  # a seat acts in every phase but the two over
+                apply(chosen(self, seat), seat)
+                if self._phase is not phase and self._phase is until:
+                    return
 
     # -- views ------------------------------------------------------------------------------------------
 

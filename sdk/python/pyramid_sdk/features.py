@@ -1,7 +1,7 @@
 """One seat's observation as arrays, and actions as numbers: what a learning agent sees and does.
 
 The PettingZoo environment (:mod:`pyramid_sdk.pettingzoo_env`) and the adapter that enters a trained
-policy in a league (:mod:`pyramid_sdk.policy`) both build their arrays here, from the same
+policy in a league (:mod:`pyramid_sdk.pettingzoo_bot`) both build their arrays here, from the same
 :class:`~pyramid_sdk.observation.Observation`, so a policy sees in a match exactly what it saw in training.
 Needs NumPy (the ``pettingzoo`` extra).
 

@@ -112,13 +112,10 @@ class MatchRecord:
 
         >>> from pyramid_sdk import Match, Phase, Rules
         >>> match = Match(Rules(players=2), seed=5)
-        >>> while match.phase is not Phase.MATCH_OVER:
-        ...     if match.phase is Phase.DEAL_OVER:
-        ...         match.next_deal()
-        ...         if match.deal_number == 20:
-        ...             match.forfeit(1)  # its bot crashed: the referee plays for it from now on
-        ...     else:
-        ...         match.apply(match.default_action())
+        >>> while match.deal_number < 20:
+        ...     match.play_out(until=Phase.DECLARE)
+        >>> match.forfeit(1)  # its bot crashed: the referee plays for it from now on
+        >>> match.play_out()
         >>> record = match.record()
         >>> record.totals, record.forfeits, record.forfeit_deals, record.credited_totals
         ((108, 102), (1,), (20,), (108, 66))

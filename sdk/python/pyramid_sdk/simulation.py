@@ -212,7 +212,9 @@ class World:
 
 Policy = Callable[[World], Card]
 """A playout policy: the card the seat to act plays. It must use only what that seat may know: its own
-hand (``world.hands[world.to_act]``), ``world.played``, the trick, the declaration and ``taken``."""
+hand (``world.hands[world.to_act]``), ``world.played``, the trick, the declaration and ``taken``.
+:func:`lowest_card` is the simplest; :func:`pyramid_sdk.heuristic.heuristic_card` is the one
+``referee analyze`` plays out with (with :func:`~pyramid_sdk.heuristic.heuristic_declaration`)."""
 
 
 def lowest_card(world: World) -> Card:

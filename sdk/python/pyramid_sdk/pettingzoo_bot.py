@@ -1,13 +1,14 @@
 """The adapter that enters a policy trained on the PettingZoo environment in a league as an ordinary bot.
 
-A policy is any function from what the environment's agent observed, ``{"observation": array,
-"action_mask": mask}`` (:mod:`pyramid_sdk.features`), to an action number. :class:`PolicyBot` builds that
-same dictionary from the observation the referee sends, so the policy plays a match exactly as it played
-in training; run it like any other bot::
+A trained policy is any function from what the environment's agent observed, ``{"observation": array,
+"action_mask": mask}`` (:mod:`pyramid_sdk.features`), to an action number: a :data:`TrainedPolicy`, named
+apart from the playout policies of :mod:`pyramid_sdk.simulation`, which play a simulated deal on.
+:class:`PolicyBot` builds that same dictionary from the observation the referee sends, so the policy
+plays a match exactly as it played in training; run it like any other bot::
 
     # my_policy_bot.py
     from pyramid_sdk.client import run
-    from pyramid_sdk.policy import PolicyBot
+    from pyramid_sdk.pettingzoo_bot import PolicyBot
 
     weights = numpy.load("weights.npz")          # from the bot's own folder
     run(PolicyBot(lambda seen: int(numpy.argmax(seen["observation"] @ weights["w"] + ...)), name="mine"))
@@ -33,7 +34,7 @@ from pyramid_sdk.cards import Card
 from pyramid_sdk.features import action_mask, action_of, observation_array
 from pyramid_sdk.observation import Observation
 
-Policy = Callable[[Mapping[str, np.ndarray[Any, Any]]], Any]
+TrainedPolicy = Callable[[Mapping[str, np.ndarray[Any, Any]]], Any]
 """``{"observation": ..., "action_mask": ...}`` -> an action number (an ``int`` or a NumPy integer)."""
 
 
@@ -46,7 +47,7 @@ class PolicyBot(Bot):
     """A :class:`Bot` that asks ``policy`` for every decision. An action outside the mask is sent as it
     is: the referee records it as an illegal action and plays a default (docs/PROTOCOL.md, faults)."""
 
-    def __init__(self, policy: Policy, name: str = "policy", version: str = "0") -> None:
+    def __init__(self, policy: TrainedPolicy, name: str = "policy", version: str = "0") -> None:
         self.policy = policy
         self.name = name
         self.version = version
