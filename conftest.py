@@ -15,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tests"))  # as tests/conftest.py does, for the doctests' sessions too
+pytest.register_assert_rewrite("support")  # the shared helpers' asserts explain themselves, as tests' do
 
 from tiers import Tiers, watch_processes  # noqa: E402
 

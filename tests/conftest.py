@@ -7,7 +7,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from arena import bot_processes, stop_bot_processes
-from test_tournament_e2e import export, league_at, referee
+from support.cli import export, referee
+from test_tournament_e2e import league_at
 
 
 @pytest.fixture(autouse=True)
@@ -33,5 +34,5 @@ def finished(tmp_path_factory):
     """One uninterrupted run of test_tournament_e2e's small league at concurrency 1: the reference that
     its tests and the Dask executor's compare with. It is only read, so the session shares one run."""
     path = league_at(tmp_path_factory.mktemp("reference"))
-    run = referee("run", path)
+    run = referee("run", path, check=True)
     return path, run, export(path)

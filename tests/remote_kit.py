@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from support.cli import REFEREE, referee
+
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 
 
 @dataclass(frozen=True)
@@ -71,12 +71,6 @@ def league(folder: Path, remote: list[str], local: int = 1, wait: str = "60s", e
         encoding="utf-8",
     )
     return path
-
-
-def referee(*args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False
-    )
 
 
 def issue(path: Path, name: str, *options: str) -> Path:

@@ -21,15 +21,9 @@ from referee.league.competition import Competition
 from referee.league.config import LeagueError, load_league
 from referee.league.dask_executor import DaskExecutor, ExecutorError, Unplayable
 from referee.league.host import Host
-from test_tournament_e2e import (
-    REFEREE,
-    ROOT,
-    complete_matches,
-    export,
-    league_at,
-    referee,
-    sampled_league_at,
-)
+from support import ROOT
+from support.cli import REFEREE, export, referee
+from test_tournament_e2e import complete_matches, league_at, sampled_league_at
 
 
 def worker_processes() -> list[str]:
@@ -72,14 +66,14 @@ def cluster():
 def test_workers_two_gives_identical_results(finished, tmp_path):
     reference_path, _, reference = finished
     path = league_at(tmp_path)
-    run = referee("run", path, "--workers", "2", "--report", tmp_path / "report")
+    run = referee("run", path, "--workers", "2", "--report", tmp_path / "report", check=True)
     assert "Dask LocalCluster: 2 worker processes, dashboard" in run.stderr
     assert "6/6 matches" in run.stdout
     assert (tmp_path / "report" / "index.html").exists()
     assert export(path) == reference
     assert (
-        referee("leaderboard", path, "--format", "json").stdout
-        == referee("leaderboard", reference_path, "--format", "json").stdout
+        referee("leaderboard", path, "--format", "json", check=True).stdout
+        == referee("leaderboard", reference_path, "--format", "json", check=True).stdout
     )
     assert settle(worker_processes) == [], "a worker process outlived referee run"
 
@@ -88,12 +82,12 @@ def test_a_sampled_league_on_workers_gives_identical_results(tmp_path):
     """Both executors take their matches from ``schedule_of``: a sampled design (which depends on the
     entrants the database saw join) is the same on the workers."""
     here, there = sampled_league_at(tmp_path / "here"), sampled_league_at(tmp_path / "there")
-    referee("run", here)
-    assert "10/10 matches" in referee("run", there, "--workers", "2").stdout
+    referee("run", here, check=True)
+    assert "10/10 matches" in referee("run", there, "--workers", "2", check=True).stdout
     assert export(there) == export(here)
     assert (
-        referee("leaderboard", there, "--format", "json").stdout
-        == referee("leaderboard", here, "--format", "json").stdout
+        referee("leaderboard", there, "--format", "json", check=True).stdout
+        == referee("leaderboard", here, "--format", "json", check=True).stdout
     )
     assert settle(worker_processes) == [], "a worker process outlived referee run"
 
@@ -103,7 +97,7 @@ def test_a_running_cluster_gives_identical_results_and_a_league_key_selects_it(f
     local, _ = cluster
     path = league_at(tmp_path)
     path.write_text(path.read_text() + f"dask: {local.scheduler_address}\n")
-    run = referee("run", path)
+    run = referee("run", path, check=True)
     assert "6/6 matches" in run.stdout
     assert export(path) == reference
 
@@ -174,7 +168,7 @@ def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_p
     assert 2 <= complete_matches(tmp_path / "results.sqlite") < 6
     assert settle(worker_processes) == [], "workers outlived a referee killed with SIGKILL"
     assert settle(bot_processes) == []
-    referee("run", path, "--workers", "2")
+    referee("run", path, "--workers", "2", check=True)
     assert export(path) == reference
 
 
@@ -200,13 +194,13 @@ def test_ctrl_c_closes_the_local_cluster(tmp_path):
 
 def test_an_unreachable_scheduler_is_one_line_and_stores_nothing(tmp_path):
     path = league_at(tmp_path)
-    result = referee("run", path, "--dask", "tcp://127.0.0.1:9", check=False, timeout=120)
+    result = referee("run", path, "--dask", "tcp://127.0.0.1:9", timeout=120)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("Error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
     assert complete_matches(tmp_path / "results.sqlite") == 0
-    both = referee("run", path, "--dask", "tcp://127.0.0.1:9", "--workers", "2", check=False)
+    both = referee("run", path, "--dask", "tcp://127.0.0.1:9", "--workers", "2")
     assert both.returncode == 2
 
 
@@ -220,7 +214,7 @@ def test_builds_run_on_the_workers_and_a_failed_one_is_the_entrants(finished, tm
         "  - name: random-inproc\n",
     )
     path.write_text(text)
-    result = referee("run", path, "--workers", "2", check=False)
+    result = referee("run", path, "--workers", "2")
     assert result.returncode == 3, result.stderr
     assert "disqualified: broken: build 'exit 3' failed with code 3" in result.stderr
     assert "on worker tcp://" in result.stderr

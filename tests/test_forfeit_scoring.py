@@ -11,17 +11,15 @@ import re
 import shutil
 import sqlite3
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from referee.figures import difference, likelihood
 from referee.report.crosstable import Pair
+from support.cli import referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 WORST = {0: -2, 1: 0, 2: 2, 3: 4, 4: 2, 5: 0, 6: -2}
 """The worst score of each declared number, written out here rather than taken from the code under test."""
 
@@ -44,17 +42,11 @@ entrants:
 """
 
 
-def referee(*args: object, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=600, check=False, cwd=cwd
-    )
-
-
 @pytest.fixture(scope="module")
 def league(tmp_path_factory):
     path = tmp_path_factory.mktemp("quitter") / "league.yaml"
     path.write_text(LEAGUE, encoding="utf-8")
-    run = referee("run", path)
+    run = referee("run", path, timeout=600)
     exported = referee("export", path)
     assert exported.returncode == 0, exported.stderr
     return path, run, [json.loads(line) for line in exported.stdout.splitlines()]

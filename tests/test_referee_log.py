@@ -3,12 +3,11 @@ Through the real CLI, with real bot processes where messages are logged."""
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+from support.cli import referee
+
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 BOTS = ROOT / "tests/bots"
 
 LEAGUE = f"""\
@@ -22,12 +21,6 @@ entrants:
     cwd: {ROOT}
   - name: {{second}}
 """
-
-
-def referee(*args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False, cwd=ROOT
-    )
 
 
 def league_at(folder: Path, second: str) -> Path:

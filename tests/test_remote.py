@@ -5,14 +5,12 @@ and revoked; as root, a bot in a network namespace of its own over a virtual lin
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -22,22 +20,16 @@ from remote_kit import (
     issue,
     league,
     make_certificates,
-    referee,
     remote_env,
     start_bot,
     start_referee,
     stop,
     wait_for,
 )
+from support.cli import export, referee
 
 PY = sys.executable
 NODE = shutil.which("node")
-
-
-def export(path: Path) -> list[dict]:
-    result = referee("export", path)
-    assert result.returncode == 0, result.stderr
-    return [json.loads(line) for line in result.stdout.splitlines()]
 
 
 @pytest.fixture(scope="module")

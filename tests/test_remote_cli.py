@@ -22,12 +22,12 @@ from remote_kit import (
     issue,
     league,
     make_certificates,
-    referee,
     remote_env,
     start_bot,
     start_referee,
     wait_for,
 )
+from support.cli import referee
 from test_serve_remote import end, interrupt, stored, until, write_league
 
 PY = sys.executable

@@ -6,7 +6,6 @@ import os
 import re
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,9 +20,9 @@ from referee.league.store import StoredMatch
 from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import MatchStatus
 from referee.report.text import forfeited_lines, leaderboard_markdown, replay_text
+from support.cli import REFEREE, referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 
 LEAGUE = f"""\
 name: Read League
@@ -55,12 +54,6 @@ READERS = [
     ("report", "-o", "{folder}/site"),
     ("matches",),
 ]
-
-
-def referee(*args: object, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd
-    )
 
 
 def files_under(folder: Path) -> dict[str, bytes]:

@@ -8,8 +8,6 @@ next run.
 import contextlib
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,9 +19,9 @@ from referee.league.results import open_results
 from referee.report.crosstable import crosstable
 from referee.report.disclosure import disclosure
 from referee.report.text import matches_text
+from support.cli import referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 
 LEAGUE = f"""\
 name: Summary League
@@ -50,17 +48,11 @@ entrants:
 READS = (("leaderboard", "--crosstable"), ("leaderboard", "--format", "json"), ("matches",), ("export",))
 
 
-def referee(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=600, check=False, cwd=ROOT
-    )
-
-
 @pytest.fixture(scope="module")
 def league(tmp_path_factory):
     path = tmp_path_factory.mktemp("summaries") / "league.yaml"
     path.write_text(LEAGUE, encoding="utf-8")
-    run = referee("run", path)
+    run = referee("run", path, timeout=600)
     assert run.returncode == 7, run.stderr  # the quitter forfeited every match it played
     return path
 

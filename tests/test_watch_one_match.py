@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,9 @@ from browser import artifacts, chromium, needs_chromium
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.rules import TrickWinner, trick_winner_index
 from referee.match.sandbox import bubblewrap_problem
+from support.cli import referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 RANDOM = "python -m sample_bots.random_bot"
 SEATS = (RANDOM, "sample_bots.heuristic:HeuristicBot", RANDOM)
 KEEP = ("--html", "match.html", "--record", "match.jsonl")
@@ -30,12 +29,6 @@ def readable_folder(folder: Path) -> Path:
     """A test's own folder, readable by the uids a sandboxed bot runs as (pytest makes it 0700)."""
     folder.chmod(0o755)
     return folder
-
-
-def referee(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=300, check=False, cwd=cwd
-    )
 
 
 @pytest.fixture(scope="module")

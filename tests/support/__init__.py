@@ -1,0 +1,11 @@
+"""What the tests share, one module per concern, as gomill keeps its ``*_test_support.py`` files.
+
+``cli`` runs the referee's command line as a user runs it.
+
+The tests import them as ``support.<concern>`` (the repository's conftest.py puts ``tests/`` on the
+path)."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository's root: where the tests run the referee and the bots from."""
