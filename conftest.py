@@ -27,7 +27,10 @@ NEEDS_EXTRA = [
 MISSING = [name for name in ("numpy", "pettingzoo", "gymnasium") if importlib.util.find_spec(name) is None]
 
 collect_ignore = NEEDS_EXTRA if MISSING else []
-pytest_plugins = ["pytester"]  # tests/test_tiers.py runs pytest sessions of its own
+pytest_plugins = [
+    "pytester",  # tests/test_tiers.py runs pytest sessions of its own
+    "support.leagues",  # the leagues a session plays once and shares
+]
 
 
 def pytest_report_header() -> list[str]:

@@ -7,8 +7,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from arena import bot_processes, stop_bot_processes
-from support.cli import export, referee
-from test_tournament_e2e import league_at
 
 
 @pytest.fixture(autouse=True)
@@ -27,12 +25,3 @@ def no_bot_left_behind(request: pytest.FixtureRequest):
     left = bot_processes()
     stop_bot_processes(left)  # this test fails for them; the next ones start clean
     assert left == [], "a bot process outlived its referee"
-
-
-@pytest.fixture(scope="session")
-def finished(tmp_path_factory):
-    """One uninterrupted run of test_tournament_e2e's small league at concurrency 1: the reference that
-    its tests and the Dask executor's compare with. It is only read, so the session shares one run."""
-    path = league_at(tmp_path_factory.mktemp("reference"))
-    run = referee("run", path, check=True)
-    return path, run, export(path)

@@ -1,7 +1,7 @@
 """The Dask executor end to end: a LocalCluster of two worker processes, real bots, the real CLI.
 
 Principle 9: whichever executor plays a league, its export is byte for byte the same. Each test compares
-with the in-process reference run of ``test_tournament_e2e`` (the same small league).
+with the in-process reference run of the small league (``support.leagues.finished``).
 """
 
 import asyncio
@@ -23,7 +23,7 @@ from referee.league.dask_executor import DaskExecutor, ExecutorError, Unplayable
 from referee.league.host import Host
 from support import ROOT
 from support.cli import REFEREE, export, referee
-from test_tournament_e2e import complete_matches, league_at, sampled_league_at
+from support.leagues import complete_matches, sampled_league, small_league
 
 
 def worker_processes() -> list[str]:
@@ -65,7 +65,7 @@ def cluster():
 
 def test_workers_two_gives_identical_results(finished, tmp_path):
     reference_path, _, reference = finished
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     run = referee("run", path, "--workers", "2", "--report", tmp_path / "report", check=True)
     assert "Dask LocalCluster: 2 worker processes, dashboard" in run.stderr
     assert "6/6 matches" in run.stdout
@@ -81,7 +81,7 @@ def test_workers_two_gives_identical_results(finished, tmp_path):
 def test_a_sampled_league_on_workers_gives_identical_results(tmp_path):
     """Both executors take their matches from ``schedule_of``: a sampled design (which depends on the
     entrants the database saw join) is the same on the workers."""
-    here, there = sampled_league_at(tmp_path / "here"), sampled_league_at(tmp_path / "there")
+    here, there = sampled_league(tmp_path / "here"), sampled_league(tmp_path / "there")
     referee("run", here, check=True)
     assert "10/10 matches" in referee("run", there, "--workers", "2", check=True).stdout
     assert export(there) == export(here)
@@ -95,7 +95,7 @@ def test_a_sampled_league_on_workers_gives_identical_results(tmp_path):
 def test_a_running_cluster_gives_identical_results_and_a_league_key_selects_it(finished, cluster, tmp_path):
     _, reference = finished[0], finished[2]
     local, _ = cluster
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     path.write_text(path.read_text() + f"dask: {local.scheduler_address}\n")
     run = referee("run", path, check=True)
     assert "6/6 matches" in run.stdout
@@ -105,7 +105,7 @@ def test_a_running_cluster_gives_identical_results_and_a_league_key_selects_it(f
 def test_a_worker_killed_mid_match_replays_it_elsewhere_to_the_same_results(finished, cluster, tmp_path):
     reference = finished[2]
     local, client = cluster
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     process = subprocess.Popen(
         [REFEREE, "run", str(path), "--dask", local.scheduler_address],
         stdout=subprocess.PIPE,
@@ -152,7 +152,7 @@ def _suspicious(dask_scheduler, key):
 
 def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_path):
     reference = finished[2]
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     process = subprocess.Popen(
         [REFEREE, "run", str(path), "--workers", "2"],
         stdout=subprocess.PIPE,
@@ -173,7 +173,7 @@ def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_p
 
 
 def test_ctrl_c_closes_the_local_cluster(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     process = subprocess.Popen(
         [REFEREE, "run", str(path), "--workers", "2"],
         stdout=subprocess.PIPE,
@@ -193,7 +193,7 @@ def test_ctrl_c_closes_the_local_cluster(tmp_path):
 
 
 def test_an_unreachable_scheduler_is_one_line_and_stores_nothing(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     result = referee("run", path, "--dask", "tcp://127.0.0.1:9", timeout=120)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
@@ -205,7 +205,7 @@ def test_an_unreachable_scheduler_is_one_line_and_stores_nothing(tmp_path):
 
 
 def test_builds_run_on_the_workers_and_a_failed_one_is_the_entrants(finished, tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     text = path.read_text().replace(
         "  - name: random-inproc\n",
         "  - name: broken\n    command: ./bot.sh\n    build: exit 3\n    cwd: .\n"
@@ -229,7 +229,7 @@ def test_builds_run_on_the_workers_and_a_failed_one_is_the_entrants(finished, tm
 
 
 def test_a_worker_without_an_entrants_folder_is_named_and_nothing_is_stored(tmp_path):
-    league = load_league(league_at(tmp_path))
+    league = load_league(small_league(tmp_path))
     gone = tmp_path / "not-on-the-workers"
     entrants = tuple(
         replace(e, spec=replace(e.spec, cwd=gone)) if e.name == "heuristic" else e for e in league.entrants
@@ -253,7 +253,7 @@ class _FakeClient:
 
 @pytest.mark.quick
 def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
-    league = load_league(league_at(tmp_path))
+    league = load_league(small_league(tmp_path))
     competition = Competition.open(league)
     store, host = competition.store, Host.of(competition.league, log_dir=tmp_path / "logs")
     executor = DaskExecutor(competition, host, workers=2)
@@ -272,7 +272,7 @@ def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
 
 @pytest.mark.quick
 def test_the_league_keys_workers_and_dask_are_read_and_exclusive(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     text = path.read_text()
     path.write_text(text + "workers: 3\n")
     assert load_league(path).workers == 3

@@ -23,8 +23,8 @@ from referee.match.bots import BotSpec
 from referee.match.sessions import INTERRUPTED
 from referee.match.setup import open_launcher
 from support.cli import REFEREE, export, referee
+from support.leagues import complete_matches
 from test_dask_executor import settle, worker_processes
-from test_tournament_e2e import complete_matches
 
 LEAGUE = f"""\
 name: Interrupted

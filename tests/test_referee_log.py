@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from support.cli import referee
+from support.leagues import write_league
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests/bots"
@@ -24,9 +25,7 @@ entrants:
 
 
 def league_at(folder: Path, second: str) -> Path:
-    path = folder / "league.yaml"
-    path.write_text(LEAGUE.replace("{second}", second), encoding="utf-8")
-    return path
+    return write_league(folder, LEAGUE.replace("{second}", second))
 
 
 def test_a_run_whose_matches_keep_going_void_stops_with_one_line_and_the_tracebacks_logged(tmp_path):

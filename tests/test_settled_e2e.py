@@ -14,7 +14,7 @@ import pytest
 
 from referee.league.store import Store
 from support.cli import REFEREE, export, referee
-from test_tournament_e2e import complete_matches
+from support.leagues import complete_matches, write_league
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX = 400
@@ -34,10 +34,7 @@ entrants:
 
 
 def league_at(folder: Path, concurrency: int = 1) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "league.yaml"
-    path.write_text(LEAGUE.replace("CONCURRENCY", str(concurrency)), encoding="utf-8")
-    return path
+    return write_league(folder, LEAGUE.replace("CONCURRENCY", str(concurrency)))
 
 
 @pytest.fixture(scope="module")

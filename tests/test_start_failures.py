@@ -6,7 +6,7 @@ from pathlib import Path
 
 from support import ROOT
 from support.cli import export, referee
-from test_tournament_e2e import complete_matches
+from support.leagues import complete_matches, write_league
 
 LEAGUE = f"""\
 name: Start Failures
@@ -31,10 +31,9 @@ entrants:
 
 
 def league_at(folder: Path, starts: str) -> Path:
-    path = folder / "league.yaml"
-    text = LEAGUE.replace("{counter}", str(folder / "starts")).replace("{starts}", starts)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_league(
+        folder, LEAGUE.replace("{counter}", str(folder / "starts")).replace("{starts}", starts)
+    )
 
 
 def disqualified_rows(database: Path) -> list[tuple[str, str]]:

@@ -18,6 +18,7 @@ from arena import bot_processes
 from referee.match.sandbox import bubblewrap_problem
 from remote_kit import free_port
 from support.cli import REFEREE, referee
+from support.leagues import complete_matches, dump, write_league
 
 ROOT = Path(__file__).resolve().parent.parent
 EXIT_BUSY = 5
@@ -63,20 +64,9 @@ entrants:
 
 
 def fast_league(path: Path, name: str = "Fast League", seed: int = 3, rounds: int = 1, concurrency: int = 1):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = FAST.format(name=name, seed=seed, rounds=rounds, concurrency=concurrency)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def complete_matches(database: Path) -> int:
-    with contextlib.closing(sqlite3.connect(database)) as db:
-        return int(db.execute("SELECT count(*) FROM matches WHERE status = 'complete'").fetchone()[0])
-
-
-def dump(database: Path) -> list[str]:
-    with contextlib.closing(sqlite3.connect(database)) as db:
-        return list(db.iterdump())
+    return write_league(
+        path.parent, FAST.format(name=name, seed=seed, rounds=rounds, concurrency=concurrency), path.name
+    )
 
 
 def one_line(result: subprocess.CompletedProcess[str]) -> str:

@@ -1,13 +1,11 @@
 """Tournaments end to end through the real CLI, with real bot processes, real SQLite files and gRPC."""
 
-import contextlib
 import json
 import re
 import signal
 import sqlite3
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
@@ -17,45 +15,7 @@ from referee.league.modes import Seating
 from referee.league.schedule import build_schedule
 from support import ROOT
 from support.cli import REFEREE, export, referee
-
-LEAGUE = f"""\
-# a small test league
-name: Small League
-seed: 11
-players: 2
-schedule: {{format: round-robin, rounds: 1, seating: balanced}}
-rules: {{trick_winner: led-suit, talk: open}}
-time_control: {{per_action: 2s, bank: 20s}}
-concurrency: {{concurrency}}
-database: results.sqlite
-entrants:
-  - name: random
-    command: python sample_bots/random_bot.py
-    cwd: {ROOT}
-  - name: heuristic
-    command: python sample_bots/heuristic.py   # kept on submit
-    cwd: {ROOT}
-  - name: random-inproc
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-"""
-
-
-def league_at(folder: Path, concurrency: int = 1) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "league.yaml"
-    path.write_text(LEAGUE.replace("{concurrency}", str(concurrency)), encoding="utf-8")
-    return path
-
-
-def complete_matches(database: Path) -> int:
-    if not database.exists():
-        return 0
-    with sqlite3.connect(database) as db:
-        try:
-            return db.execute("SELECT count(*) FROM matches WHERE status = 'complete'").fetchone()[0]
-        except sqlite3.OperationalError:
-            return 0
+from support.leagues import complete_matches, dump, sampled_league, small_league
 
 
 def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished):
@@ -146,7 +106,7 @@ def test_replay_draws_the_match_and_its_pyramids(finished):
 
 def test_concurrency_two_gives_identical_results(finished, tmp_path):
     reference_path, _, reference = finished
-    path = league_at(tmp_path, concurrency=2)
+    path = small_league(tmp_path, concurrency=2)
     referee("run", path, check=True)
     assert export(path) == [{**line, "league": line["league"]} for line in reference]
     assert (
@@ -165,7 +125,7 @@ def test_running_again_plays_nothing_more(finished):
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
 def test_an_interrupted_run_resumes_to_the_same_results(finished, tmp_path, how):
     _, _, reference = finished
-    path = league_at(tmp_path, concurrency=2)
+    path = small_league(tmp_path, concurrency=2)
     process = subprocess.Popen(
         [REFEREE, "run", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -189,7 +149,7 @@ def test_an_interrupted_run_resumes_to_the_same_results(finished, tmp_path, how)
 
 
 def test_an_edit_that_changes_results_needs_fresh(finished, tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     referee("run", path, check=True)
     path.write_text(path.read_text().replace("seed: 11", "seed: 12"))
     refused = referee("run", path)
@@ -200,7 +160,7 @@ def test_an_edit_that_changes_results_needs_fresh(finished, tmp_path):
 
 
 def test_table_ids_stay_unique_and_unchanged_when_an_entrant_is_added_in_front(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     referee("run", path, check=True)
     before = {line["match_id"]: line for line in export(path)}
     text = path.read_text().replace(
@@ -225,7 +185,7 @@ def test_table_ids_stay_unique_and_unchanged_when_an_entrant_is_added_in_front(t
 
 
 def test_adding_an_entrant_only_adds_matches(finished, tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     referee("run", path, check=True)
     before = {line["match_id"]: line for line in export(path)}
     result = referee(
@@ -270,7 +230,7 @@ def test_check_passes_a_good_bot_and_fails_a_bad_one():
 
 
 def test_a_failed_build_disqualifies_the_entrant_and_the_league_goes_on(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     text = path.read_text().replace(
         "  - name: random-inproc\n",
         "  - name: broken\n    command: ./bot.sh\n    build: exit 3\n    cwd: .\n  - name: random-inproc\n",
@@ -295,7 +255,7 @@ def test_a_failed_build_disqualifies_the_entrant_and_the_league_goes_on(tmp_path
 
 
 def test_a_league_without_a_seed_gets_a_secret_one_kept_in_its_database(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     path.write_text(path.read_text().replace("seed: 11\n", "").replace("concurrency: 1", "concurrency: 2"))
     referee("run", path, check=True)
     first = export(path)
@@ -318,7 +278,7 @@ def test_the_first_eta_after_a_resume_comes_from_this_run_s_matches_and_lines_fi
     finished, tmp_path
 ):
     path, _, _ = finished
-    copy = league_at(tmp_path)
+    copy = small_league(tmp_path)
     # A slow build before the first match: the old ETA counted it as match time.
     copy.write_text(
         copy.read_text().replace(
@@ -343,38 +303,7 @@ def test_the_first_eta_after_a_resume_comes_from_this_run_s_matches_and_lines_fi
     assert all(len(line) <= 80 for line in resumed.stdout.splitlines() if "ETA" in line)
 
 
-BIG_FIELD = f"""\
-name: Sampled League
-seed: 23
-players: 2
-schedule: {{format: sampled, tables_per_entrant: 2}}
-time_control: {{per_action: 2s, bank: 20s}}
-concurrency: 2
-entrants:
-  - name: random
-    command: python sample_bots/random_bot.py
-    cwd: {ROOT}
-  - name: heuristic
-    command: python sample_bots/heuristic.py
-    cwd: {ROOT}
-  - name: r1
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-  - name: r2
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-  - name: h1
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-"""
 NEWCOMER = f"  - name: newcomer\n    command: python sample_bots/random_bot.py\n    cwd: {ROOT}\n"
-
-
-def sampled_league_at(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "league.yaml"
-    path.write_text(BIG_FIELD, encoding="utf-8")
-    return path
 
 
 def tables_of(lines: list[dict]) -> dict[str, set[str]]:
@@ -385,7 +314,7 @@ def tables_of(lines: list[dict]) -> dict[str, set[str]]:
 
 
 def test_a_sampled_league_that_grows_keeps_its_played_tables_and_results(tmp_path):
-    path = sampled_league_at(tmp_path)
+    path = sampled_league(tmp_path)
     database = tmp_path / "league.sqlite"
     dry = referee("run", path, "--dry-run", check=True).stdout
     assert "schedule: 5 tables, 10 matches" in dry  # 5 entrants x 2 tables / 2 seats, 2 seatings each
@@ -422,13 +351,8 @@ def test_a_sampled_league_that_grows_keeps_its_played_tables_and_results(tmp_pat
     assert "14/14 matches" in referee("run", path, check=True).stdout  # and the grown design is stable
 
 
-def dump(database: Path) -> list[str]:
-    with contextlib.closing(sqlite3.connect(database)) as db:
-        return list(db.iterdump())
-
-
 def test_a_dry_run_draws_no_secret_seed_and_writes_nothing(tmp_path):
-    path = sampled_league_at(tmp_path)
+    path = sampled_league(tmp_path)
     path.write_text(path.read_text().replace("seed: 23\n", ""))
     database = tmp_path / "league.sqlite"
     dry = referee("run", path, "--dry-run", check=True)
@@ -480,7 +404,7 @@ def test_a_dry_run_draws_no_secret_seed_and_writes_nothing(tmp_path):
 
 
 def test_a_gauntlet_seats_one_challenger_at_every_table(tmp_path):
-    path = sampled_league_at(tmp_path)
+    path = sampled_league(tmp_path)
     text = path.read_text().replace(
         "schedule: {format: sampled, tables_per_entrant: 2}",
         "schedule: {format: gauntlet, challengers: [heuristic, h1], tables_per_challenger: 2}",

@@ -9,7 +9,7 @@ from referee.league.running import LeagueRun
 from referee.league.version_history import VersionArchive
 from support import ROOT
 from support.cli import export, referee
-from test_tournament_e2e import league_at
+from support.leagues import small_league
 
 
 def add_copied_bot(path: Path, folder: Path) -> Path:
@@ -28,7 +28,7 @@ def add_copied_bot(path: Path, folder: Path) -> Path:
 
 
 def test_a_new_version_replays_only_its_matches(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     script = add_copied_bot(path, tmp_path / "copied")
     referee("run", path, check=True)
     before = {line["match_id"]: line for line in export(path)}
@@ -88,7 +88,7 @@ def test_a_new_version_replays_only_its_matches(tmp_path):
 
 
 def test_submit_without_replace_refuses_a_taken_name_and_replace_needs_one(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     taken = referee("submit", path, "--name", "heuristic", "--", "python", "sample_bots/random_bot.py")
     assert taken.returncode == 2
     assert "--replace" in taken.stderr
