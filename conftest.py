@@ -29,6 +29,7 @@ MISSING = [name for name in ("numpy", "pettingzoo", "gymnasium") if importlib.ut
 collect_ignore = NEEDS_EXTRA if MISSING else []
 pytest_plugins = [
     "pytester",  # tests/test_tiers.py runs pytest sessions of its own
+    "support.browser",  # one headless Chromium a test module
     "support.leagues",  # the leagues a session plays once and shares
 ]
 

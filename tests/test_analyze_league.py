@@ -12,7 +12,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser import chromium, needs_chromium
+from support.browser import needs_chromium
 from support.cli import export, referee
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,24 +134,20 @@ def test_the_report_shows_the_analysis_and_hides_it_with_the_deals(league, tmp_p
 
 
 @needs_chromium
-def test_the_viewer_shows_each_decisions_loss(league, tmp_path):
+def test_the_viewer_shows_each_decisions_loss(league, tmp_path, browser):
     path, first, lines = league
     site = tmp_path / "site"
     referee("report", path, "-o", site, check=True)
     seats = lines[0]["seats"]
-    browser = chromium()
-    try:
-        browser.get((site / "match-0001.html").as_uri())
-        insight = browser.find_element(By.ID, "viewer-analysis")
-        declaration = first["decisions"][0]
-        assert insight.is_displayed()
-        assert insight.text.startswith(f"Analysis: {seats[declaration['seat']]} declared ")
-        assert "· luck " in insight.text
-        body = browser.find_element(By.TAG_NAME, "body")
-        for step in range(1, 4):  # the first cards of deal 1, one by one
-            body.send_keys(Keys.ARROW_RIGHT)
-            played = first["decisions"][step]
-            assert insight.text.startswith(f"Analysis: {seats[played['seat']]} played ")
-            assert float(insight.get_attribute("data-loss")) == round(played["loss"], 2)
-    finally:
-        browser.quit()
+    browser.get((site / "match-0001.html").as_uri())
+    insight = browser.find_element(By.ID, "viewer-analysis")
+    declaration = first["decisions"][0]
+    assert insight.is_displayed()
+    assert insight.text.startswith(f"Analysis: {seats[declaration['seat']]} declared ")
+    assert "· luck " in insight.text
+    body = browser.find_element(By.TAG_NAME, "body")
+    for step in range(1, 4):  # the first cards of deal 1, one by one
+        body.send_keys(Keys.ARROW_RIGHT)
+        played = first["decisions"][step]
+        assert insight.text.startswith(f"Analysis: {seats[played['seat']]} played ")
+        assert float(insight.get_attribute("data-loss")) == round(played["loss"], 2)

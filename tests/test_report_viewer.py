@@ -17,10 +17,10 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 from bots.talker import MESSAGE
-from browser import artifacts, chromium, needs_chromium
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.rules import TrickWinner, trick_winner_index
 from referee.league.store import Store
+from support.browser import artifacts, chromium, needs_chromium
 from support.cli import export, referee
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,13 +65,6 @@ def league(tmp_path_factory):
     records = {match_id: match.record for match_id, match in store.matches().items()}
     store.close()
     return folder / "site", lines, records
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = chromium()
-    yield driver
-    driver.quit()
 
 
 def page_of(line: dict) -> str:

@@ -21,7 +21,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
 from arena import bot_processes, stop_bot_processes
-from browser import artifacts, chromium, fits_a_phone, needs_chromium, phone
+from support.browser import artifacts, fits_a_phone, needs_chromium, phone
 from support.cli import REFEREE, export, referee
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,13 +139,6 @@ def league(tmp_path_factory):
 @pytest.fixture(scope="module")
 def duel(tmp_path_factory):
     yield from serve(tmp_path_factory.mktemp("duel"), DUEL)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = chromium()
-    yield driver
-    driver.quit()
 
 
 @dataclass(frozen=True)
@@ -294,7 +287,7 @@ def _sit_down(league: Served) -> str:
 
 @needs_chromium
 def test_every_page_fits_a_phone_and_a_wide_table_scrolls_inside_itself(league, browser):
-    """At a true 420 px viewport (the device metrics set, not the window: tests/browser.py): no page
+    """At a true 420 px viewport (the device metrics set, not the window: tests/support/browser.py): no page
     scrolls sideways, no table cell takes more than a line (a header one letter a line, a figure
     broken across lines), a hand's six cards take one or two rows, and the leaderboard, wider than the
     phone, scrolls inside itself. Each page's screenshot is kept (tests/artifacts/serve-phone-*.png)."""

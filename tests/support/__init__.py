@@ -1,7 +1,7 @@
 """What the tests share, one module per concern, as gomill keeps its ``*_test_support.py`` files.
 
 ``cli`` runs the referee's command line as a user runs it; ``leagues`` writes league files and plays the
-leagues that a session shares.
+leagues that a session shares; ``browser`` drives headless Chromium.
 
 The tests import them as ``support.<concern>`` (the repository's conftest.py puts ``tests/`` on the
 path); their fixtures are registered there too, as pytest plugins."""
