@@ -1,12 +1,6 @@
-import sys
-from pathlib import Path
-
 import pytest
 
-# Test helpers (playthrough.py, arena.py) import as plain modules.
-sys.path.insert(0, str(Path(__file__).parent))
-
-from arena import bot_processes, stop_bot_processes
+from support.arena import bot_processes, stop_bot_processes
 
 
 @pytest.fixture(autouse=True)

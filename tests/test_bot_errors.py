@@ -7,11 +7,12 @@ import sys
 
 import pytest
 
-from arena import FAST, RANDOM, ROOT, misbehaving, play
 from pyramid_sdk import Rules
 from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
 from referee.match.runner import MAX_ERROR
+from support import ROOT
+from support.arena import FAST, RANDOM, misbehaving, play
 from support.cli import referee
 
 HAS_NODE = bool(os.environ.get("CI")) or (

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from distributed import Client, LocalCluster
 
-from arena import RUN_MARK, bot_processes
 from referee.league.competition import Competition
 from referee.league.config import LeagueError, load_league
 from referee.league.dask_executor import DaskExecutor, ExecutorError, Unplayable
 from referee.league.host import Host
 from support import ROOT
+from support.arena import RUN_MARK, bot_processes
 from support.cli import REFEREE, export, referee
 from support.leagues import complete_matches, sampled_league, small_league
 

@@ -18,10 +18,11 @@ from typing import Any
 import psutil
 import pytest
 
-from arena import PY, ROOT, bot_processes
 from referee.match.bots import BotSpec
 from referee.match.sessions import INTERRUPTED
 from referee.match.setup import open_launcher
+from support import ROOT
+from support.arena import PY, bot_processes
 from support.cli import REFEREE, export, referee
 from support.leagues import complete_matches
 from test_dask_executor import settle, worker_processes

@@ -14,27 +14,13 @@ import uuid
 
 import pytest
 
-from remote_kit import (
-    ROOT,
-    free_port,
-    issue,
-    league,
-    make_certificates,
-    remote_env,
-    start_bot,
-    start_referee,
-    stop,
-    wait_for,
-)
+from support import ROOT
 from support.cli import export, referee
+from support.remote import free_port, issue, league, remote_env, start_bot, start_referee, stop, wait_for
+from support.tls import make_certificates
 
 PY = sys.executable
 NODE = shutil.which("node")
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.mark.skipif(NODE is None or not (ROOT / "sdk/node/node_modules").is_dir(), reason="needs node")

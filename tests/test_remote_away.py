@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from remote_kit import free_port, issue, remote_env, start_bot, start_referee, stop, wait_for
 from support.cli import referee
+from support.remote import free_port, issue, remote_env, start_bot, start_referee, stop, wait_for
 
 PY = sys.executable
 LOCAL = ("l0", "l1", "l2", "l3")

@@ -20,7 +20,7 @@ from selenium.common.exceptions import NoAlertPresentException, StaleElementRefe
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
-from arena import bot_processes, stop_bot_processes
+from support.arena import bot_processes, stop_bot_processes
 from support.browser import artifacts, fits_a_phone, needs_chromium, phone
 from support.cli import REFEREE, export, referee
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from arena import bot_processes
 from referee.match.sandbox import bubblewrap_problem
-from remote_kit import free_port
+from support.arena import bot_processes
 from support.cli import REFEREE, referee
 from support.leagues import complete_matches, dump, write_league
+from support.remote import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 EXIT_BUSY = 5

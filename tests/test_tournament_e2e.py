@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from arena import bot_processes
 from pyramid_sdk import Match, MatchRecord
 from referee.league.modes import Seating
 from referee.league.schedule import build_schedule
 from support import ROOT
+from support.arena import bot_processes
 from support.cli import REFEREE, export, referee
 from support.leagues import complete_matches, dump, sampled_league, small_league
 
