@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT / "tests"))  # as tests/conftest.py does, for the doctests' sessions too
+sys.path.insert(0, str(ROOT / "tests"))  # the tests import their helpers as support.<concern>
+pytest.register_assert_rewrite("support")  # the shared helpers' asserts explain themselves, as tests' do
 
 from tiers import Tiers, watch_processes  # noqa: E402
 
@@ -26,7 +27,12 @@ NEEDS_EXTRA = [
 MISSING = [name for name in ("numpy", "pettingzoo", "gymnasium") if importlib.util.find_spec(name) is None]
 
 collect_ignore = NEEDS_EXTRA if MISSING else []
-pytest_plugins = ["pytester"]  # tests/test_tiers.py runs pytest sessions of its own
+pytest_plugins = [
+    "pytester",  # tests/test_tiers.py runs pytest sessions of its own
+    "support.browser",  # one headless Chromium a test module
+    "support.leagues",  # the leagues a session plays once and shares
+    "support.tls",  # the session's test CA and server certificate
+]
 
 
 def pytest_report_header() -> list[str]:

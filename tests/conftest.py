@@ -1,13 +1,6 @@
-import sys
-from pathlib import Path
-
 import pytest
 
-# Test helpers (playthrough.py, arena.py) import as plain modules.
-sys.path.insert(0, str(Path(__file__).parent))
-
-from arena import bot_processes, stop_bot_processes
-from test_tournament_e2e import export, league_at, referee
+from support.arena import bot_processes, stop_bot_processes
 
 
 @pytest.fixture(autouse=True)
@@ -26,12 +19,3 @@ def no_bot_left_behind(request: pytest.FixtureRequest):
     left = bot_processes()
     stop_bot_processes(left)  # this test fails for them; the next ones start clean
     assert left == [], "a bot process outlived its referee"
-
-
-@pytest.fixture(scope="session")
-def finished(tmp_path_factory):
-    """One uninterrupted run of test_tournament_e2e's small league at concurrency 1: the reference that
-    its tests and the Dask executor's compare with. It is only read, so the session shares one run."""
-    path = league_at(tmp_path_factory.mktemp("reference"))
-    run = referee("run", path)
-    return path, run, export(path)

@@ -6,18 +6,16 @@ the one the record holds) and against a table whose deals are hidden again (a ma
 import json
 import re
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser import chromium, needs_chromium
+from support.browser import needs_chromium
+from support.cli import export, referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 
 LEAGUE = f"""\
 name: Analysed League
@@ -34,27 +32,15 @@ entrants:
 """
 
 
-def referee(*args: object, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=900, check=False, cwd=cwd
-    )
-
-
-def ok(*args: object) -> str:
-    result = referee(*args)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
-
-
 @pytest.fixture(scope="module")
 def league(tmp_path_factory):
     """The league played to its end (one table, two seatings), its first match analysed, its export."""
     folder = tmp_path_factory.mktemp("analysed")
     path = folder / "league.yaml"
     path.write_text(LEAGUE, encoding="utf-8")
-    ok("run", path)
-    first = json.loads(ok("analyze", path, "1", "--samples", "2", "--json"))
-    lines = [json.loads(line) for line in ok("export", path).splitlines()]
+    referee("run", path, timeout=900, check=True)
+    first = json.loads(referee("analyze", path, "1", "--samples", "2", "--json", check=True).stdout)
+    lines = export(path)
     return path, first, lines
 
 
@@ -78,13 +64,15 @@ def test_analyze_a_stored_match(league):
     kept = list((path.parent / "league-analysis").glob("*.json"))
     assert len(kept) == 1
     # Reproducible: the same settings print the same figures, read back or worked out again.
-    assert json.loads(ok("analyze", path, "1", "--samples", "2", "--json")) == first
+    assert json.loads(referee("analyze", path, "1", "--samples", "2", "--json", check=True).stdout) == first
     kept[0].unlink()
-    assert json.loads(ok("analyze", path, "1", "--samples", "2", "--json")) == first
-    other = json.loads(ok("analyze", path, "1", "--samples", "2", "--seed", "1", "--json"))
+    assert json.loads(referee("analyze", path, "1", "--samples", "2", "--json", check=True).stdout) == first
+    other = json.loads(
+        referee("analyze", path, "1", "--samples", "2", "--seed", "1", "--json", check=True).stdout
+    )
     assert other["decisions"] != first["decisions"]
-    ok("analyze", path, "1", "--samples", "2")  # back to seed 0 for the report's tests
-    text = ok("analyze", path, "1", "--samples", "2")
+    referee("analyze", path, "1", "--samples", "2", check=True)  # back to seed 0 for the report's tests
+    text = referee("analyze", path, "1", "--samples", "2", check=True).stdout
     assert "2 sampled worlds a decision" in text
     assert "costliest decisions" in text
 
@@ -92,7 +80,7 @@ def test_analyze_a_stored_match(league):
 def test_analyze_all_then_the_summary(league, tmp_path):
     path, _, _ = league
     site = tmp_path / "site"
-    result = referee("analyze", path, "--all", "--samples", "2", "--json", "--report", site)
+    result = referee("analyze", path, "--all", "--samples", "2", "--json", "--report", site, timeout=900)
     assert result.returncode == 0, result.stderr
     assert "1 matches to analyse" in result.stderr  # the first one is kept already
     for page in ("match-0001.html", "match-0002.html"):  # the report rewritten with both
@@ -108,14 +96,14 @@ def test_analyze_all_then_the_summary(league, tmp_path):
         assert entrant["loss_per_decision"] >= 0
     # The random bot gives up more points per decision than the heuristic whose policy is the yardstick.
     assert by_name["random"]["loss_per_decision"] > by_name["heuristic"]["loss_per_decision"]
-    text = ok("analyze", path, "--summary")
+    text = referee("analyze", path, "--summary", check=True).stdout
     assert text.startswith("Analysed League: 2 of 2 shown complete matches analysed")
 
 
 def test_the_report_shows_the_analysis_and_hides_it_with_the_deals(league, tmp_path):
     path, first, _ = league
     site = tmp_path / "site"
-    ok("report", path, "-o", site)
+    referee("report", path, "-o", site, check=True)
     page = (site / "match-0001.html").read_text(encoding="utf-8")
     assert 'id="analysis"' in page
     assert "Costliest decisions" in page
@@ -133,7 +121,7 @@ def test_the_report_shows_the_analysis_and_hides_it_with_the_deals(league, tmp_p
         voided = db.execute("UPDATE matches SET status = 'void' WHERE position = 1")  # from 0: the second
         assert voided.rowcount == 1
     hidden = tmp_path / "hidden"
-    ok("report", copy, "-o", hidden)
+    referee("report", copy, "-o", hidden, check=True)
     page = (hidden / "match-0001.html").read_text(encoding="utf-8")
     assert 'id="analysis"' not in page
     assert '"analysis"' not in page
@@ -146,24 +134,20 @@ def test_the_report_shows_the_analysis_and_hides_it_with_the_deals(league, tmp_p
 
 
 @needs_chromium
-def test_the_viewer_shows_each_decisions_loss(league, tmp_path):
+def test_the_viewer_shows_each_decisions_loss(league, tmp_path, browser):
     path, first, lines = league
     site = tmp_path / "site"
-    ok("report", path, "-o", site)
+    referee("report", path, "-o", site, check=True)
     seats = lines[0]["seats"]
-    browser = chromium()
-    try:
-        browser.get((site / "match-0001.html").as_uri())
-        insight = browser.find_element(By.ID, "viewer-analysis")
-        declaration = first["decisions"][0]
-        assert insight.is_displayed()
-        assert insight.text.startswith(f"Analysis: {seats[declaration['seat']]} declared ")
-        assert "· luck " in insight.text
-        body = browser.find_element(By.TAG_NAME, "body")
-        for step in range(1, 4):  # the first cards of deal 1, one by one
-            body.send_keys(Keys.ARROW_RIGHT)
-            played = first["decisions"][step]
-            assert insight.text.startswith(f"Analysis: {seats[played['seat']]} played ")
-            assert float(insight.get_attribute("data-loss")) == round(played["loss"], 2)
-    finally:
-        browser.quit()
+    browser.get((site / "match-0001.html").as_uri())
+    insight = browser.find_element(By.ID, "viewer-analysis")
+    declaration = first["decisions"][0]
+    assert insight.is_displayed()
+    assert insight.text.startswith(f"Analysis: {seats[declaration['seat']]} declared ")
+    assert "· luck " in insight.text
+    body = browser.find_element(By.TAG_NAME, "body")
+    for step in range(1, 4):  # the first cards of deal 1, one by one
+        body.send_keys(Keys.ARROW_RIGHT)
+        played = first["decisions"][step]
+        assert insight.text.startswith(f"Analysis: {seats[played['seat']]} played ")
+        assert float(insight.get_attribute("data-loss")) == round(played["loss"], 2)

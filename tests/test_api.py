@@ -7,13 +7,14 @@ import sys
 
 import pytest
 
-from arena import ROOT, assert_played_as
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.bot import TimeControl
 from referee.api import Played, Series, Text, match, series
 from referee.match.outcome import MatchStatus
 from sample_bots.heuristic import HeuristicBot
 from sample_bots.random_bot import RandomBot
+from support import ROOT
+from support.arena import assert_played_as
 
 PY = sys.executable
 

@@ -3,29 +3,22 @@
 
 import os
 import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from arena import FAST, RANDOM, ROOT, misbehaving, play
 from pyramid_sdk import Rules
 from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
 from referee.match.runner import MAX_ERROR
+from support import ROOT
+from support.arena import FAST, RANDOM, misbehaving, play
+from support.cli import referee
 
-REFEREE = str(Path(sys.executable).parent / "referee")
 HAS_NODE = bool(os.environ.get("CI")) or (
     shutil.which("node") is not None and (ROOT / "sdk/node/node_modules").is_dir()
 )
 needs_node = pytest.mark.skipif(not HAS_NODE, reason="Node.js or sdk/node/node_modules missing")
-
-
-def referee(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
-    )
 
 
 @pytest.mark.parametrize(

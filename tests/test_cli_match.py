@@ -1,18 +1,11 @@
 """`referee match` from the command line: options and the one-line errors a bot author sees."""
 
-import subprocess
-import sys
 from pathlib import Path
 
+from support.cli import referee
+
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 RANDOM = "sample_bots.random_bot:RandomBot"
-
-
-def referee(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 def test_rule_options_reach_the_match_under_either_spelling():

@@ -6,7 +6,6 @@ import sys
 
 import pytest
 
-from playthrough import play_random
 from pyramid_sdk import Bot, Card, Declare, Observation, Play, Rules
 from pyramid_sdk.dispatch import Dispatcher
 from pyramid_sdk.encoding import (
@@ -18,6 +17,7 @@ from pyramid_sdk.encoding import (
 )
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.wire import ObservationDecoder, action_from_wire
+from support.playthrough import play_random
 
 
 class Talker(Bot):

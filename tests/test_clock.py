@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from arena import RANDOM, play
 from pyramid_sdk import Clock, Match, Rules
 from pyramid_sdk.bot import MatchInfo, TimeControl
 from referee.league.config import load_league
@@ -18,6 +17,7 @@ from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
 from referee.match.runner import LocalSeat, play_match
 from sample_bots.montecarlo import MonteCarloBot, decisions_left
+from support.arena import RANDOM, play
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_READY = bool(os.environ.get("CI")) or (

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from arena import bot_processes
 from referee.compare import SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
+from support.arena import bot_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

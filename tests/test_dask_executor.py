@@ -1,7 +1,7 @@
 """The Dask executor end to end: a LocalCluster of two worker processes, real bots, the real CLI.
 
 Principle 9: whichever executor plays a league, its export is byte for byte the same. Each test compares
-with the in-process reference run of ``test_tournament_e2e`` (the same small league).
+with the in-process reference run of the small league (``support.leagues.finished``).
 """
 
 import asyncio
@@ -16,20 +16,14 @@ from pathlib import Path
 import pytest
 from distributed import Client, LocalCluster
 
-from arena import RUN_MARK, bot_processes
 from referee.league.config import LeagueError, load_league
 from referee.run.competition import Competition
 from referee.run.dask_executor import DaskExecutor, ExecutorError, Unplayable
 from referee.run.host import Host
-from test_tournament_e2e import (
-    REFEREE,
-    ROOT,
-    complete_matches,
-    export,
-    league_at,
-    referee,
-    sampled_league_at,
-)
+from support import ROOT
+from support.arena import RUN_MARK, bot_processes
+from support.cli import REFEREE, export, referee
+from support.leagues import complete_matches, sampled_league, small_league
 
 
 def worker_processes() -> list[str]:
@@ -71,15 +65,15 @@ def cluster():
 
 def test_workers_two_gives_identical_results(finished, tmp_path):
     reference_path, _, reference = finished
-    path = league_at(tmp_path)
-    run = referee("run", path, "--workers", "2", "--report", tmp_path / "report")
+    path = small_league(tmp_path)
+    run = referee("run", path, "--workers", "2", "--report", tmp_path / "report", check=True)
     assert "Dask LocalCluster: 2 worker processes, dashboard" in run.stderr
     assert "6/6 matches" in run.stdout
     assert (tmp_path / "report" / "index.html").exists()
     assert export(path) == reference
     assert (
-        referee("leaderboard", path, "--format", "json").stdout
-        == referee("leaderboard", reference_path, "--format", "json").stdout
+        referee("leaderboard", path, "--format", "json", check=True).stdout
+        == referee("leaderboard", reference_path, "--format", "json", check=True).stdout
     )
     assert settle(worker_processes) == [], "a worker process outlived referee run"
 
@@ -87,13 +81,13 @@ def test_workers_two_gives_identical_results(finished, tmp_path):
 def test_a_sampled_league_on_workers_gives_identical_results(tmp_path):
     """Both executors take their matches from ``schedule_of``: a sampled design (which depends on the
     entrants the database saw join) is the same on the workers."""
-    here, there = sampled_league_at(tmp_path / "here"), sampled_league_at(tmp_path / "there")
-    referee("run", here)
-    assert "10/10 matches" in referee("run", there, "--workers", "2").stdout
+    here, there = sampled_league(tmp_path / "here"), sampled_league(tmp_path / "there")
+    referee("run", here, check=True)
+    assert "10/10 matches" in referee("run", there, "--workers", "2", check=True).stdout
     assert export(there) == export(here)
     assert (
-        referee("leaderboard", there, "--format", "json").stdout
-        == referee("leaderboard", here, "--format", "json").stdout
+        referee("leaderboard", there, "--format", "json", check=True).stdout
+        == referee("leaderboard", here, "--format", "json", check=True).stdout
     )
     assert settle(worker_processes) == [], "a worker process outlived referee run"
 
@@ -101,9 +95,9 @@ def test_a_sampled_league_on_workers_gives_identical_results(tmp_path):
 def test_a_running_cluster_gives_identical_results_and_a_league_key_selects_it(finished, cluster, tmp_path):
     _, reference = finished[0], finished[2]
     local, _ = cluster
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     path.write_text(path.read_text() + f"dask: {local.scheduler_address}\n")
-    run = referee("run", path)
+    run = referee("run", path, check=True)
     assert "6/6 matches" in run.stdout
     assert export(path) == reference
 
@@ -111,7 +105,7 @@ def test_a_running_cluster_gives_identical_results_and_a_league_key_selects_it(f
 def test_a_worker_killed_mid_match_replays_it_elsewhere_to_the_same_results(finished, cluster, tmp_path):
     reference = finished[2]
     local, client = cluster
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     process = subprocess.Popen(
         [REFEREE, "run", str(path), "--dask", local.scheduler_address],
         stdout=subprocess.PIPE,
@@ -158,7 +152,7 @@ def _suspicious(dask_scheduler, key):
 
 def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_path):
     reference = finished[2]
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     process = subprocess.Popen(
         [REFEREE, "run", str(path), "--workers", "2"],
         stdout=subprocess.PIPE,
@@ -174,12 +168,12 @@ def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_p
     assert 2 <= complete_matches(tmp_path / "results.sqlite") < 6
     assert settle(worker_processes) == [], "workers outlived a referee killed with SIGKILL"
     assert settle(bot_processes) == []
-    referee("run", path, "--workers", "2")
+    referee("run", path, "--workers", "2", check=True)
     assert export(path) == reference
 
 
 def test_ctrl_c_closes_the_local_cluster(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     process = subprocess.Popen(
         [REFEREE, "run", str(path), "--workers", "2"],
         stdout=subprocess.PIPE,
@@ -199,19 +193,19 @@ def test_ctrl_c_closes_the_local_cluster(tmp_path):
 
 
 def test_an_unreachable_scheduler_is_one_line_and_stores_nothing(tmp_path):
-    path = league_at(tmp_path)
-    result = referee("run", path, "--dask", "tcp://127.0.0.1:9", check=False, timeout=120)
+    path = small_league(tmp_path)
+    result = referee("run", path, "--dask", "tcp://127.0.0.1:9", timeout=120)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("Error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
     assert complete_matches(tmp_path / "results.sqlite") == 0
-    both = referee("run", path, "--dask", "tcp://127.0.0.1:9", "--workers", "2", check=False)
+    both = referee("run", path, "--dask", "tcp://127.0.0.1:9", "--workers", "2")
     assert both.returncode == 2
 
 
 def test_builds_run_on_the_workers_and_a_failed_one_is_the_entrants(finished, tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     text = path.read_text().replace(
         "  - name: random-inproc\n",
         "  - name: broken\n    command: ./bot.sh\n    build: exit 3\n    cwd: .\n"
@@ -220,7 +214,7 @@ def test_builds_run_on_the_workers_and_a_failed_one_is_the_entrants(finished, tm
         "  - name: random-inproc\n",
     )
     path.write_text(text)
-    result = referee("run", path, "--workers", "2", check=False)
+    result = referee("run", path, "--workers", "2")
     assert result.returncode == 3, result.stderr
     assert "disqualified: broken: build 'exit 3' failed with code 3" in result.stderr
     assert "on worker tcp://" in result.stderr
@@ -235,7 +229,7 @@ def test_builds_run_on_the_workers_and_a_failed_one_is_the_entrants(finished, tm
 
 
 def test_a_worker_without_an_entrants_folder_is_named_and_nothing_is_stored(tmp_path):
-    league = load_league(league_at(tmp_path))
+    league = load_league(small_league(tmp_path))
     gone = tmp_path / "not-on-the-workers"
     entrants = tuple(
         replace(e, spec=replace(e.spec, cwd=gone)) if e.name == "heuristic" else e for e in league.entrants
@@ -259,7 +253,7 @@ class _FakeClient:
 
 @pytest.mark.quick
 def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
-    league = load_league(league_at(tmp_path))
+    league = load_league(small_league(tmp_path))
     competition = Competition.open(league)
     store, host = competition.store, Host.of(competition.league, log_dir=tmp_path / "logs")
     executor = DaskExecutor(competition, host, workers=2)
@@ -278,7 +272,7 @@ def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
 
 @pytest.mark.quick
 def test_the_league_keys_workers_and_dask_are_read_and_exclusive(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     text = path.read_text()
     path.write_text(text + "workers: 3\n")
     assert load_league(path).workers == 3

@@ -19,7 +19,6 @@ from referee.remote import door as door_module
 from referee.remote.door import CANNOT_CHECK, REFUSED
 from referee.remote.front import HANDSHAKE_TIMEOUT, Limits
 from referee.remote.lobby import Lobby
-from remote_kit import make_certificates
 from test_remote_door import admitted, doorway, hello, refusal, until
 
 LIMITS = Limits(per_address=6, total=18, handshake=3.0, idle=3.0)
@@ -27,11 +26,6 @@ LIMITS = Limits(per_address=6, total=18, handshake=3.0, idle=3.0)
 or open a stream."""
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
 """HTTP/2's client preface and an empty SETTINGS frame: a connection gRPC has accepted, with no stream."""
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 def tls_context(ca: bytes) -> ssl.SSLContext:

@@ -6,16 +6,15 @@ import os
 import re
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from referee.run.dry_run import EXIT_PREFLIGHT
 from referee.starter import node_problem
+from support.cli import REFEREE, referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 DECISIONS = 16 + 32 * 6  # a seat's decisions in a 2-player match: 16 declarations, a card a trick
 
 LEAGUE = f"""\
@@ -33,12 +32,6 @@ entrants:
     module: sample_bots.random_bot:RandomBot
     cwd: {ROOT}
 """
-
-
-def referee(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=300, check=False, cwd=ROOT
-    )
 
 
 def test_the_estimate_comes_from_timing_the_bots_and_matches_the_real_run(tmp_path):

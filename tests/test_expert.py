@@ -7,13 +7,13 @@ import sys
 
 import pytest
 
-from arena import RANDOM, play
 from pyramid_sdk import Match, Phase, Rules
 from pyramid_sdk.bot import TimeControl
 from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
 from sample_bots.expert import ExpertBot
 from sample_bots.montecarlo import MonteCarloBot
+from support.arena import RANDOM, play
 
 HEURISTIC = f"{sys.executable} sample_bots/heuristic.py"
 

@@ -1,5 +1,6 @@
 """A bot that crashes is credited only what it made itself (issue #24, docs/RULES.md "Forfeits"): a real
-bot process that exits on its 10th move, in a real league through the real CLI, against honest bots.
+bot process that exits on its 10th move, in a real league through the real CLI, against two honest bots and
+one that faults (the session's shared quitter league, tests/support/leagues.py).
 
 Before the rule, the referee's autopilot finished the quitter's matches and its points were the
 quitter's: it showed more points per match than the random bot. Each reader of the results is checked
@@ -8,56 +9,20 @@ against figures this test derives itself from the exported deals.
 
 import json
 import re
-import shutil
 import sqlite3
 import statistics
-import subprocess
-import sys
 from pathlib import Path
-
-import pytest
 
 from referee.figures import difference, likelihood
 from referee.report.crosstable import Pair
+from support.cli import export, referee
+from support.leagues import copy_league
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 WORST = {0: -2, 1: 0, 2: 2, 3: 4, 4: 2, 5: 0, 6: -2}
 """The worst score of each declared number, written out here rather than taken from the code under test."""
-
-LEAGUE = f"""\
-name: Quitter League
-seed: 24
-players: 2
-schedule: {{format: round-robin, rounds: 2, seating: balanced}}
-time_control: {{per_action: 2s, bank: 20s}}
-entrants:
-  - name: quitter
-    command: python tests/bots/misbehaving.py exit-10th   # exits on its 10th decision
-    cwd: {ROOT}
-  - name: random
-    command: python sample_bots/random_bot.py
-    cwd: {ROOT}
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-"""
-
-
-def referee(*args: object, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=600, check=False, cwd=cwd
-    )
-
-
-@pytest.fixture(scope="module")
-def league(tmp_path_factory):
-    path = tmp_path_factory.mktemp("quitter") / "league.yaml"
-    path.write_text(LEAGUE, encoding="utf-8")
-    run = referee("run", path)
-    exported = referee("export", path)
-    assert exported.returncode == 0, exported.stderr
-    return path, run, [json.loads(line) for line in exported.stdout.splitlines()]
+OTHERS = ("floaty", "random", "heuristic")
+"""The quitter's opponents."""
 
 
 def credited(line: dict) -> list[int]:
@@ -93,23 +58,23 @@ def differences(lines: list[dict], first: str, second: str) -> tuple[float, ...]
     return tuple(statistics.fmean(values) for values in tables.values())
 
 
-def test_the_quitter_forfeits_every_match_and_the_run_says_so_with_exit_code_7(league):
-    _, run, lines = league
+def test_the_quitter_forfeits_every_match_and_the_run_says_so_with_exit_code_7(quitter_league):
+    _, run, lines = quitter_league
     assert run.returncode == 7, run.stdout + run.stderr
     said = [line for line in run.stderr.splitlines() if line.startswith("forfeited:")]
     assert said == [
-        "forfeited: quitter forfeited every match it played (8 of 8); the last one in deal 2, disconnect: "
+        "forfeited: quitter forfeited every match it played (12 of 12); the last one in deal 2, disconnect: "
         "the bot closed its stream; it exited with code 3; its last output: 'leaving on my 10th move' "
         "(exit 7)"
     ]
     assert run.stdout.rstrip().endswith("format: round-robin, 2 rounds")  # the leaderboard came first
     quitter = [line for line in lines if "quitter" in line["seats"]]
-    assert len(quitter) == 8
+    assert len(quitter) == 12
     assert all(line["seats"][line["forfeits"][0]] == "quitter" for line in quitter)
 
 
-def test_the_export_and_the_database_credit_only_what_the_bot_made_itself(league):
-    path, _, lines = league
+def test_the_export_and_the_database_credit_only_what_the_bot_made_itself(quitter_league):
+    path, _, lines = quitter_league
     for line in lines:
         assert line["credited"] == credited(line)
         for seat, deal in zip(line["forfeits"], line["forfeit_deals"], strict=True):
@@ -137,8 +102,8 @@ def test_the_export_and_the_database_credit_only_what_the_bot_made_itself(league
         namespace["check"](json.dumps(line))
 
 
-def test_points_per_match_crosstable_and_los_count_the_credited_figure(league):
-    path, _, lines = league
+def test_points_per_match_crosstable_and_los_count_the_credited_figure(quitter_league):
+    path, _, lines = quitter_league
     board = referee("leaderboard", path, "--format", "json")
     rows = {row["entrant"]: row for row in json.loads(board.stdout)}
     expected = per_match(lines, credited)
@@ -148,24 +113,22 @@ def test_points_per_match_crosstable_and_los_count_the_credited_figure(league):
     # With the autopilot's points the quitter would outscore the random bot; credited, it is last by far.
     as_played = per_match(lines, lambda line: line["totals"])
     assert as_played["quitter"] > as_played["random"]
-    assert rows["quitter"]["mean_points"] < min(
-        rows["random"]["mean_points"], rows["heuristic"]["mean_points"]
-    )
-    assert rows["quitter"]["rank"] == 3
-    assert rows["quitter"]["forfeits"] == 8
+    assert rows["quitter"]["mean_points"] < min(rows[other]["mean_points"] for other in OTHERS)
+    assert rows["quitter"]["rank"] == 4
+    assert rows["quitter"]["forfeits"] == 12
 
     cross = referee("leaderboard", path, "--crosstable").stdout
     row = next(line for line in cross.splitlines() if line.strip().startswith("quitter "))
-    for other in ("random", "heuristic"):
+    for other in OTHERS:
         assert difference(statistics.fmean(differences(lines, "quitter", other))) in row
         assert difference(statistics.fmean(differences(lines, other, "quitter"))).startswith("+")
-    above = next(name for name, r in rows.items() if r["rank"] == 2)
+    above = next(name for name, r in rows.items() if r["rank"] == 3)  # the rank above the quitter
     los = Pair(above, "quitter", differences(lines, above, "quitter"), 4).los
     assert f"  {above} > quitter: {likelihood(los)}" in cross.splitlines()
 
 
-def test_matches_replay_and_the_report_show_the_credited_figure(league, tmp_path):
-    path, _, lines = league
+def test_matches_replay_and_the_report_show_the_credited_figure(quitter_league, tmp_path):
+    path, _, lines = quitter_league
     first = next(line for line in lines if line["forfeits"])
     seat = first["forfeits"][0]
     points, played, deal = first["credited"][seat], first["totals"][seat], first["forfeit_deals"][0]
@@ -200,12 +163,10 @@ def test_matches_replay_and_the_report_show_the_credited_figure(league, tmp_path
     assert f"{points} points, rank 2 (forfeited in deal {deal})" in entrant
 
 
-def test_a_version_1_database_is_read_as_it_is_and_brought_to_version_2_by_a_run(league, tmp_path):
-    path, _, lines = league
-    old = tmp_path / "league.yaml"
-    shutil.copy(path, old)
+def test_a_version_1_database_is_read_as_it_is_and_brought_to_version_2_by_a_run(quitter_league, tmp_path):
+    path, _, lines = quitter_league
+    old = copy_league(path, tmp_path)  # the shared league stays as it was played
     database = old.with_suffix(".sqlite")
-    shutil.copy(path.with_suffix(".sqlite"), database)
     with sqlite3.connect(database) as db:  # as a referee before forfeit_deals and seats.credited wrote it
         db.execute("ALTER TABLE seats DROP COLUMN credited")
         for match_id, record in db.execute("SELECT match_id, record FROM matches").fetchall():
@@ -213,9 +174,7 @@ def test_a_version_1_database_is_read_as_it_is_and_brought_to_version_2_by_a_run
             del data["forfeit_deals"]
             db.execute("UPDATE matches SET record = ? WHERE match_id = ?", (json.dumps(data), match_id))
         db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    export = referee("export", old)
-    assert export.returncode == 0, export.stderr
-    assert [json.loads(line) for line in export.stdout.splitlines()] == lines  # deals from the faults
+    assert export(old) == lines  # deals from the faults
     with sqlite3.connect(database) as db:  # reading left it as it was
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)
         assert "credited" not in {row[1] for row in db.execute("PRAGMA table_info(seats)")}

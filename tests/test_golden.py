@@ -1,15 +1,15 @@
 """Golden playthroughs: one seeded random match per player count, checked byte for byte.
 
 After an intended change to the rules or the record format, regenerate them with
-``python tests/playthrough.py`` and review the diff.
+``python tests/support/playthrough.py`` and review the diff.
 """
 
 import json
 
 import pytest
 
-from playthrough import golden_lines, golden_path, golden_record
 from pyramid_sdk import Match, MatchRecord
+from support.playthrough import golden_lines, golden_path, golden_record
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])

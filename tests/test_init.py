@@ -18,9 +18,9 @@ from referee.league.versions import code_files
 from referee.match.sandbox import bubblewrap_problem
 from referee.starter import node_problem, write_starter
 from sample_bots.node_heuristic import installed
+from support.cli import export, referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 
 needs_sandbox = pytest.mark.skipif(
     bool(bubblewrap_problem()) and not os.environ.get("CI"),
@@ -28,17 +28,9 @@ needs_sandbox = pytest.mark.skipif(
 )
 
 
-def referee(*args: object, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "npm_config_prefer_offline": "true"}  # builds use npm's cache when they can
-    return subprocess.run(
-        [REFEREE, *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        cwd=cwd,
-        env=environment,
-    )
+def npm_offline() -> dict[str, str]:
+    """The environment, with npm told to use its cache when it can: the leagues' builds run npm."""
+    return {**os.environ, "npm_config_prefer_offline": "true"}
 
 
 def one_table_once(league: Path) -> None:
@@ -50,17 +42,11 @@ def one_table_once(league: Path) -> None:
     league.write_text(text + "sandbox: required\n", encoding="utf-8")
 
 
-def played(folder: Path, league: Path) -> list[dict]:
-    export = referee("export", league, cwd=folder)
-    assert export.returncode == 0, export.stderr
-    return [json.loads(line) for line in export.stdout.splitlines()]
-
-
 @needs_sandbox
 def test_init_writes_a_league_whose_bots_play_anywhere(tmp_path):
     work = tmp_path / "elsewhere"  # the working folder: outside the repository, and not the league's
     work.mkdir()
-    result = referee("init", "my-league", "--name", "First League", cwd=work)
+    result = referee("init", "my-league", "--name", "First League", cwd=work, env=npm_offline(), timeout=600)
     assert result.returncode == 0, result.stderr
     folder = work / "my-league"
     for name in ("league.yaml", "README.md", "python-bot/bot.py", "node-bot/bot.js", "node-bot/package.json"):
@@ -75,9 +61,9 @@ def test_init_writes_a_league_whose_bots_play_anywhere(tmp_path):
     for path in (tmp_path, work, folder):  # a sandboxed bot runs as a uid of its own
         path.chmod(0o755)
     one_table_once(folder / "league.yaml")
-    run = referee("run", folder / "league.yaml", cwd=work)
+    run = referee("run", folder / "league.yaml", cwd=work, env=npm_offline(), timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
-    (match,) = played(work, folder / "league.yaml")
+    (match,) = export(folder / "league.yaml", cwd=work)
     mine = {"my-python-bot", "random", "heuristic", "montecarlo" if problem else "my-node-bot"}
     assert set(match["seats"]) == mine
     assert match["status"] == "complete"
@@ -91,7 +77,7 @@ def test_init_never_writes_into_a_folder_that_is_not_empty(tmp_path):
     (tmp_path / "taken" / "league.yaml").write_text("mine\n", encoding="utf-8")
     (tmp_path / "a-file").write_text("mine\n", encoding="utf-8")
     for target in ("taken", "a-file"):
-        result = referee("init", target, cwd=tmp_path)
+        result = referee("init", target, cwd=tmp_path, env=npm_offline(), timeout=600)
         assert result.returncode == 2
         assert result.stderr.count("\n") == 1
         assert result.stderr.startswith(f"Error: {tmp_path / target}: not ")
@@ -100,7 +86,9 @@ def test_init_never_writes_into_a_folder_that_is_not_empty(tmp_path):
     assert sorted(p.name for p in (tmp_path / "taken").iterdir()) == ["league.yaml"]
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert referee("init", empty, cwd=tmp_path).returncode == 0  # an empty folder is fine
+    assert (
+        referee("init", empty, cwd=tmp_path, env=npm_offline(), timeout=600).returncode == 0
+    )  # an empty folder is fine
 
 
 def test_without_a_node_sdk_the_node_bot_is_written_and_left_out_of_a_valid_league(tmp_path):
@@ -134,9 +122,9 @@ def test_a_copy_of_the_example_league_runs_anywhere(tmp_path):
     for path in (tmp_path, copy, work):
         path.chmod(0o755)
     one_table_once(copy / "league.yaml")
-    run = referee("run", copy / "league.yaml", cwd=work)
+    run = referee("run", copy / "league.yaml", cwd=work, env=npm_offline(), timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
-    (match,) = played(work, copy / "league.yaml")
+    (match,) = export(copy / "league.yaml", cwd=work)
     assert set(match["seats"]) == {"random", "heuristic", "node-heuristic", "montecarlo"}
     assert match["faults"] == []
 

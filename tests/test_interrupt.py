@@ -18,12 +18,14 @@ from typing import Any
 import psutil
 import pytest
 
-from arena import PY, ROOT, bot_processes
 from referee.match.bots import BotSpec
 from referee.match.sessions import INTERRUPTED
 from referee.match.setup import open_launcher
+from support import ROOT
+from support.arena import PY, bot_processes
+from support.cli import REFEREE, export, referee
+from support.leagues import complete_matches
 from test_dask_executor import settle, worker_processes
-from test_tournament_e2e import REFEREE, complete_matches, export, referee
 
 LEAGUE = f"""\
 name: Interrupted
@@ -118,7 +120,7 @@ def test_ctrl_c_is_one_line_keeps_the_database_and_tells_the_bots(tmp_path, exec
     assert told
     assert all(line.endswith(INTERRUPTED) for line in told)
     # Run again: the league is finished, every match once.
-    again = referee("run", path, *executor)
+    again = referee("run", path, *executor, check=True)
     assert "4/4 matches" in again.stdout
     assert len(export(path)) == 4
 
@@ -154,7 +156,7 @@ def test_a_run_with_as_many_matches_left_as_workers_plays_them(tmp_path):
     path = tmp_path / "league.yaml"
     text = LEAGUE.replace("rounds: 2", "rounds: 1")
     path.write_text(text.replace("python tests/bots/status.py 0.02", "python sample_bots/heuristic.py"))
-    result = referee("run", path, "--workers", "2")
+    result = referee("run", path, "--workers", "2", check=True)
     assert "2/2 matches" in result.stdout
     assert "Traceback" not in result.stderr
 

@@ -26,7 +26,6 @@ import pytest
 from google.protobuf import descriptor_pb2
 from grpc_tools import protoc
 
-from playthrough import play_random
 from pyramid_sdk import Rules, wire
 from pyramid_sdk.encoding import (
     ObservationEncoder,
@@ -37,6 +36,7 @@ from pyramid_sdk.encoding import (
 )
 from pyramid_sdk.observation import Observation, Phase, Trick
 from pyramid_sdk.v1 import pyramid_pb2 as pb
+from support.playthrough import play_random
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO = ROOT / "proto/pyramid/v1/pyramid.proto"

@@ -20,12 +20,13 @@ if not os.environ.get("CI"):  # in CI the extra is installed (README's test comm
 import numpy as np
 from pettingzoo.test import api_test, seed_test
 
-from arena import ROOT, assert_played_as
 from pyramid_sdk import IllegalActionError, Match, MatchRecord
 from pyramid_sdk.features import ACTIONS, OFFSETS, SIZE, action_of
 from pyramid_sdk.pettingzoo_bot import PolicyBot
 from pyramid_sdk.pettingzoo_env import PyramidEnv, env, raw_env
 from referee.api import match as play_match
+from support import ROOT
+from support.arena import assert_played_as
 
 sys.path.insert(0, str(ROOT / "tests/bots"))
 from policy_bot import linear_policy

@@ -9,8 +9,8 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from playthrough import TALK_WORDS, cards_in, play_random
 from pyramid_sdk import IllegalTalkError, Match, MatchRecord, Phase, Play, Rules, Talk, TrickWinner, score
+from support.playthrough import TALK_WORDS, cards_in, play_random
 
 rules_strategy = st.builds(
     Rules,

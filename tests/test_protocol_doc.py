@@ -12,7 +12,6 @@ from pathlib import Path
 import grpc
 import pytest
 
-from arena import PY, ROOT, play
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.handshake import PROTOCOL_VERSION
@@ -26,6 +25,8 @@ from referee.match.server import MAX_TRANSPORT_BYTES, SERVER_OPTIONS, create_ser
 from referee.match.sessions import MAX_MESSAGE_BYTES, SessionRegistry
 from referee.match.setup import open_table
 from sample_bots.random_bot import RandomBot
+from support import ROOT
+from support.arena import PY, play
 
 PROTOCOL = (ROOT / "docs/PROTOCOL.md").read_text(encoding="utf-8")
 

@@ -8,7 +8,6 @@ import time
 import grpc
 import pytest
 
-from arena import FAST, RANDOM, ROOT, assert_no_unknown_cards, assert_played_as, misbehaving, play
 from pyramid_sdk import Match, Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.handshake import PROTOCOL_VERSION
@@ -27,6 +26,8 @@ from referee.match.setup import open_table
 from sample_bots.heuristic import HeuristicBot
 from sample_bots.montecarlo import MonteCarloBot
 from sample_bots.random_bot import RandomBot
+from support import ROOT
+from support.arena import FAST, RANDOM, assert_no_unknown_cards, assert_played_as, misbehaving, play
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])

@@ -3,12 +3,12 @@ Through the real CLI, with real bot processes where messages are logged."""
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+from support.cli import referee
+from support.leagues import write_league
+
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 BOTS = ROOT / "tests/bots"
 
 LEAGUE = f"""\
@@ -24,16 +24,8 @@ entrants:
 """
 
 
-def referee(*args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False, cwd=ROOT
-    )
-
-
 def league_at(folder: Path, second: str) -> Path:
-    path = folder / "league.yaml"
-    path.write_text(LEAGUE.replace("{second}", second), encoding="utf-8")
-    return path
+    return write_league(folder, LEAGUE.replace("{second}", second))
 
 
 def test_a_run_whose_matches_keep_going_void_stops_with_one_line_and_the_tracebacks_logged(tmp_path):

@@ -5,44 +5,22 @@ and revoked; as root, a bot in a network namespace of its own over a virtual lin
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
-from remote_kit import (
-    ROOT,
-    free_port,
-    issue,
-    league,
-    make_certificates,
-    referee,
-    remote_env,
-    start_bot,
-    start_referee,
-    stop,
-    wait_for,
-)
+from support import ROOT
+from support.cli import export, referee
+from support.remote import free_port, issue, league, remote_env, start_bot, start_referee, stop, wait_for
+from support.tls import make_certificates
 
 PY = sys.executable
 NODE = shutil.which("node")
-
-
-def export(path: Path) -> list[dict]:
-    result = referee("export", path)
-    assert result.returncode == 0, result.stderr
-    return [json.loads(line) for line in result.stdout.splitlines()]
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.mark.skipif(NODE is None or not (ROOT / "sdk/node/node_modules").is_dir(), reason="needs node")

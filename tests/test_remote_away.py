@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from remote_kit import free_port, issue, referee, remote_env, start_bot, start_referee, stop, wait_for
+from support.cli import referee
+from support.remote import free_port, issue, remote_env, start_bot, start_referee, stop, wait_for
 
 PY = sys.executable
 LOCAL = ("l0", "l1", "l2", "l3")
@@ -32,10 +33,9 @@ def league(folder: Path, remote: str, wait: str) -> Path:
     return path
 
 
-def export(path: Path) -> dict[str, str]:
-    """Each stored match's export line, by match id."""
-    result = referee("export", path)
-    assert result.returncode == 0, result.stderr
+def export_lines(path: Path) -> dict[str, str]:
+    """Each stored match's export line as printed, by match id: compared as text, byte for byte."""
+    result = referee("export", path, check=True)
     return {json.loads(line)["match_id"]: line for line in result.stdout.splitlines()}
 
 
@@ -89,9 +89,9 @@ def test_local_matches_go_on_while_a_remote_entrant_is_away_and_it_costs_the_wai
     )
     assert stop(run, 300) == 0, run_log.read_text()
     assert stop(bot) == 0
-    everything = export(path_there)
+    everything = export_lines(path_there)
     assert len(everything) == 20
-    alone = export(path)
+    alone = export_lines(path)
     assert set(alone) == set(local)
     assert {match_id: everything[match_id] for match_id in alone} == alone
 

@@ -13,32 +13,15 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from referee.remote.front import DESCRIPTOR_RESERVE, DESCRIPTORS_PER_CONNECTION
-from remote_kit import (
-    REFEREE,
-    free_port,
-    issue,
-    league,
-    make_certificates,
-    referee,
-    remote_env,
-    start_bot,
-    start_referee,
-    wait_for,
-)
+from support.cli import REFEREE, referee
+from support.remote import free_port, issue, league, remote_env, start_bot, start_referee, wait_for
 from test_serve_remote import end, interrupt, stored, until, write_league
 
 PY = sys.executable
 GRPC_LINE = "ssl_transport_security"
 """What gRPC's C-core prints for a failed TLS handshake (``I1201 … ssl_transport_security.cc:2563]
 Handshake failed …``)."""
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 def tls_in_file(path: Path, certs) -> None:

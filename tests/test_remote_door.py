@@ -31,14 +31,10 @@ from referee.remote.lobby import Absent, Lobby
 from referee.remote.settings import RemoteSettings
 from referee.remote.tokens import TokenBook
 from referee.run.remote_entrants import OpenDoor
-from remote_kit import ROOT, league, make_certificates, remote_env, start_bot
+from support import ROOT
+from support.remote import league, remote_env, start_bot
 
 CONNECT = "/pyramid.v1.RefereeService/Connect"
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 @dataclass

@@ -20,27 +20,14 @@ from referee.check import check_bot
 from referee.remote import door as door_module
 from referee.remote.door import Keepalive
 from referee.remote.lobby import Absent, Lobby
-from remote_kit import (
-    ROOT,
-    free_port,
-    issue,
-    league,
-    make_certificates,
-    referee,
-    remote_env,
-    start_bot,
-    stop,
-)
+from support import ROOT
+from support.cli import referee
+from support.remote import free_port, issue, league, remote_env, start_bot, stop
 from test_remote_door import doorway, sdk_bot, until
 
 PY = sys.executable
 NO_KEEPALIVE = Keepalive(interval=60, timeout=120)
 """A transport keepalive that never fires within a test: what cuts a bot there is the lobby's ping."""
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 def random_bot(way, tmp_path, name: str = "far"):

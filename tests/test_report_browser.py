@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 
-from browser import artifacts, chromium, fits_a_phone, needs_chromium, phone
 from referee.league.config import load_league
 from referee.league.planning import schedule_of
 from referee.league.ratings import rate
 from referee.report.site import write_report
 from referee.results.store import Store
+from support.browser import artifacts, fits_a_phone, needs_chromium, phone
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")
@@ -54,13 +54,6 @@ def site(tmp_path_factory):
     )
     assert result.returncode == 0, result.stderr
     return folder / "site"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = chromium()
-    yield driver
-    driver.quit()
 
 
 def test_a_live_report_refreshes_itself_and_a_final_one_does_not(site, tmp_path):
@@ -128,8 +121,8 @@ def test_an_entrant_page_has_the_pyramid_heat_map(site, browser):
 
 
 def test_every_page_of_the_report_fits_a_phone(site, browser):
-    """The report `referee report` writes, at a true 420 px viewport (tests/browser.py): no page scrolls
-    sideways, no cell takes more than a line, the viewer's hands take one or two rows each, the
+    """The report `referee report` writes, at a true 420 px viewport (tests/support/browser.py): no page
+    scrolls sideways, no cell takes more than a line, the viewer's hands take one or two rows each, the
     leaderboard scrolls inside itself."""
     with phone(browser):
         for page in ("index.html", "matches.html", "entrant-heuristic.html", "match-0001.html"):

@@ -7,8 +7,6 @@ import json
 import math
 import re
 import statistics
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,13 +17,13 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 from bots.talker import MESSAGE
-from browser import artifacts, chromium, needs_chromium
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.rules import TrickWinner, trick_winner_index
 from referee.results.store import Store
+from support.browser import artifacts, chromium, needs_chromium
+from support.cli import export, referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 
 pytestmark = needs_chromium
 
@@ -55,33 +53,18 @@ entrants:
 """
 
 
-def referee(*args):
-    result = subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=600, check=False, cwd=ROOT
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
-
-
 @pytest.fixture(scope="module")
 def league(tmp_path_factory):
     """The league run to its end with a report; its export lines and stored records."""
     folder = tmp_path_factory.mktemp("viewer")
     path = folder / "league.yaml"
     path.write_text(LEAGUE, encoding="utf-8")
-    referee("run", path, "--report", folder / "site")
-    lines = [json.loads(line) for line in referee("export", path).splitlines()]
+    referee("run", path, "--report", folder / "site", timeout=600, check=True)
+    lines = export(path)
     store = Store(folder / "results.sqlite", write=False)
     records = {match_id: match.record for match_id, match in store.matches().items()}
     store.close()
     return folder / "site", lines, records
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = chromium()
-    yield driver
-    driver.quit()
 
 
 def page_of(line: dict) -> str:
@@ -297,7 +280,7 @@ def test_the_crosstable_shows_the_statistics_of_the_export(league, browser):
             for b, second in enumerate(line["seats"]):
                 if a != b:
                     differences[first, second][line["table_id"]].append(line["totals"][a] - line["totals"][b])
-    printed = referee("leaderboard", site.parent / "league.yaml", "--crosstable")
+    printed = referee("leaderboard", site.parent / "league.yaml", "--crosstable", check=True).stdout
     terminal = re.findall(r"[+−]\d+\.\d ± \d+\.\d(?: \*)?", printed)
     browser.get((site / "index.html").as_uri())
     names = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#crosstable thead th")][1:]
@@ -340,7 +323,7 @@ def test_the_crosstable_shows_the_statistics_of_the_export(league, browser):
 def test_the_html_leaderboard_rounds_every_figure_as_the_terminal_prints_it(league, browser):
     site, _, _ = league
     path = site.parent / "league.yaml"
-    output = referee("leaderboard", path, "--format", "markdown").splitlines()
+    output = referee("leaderboard", path, "--format", "markdown", check=True).stdout.splitlines()
     markdown = [line for line in output if line.startswith("|")][2:]  # the rows, after header and rule
     terminal = [[cell.strip() for cell in row.strip("|").split("|")] for row in markdown]
     browser.get((site / "index.html").as_uri())

@@ -6,7 +6,6 @@ import os
 import re
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,9 +20,10 @@ from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import MatchStatus
 from referee.report.text import forfeited_lines, leaderboard_markdown, replay_text
 from referee.results.store import StoredMatch
+from support.cli import REFEREE, referee
+from support.leagues import copy_league
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 
 LEAGUE = f"""\
 name: Read League
@@ -55,12 +55,6 @@ READERS = [
     ("report", "-o", "{folder}/site"),
     ("matches",),
 ]
-
-
-def referee(*args: object, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd
-    )
 
 
 def files_under(folder: Path) -> dict[str, bytes]:
@@ -150,10 +144,8 @@ def test_matches_lists_every_stored_match_with_its_points_and_faults(played):
 
 
 def test_matches_filters_by_entrant_and_status(played, tmp_path):
-    copy = tmp_path / "league.yaml"
-    copy.write_bytes(played.read_bytes())
-    (tmp_path / "league.sqlite").write_bytes((played.parent / "league.sqlite").read_bytes())
-    with sqlite3.connect(tmp_path / "league.sqlite") as db:  # as a match void after its retries is kept
+    copy = copy_league(played, tmp_path)
+    with sqlite3.connect(copy.with_suffix(".sqlite")) as db:  # as a match void after its retries is kept
         db.execute("UPDATE matches SET status = 'void' WHERE position = 1")
     floaty = listed(referee("matches", copy, "--entrant", "floaty"))
     assert len(floaty) == 6  # C(4, 2) tables, 3 with floaty, x 2 rotations

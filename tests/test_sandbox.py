@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from arena import FAST, PY, RANDOM, ROOT, bot_processes, play
 from referee.match.faults import FaultKind
 from referee.match.launcher import Confinement
 from referee.match.outcome import MatchStatus
 from referee.match.sandbox import Limits, SandboxMode, SandboxPlan, bubblewrap_problem, entrant_uid
+from support import ROOT
+from support.arena import FAST, PY, RANDOM, bot_processes, play
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("CI") and bool(bubblewrap_problem()),

@@ -16,7 +16,6 @@ from typing import Any
 import grpc
 import pytest
 
-from playthrough import play_random
 from pyramid_sdk import Observation, Rules
 from pyramid_sdk.client import CONNECT
 from pyramid_sdk.encoding import (
@@ -28,7 +27,9 @@ from pyramid_sdk.encoding import (
 )
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.wire import rules_to_wire
-from remote_kit import ROOT, remote_env, start_bot
+from support import ROOT
+from support.playthrough import play_random
+from support.remote import remote_env, start_bot
 
 THINK = 1.0
 """Seconds each bot thinks on its first decision."""

@@ -6,8 +6,8 @@ never work stop the bot at once with one line saying what to set.
 Each case runs the real ``referee serve`` (or ``referee check``) with its door on loopback, and real bot
 processes of both SDKs as their authors start them: Python on its default stream (``ThreadStream``) and
 on gRPC's asyncio API (``PYRAMID_STREAM=asyncio``), and Node.js. The network's faults come from a relay
-in this process (tests/relay.py). Times are kept short by the league's time control (the door's keepalive
-follows it, ``Keepalive.for_time``) and by the bots' ``PYRAMID_KEEPALIVE``."""
+in this process (tests/support/relay.py). Times are kept short by the league's time control (the door's
+keepalive follows it, ``Keepalive.for_time``) and by the bots' ``PYRAMID_KEEPALIVE``."""
 
 from __future__ import annotations
 
@@ -31,17 +31,10 @@ from referee.league.config import load_league
 from referee.remote.door import KEEPALIVE_INTERVAL, Keepalive
 from referee.remote.files import tokens_path
 from referee.remote.tokens import TokenBook
-from relay import Relay
-from remote_kit import (
-    ROOT,
-    Certificates,
-    free_port,
-    make_certificates,
-    remote_env,
-    start_bot,
-    start_referee,
-    wait_for,
-)
+from support import ROOT
+from support.relay import Relay
+from support.remote import free_port, remote_env, start_bot, start_referee, wait_for
+from support.tls import Certificates, make_certificates
 
 PY = sys.executable
 NODE = shutil.which("node")
@@ -204,12 +197,6 @@ class Sleepers:
         for bot in self.arena.bots:
             os.kill(bot.process.pid, signal.SIGSTOP)
         self.stopped = time.monotonic()
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Certificates:
-    """A CA and the certificate it signed for ``localhost`` and ``127.0.0.1``."""
-    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture(scope="module")

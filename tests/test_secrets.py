@@ -6,8 +6,6 @@ import json
 import re
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,9 +17,9 @@ from referee.match.outcome import MatchStatus
 from referee.results.disclosure import disclosure
 from referee.results.store import StoredMatch
 from referee.run.preflight import PREFLIGHT_SEED
+from support.cli import export, referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 
 LEAGUE = f"""\
 name: Secret League
@@ -41,19 +39,6 @@ entrants:
     module: sample_bots.random_bot:RandomBot
     cwd: {ROOT}
 """
-
-
-def referee(*args, check=True, cwd=None):
-    result = subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=300, check=False, cwd=cwd
-    )
-    if check:
-        assert result.returncode == 0, result.stdout + result.stderr
-    return result
-
-
-def export(path: Path) -> list[dict]:
-    return [json.loads(line) for line in referee("export", path).stdout.splitlines()]
 
 
 def spellings(seed: int) -> list[str]:
@@ -77,7 +62,7 @@ def secret_league(tmp_path_factory):
     folder = tmp_path_factory.mktemp("secret")
     path = folder / "league.yaml"
     path.write_text(LEAGUE, encoding="utf-8")
-    outputs = {"run": referee("run", path, "--report", folder / "live")}
+    outputs = {"run": referee("run", path, "--report", folder / "live", check=True)}
     with sqlite3.connect(folder / "results.sqlite") as db:
         secret = int(db.execute("SELECT value FROM meta WHERE key = 'secret_seed'").fetchone()[0])
     return folder, path, secret, outputs
@@ -85,18 +70,18 @@ def secret_league(tmp_path_factory):
 
 def test_a_secret_league_seed_appears_in_no_output(secret_league):
     folder, path, secret, outputs = secret_league
-    outputs["again"] = referee("run", path)
-    outputs["report"] = referee("report", path, "-o", folder / "report")
-    outputs["export"] = referee("export", path)
-    referee("export", path, "-o", folder / "matches.jsonl")
+    outputs["again"] = referee("run", path, check=True)
+    outputs["report"] = referee("report", path, "-o", folder / "report", check=True)
+    outputs["export"] = referee("export", path, check=True)
+    referee("export", path, "-o", folder / "matches.jsonl", check=True)
     for position in range(1, 7):
-        outputs[f"replay {position}"] = referee("replay", path, position)
+        outputs[f"replay {position}"] = referee("replay", path, position, check=True)
     for fmt in ("table", "json", "csv", "markdown"):
-        outputs[f"leaderboard {fmt}"] = referee("leaderboard", path, "--format", fmt)
-    outputs["no such match"] = referee("replay", path, "r9:nobody", check=False)
+        outputs[f"leaderboard {fmt}"] = referee("leaderboard", path, "--format", fmt, check=True)
+    outputs["no such match"] = referee("replay", path, "r9:nobody")
     changed = folder / "changed.yaml"  # same database, other rules: refused with an error text
     changed.write_text(path.read_text().replace("talk: open", "talk: off"), encoding="utf-8")
-    outputs["refused"] = referee("run", changed, check=False)
+    outputs["refused"] = referee("run", changed)
     assert outputs["refused"].returncode == 1
     assert "--fresh" in outputs["refused"].stderr
 
@@ -124,7 +109,7 @@ def test_a_seed_given_in_the_league_file_is_public_and_shown(secret_league, tmp_
     text = path.read_text().replace("name: Secret League\n", "name: Public League\nseed: 987654321\n")
     hooks = "command: python tests/bots/hooks.py"
     public.write_text(text.replace(hooks, "module: sample_bots.random_bot:RandomBot"), encoding="utf-8")
-    referee("run", public, "--report", tmp_path / "report")
+    referee("run", public, "--report", tmp_path / "report", check=True)
     assert "seed 987654321" in (tmp_path / "report" / "index.html").read_text()
 
 
@@ -161,29 +146,29 @@ def test_the_deals_of_an_incomplete_table_are_hidden_until_it_is_complete(secret
     assert all(not line["deals_hidden"] and len(line["deals"]) == 32 for line in shown)
 
     # replay: the result, and why the rest is missing.
-    text = referee("replay", league, mate).stdout
+    text = referee("replay", league, mate, check=True).stdout
     assert "deals hidden until every match of this table is played" in text
     assert "trick 1:" not in text
     assert "deal  1" not in text
     assert not any(spelling in text for spelling in hidden_seeds)
     assert re.search(r"^1\. ", text, re.MULTILINE)  # the standings are there
-    assert "trick 1:" in referee("replay", league, shown[0]["match_id"]).stdout
+    assert "trick 1:" in referee("replay", league, shown[0]["match_id"], check=True).stdout
 
     # replay --deal, card by card: refused in one line for that table, from the league and from its
     # export; any other table's deal is shown.
-    referee("export", league, "-o", tmp_path / "export.jsonl")
+    referee("export", league, "-o", tmp_path / "export.jsonl", check=True)
     for source in (league, tmp_path / "export.jsonl"):
-        refused = referee("replay", source, mate, "--deal", "1", check=False)
+        refused = referee("replay", source, mate, "--deal", "1")
         assert refused.returncode == 1
         assert refused.stdout == ""
         assert refused.stderr.startswith(f"Error: match {mate} of ")
         assert refused.stderr.strip().endswith("deals hidden until every match of this table is played")
         assert not any(spelling in refused.stderr for spelling in hidden_seeds)
-        assert "trick 1" in referee("replay", source, shown[0]["match_id"], "--deal", "1").stdout
-    assert "trick 1:" not in referee("replay", tmp_path / "export.jsonl", mate).stdout
+        assert "trick 1" in referee("replay", source, shown[0]["match_id"], "--deal", "1", check=True).stdout
+    assert "trick 1:" not in referee("replay", tmp_path / "export.jsonl", mate, check=True).stdout
 
     # report: the match page has no hand, trick or seed; nothing in the site names the seed.
-    referee("report", league, "-o", tmp_path / "report")
+    referee("report", league, "-o", tmp_path / "report", check=True)
     site = files_under(tmp_path / "report")
     page = next(text for p, text in site.items() if f"Match {mate}" in text)
     assert "hidden until every match of this table is played" in page
@@ -196,11 +181,11 @@ def test_the_deals_of_an_incomplete_table_are_hidden_until_it_is_complete(secret
     assert "Not counted yet: 1 match" in site[tmp_path / "report" / "entrant-random.html"]
 
     # The run plays the missing match; then everything is shown, the live report included.
-    referee("run", league, "--report", tmp_path / "live")
+    referee("run", league, "--report", tmp_path / "live", check=True)
     lines = {line["match_id"]: line for line in export(league)}
     assert all(not line["deals_hidden"] and len(line["deals"]) == 32 for line in lines.values())
     assert lines[mate]["seed"] == seed
-    assert "trick 1:" in referee("replay", league, mate).stdout
+    assert "trick 1:" in referee("replay", league, mate, check=True).stdout
     live = files_under(tmp_path / "live")
     page = next(text for p, text in live.items() if f"Match {mate}" in text)
     assert 'id="deal-1"' in page
@@ -234,6 +219,7 @@ def test_referee_match_draws_a_fresh_secret_seed_and_tells_the_bots_nothing_of_i
             "--logs",
             logs,
             cwd=ROOT,
+            check=True,
         )
         start = hook_lines((logs / "hooks.log").read_text())[0]
         runs.append((result.stdout, _match_seed(result.stdout), start))
@@ -256,6 +242,7 @@ def test_referee_match_draws_a_fresh_secret_seed_and_tells_the_bots_nothing_of_i
         "--logs",
         logs,
         cwd=ROOT,
+        check=True,
     )
     assert again.stdout == first
     replayed = hook_lines((logs / "hooks.log").read_text())[0]

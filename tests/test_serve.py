@@ -9,7 +9,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -21,11 +20,11 @@ from selenium.common.exceptions import NoAlertPresentException, StaleElementRefe
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
-from arena import bot_processes, stop_bot_processes
-from browser import artifacts, chromium, fits_a_phone, needs_chromium, phone
+from support.arena import bot_processes, stop_bot_processes
+from support.browser import artifacts, fits_a_phone, needs_chromium, phone
+from support.cli import REFEREE, export, referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 HOSTILE = "<script>alert(1)</script>"
 
 LEAGUE = f"""\
@@ -101,12 +100,6 @@ class Served:
         with urllib.request.urlopen(self.url + path, timeout=30) as answer:
             return json.loads(answer.read())
 
-    def referee(self, *args: str) -> str:
-        result = subprocess.run(
-            [REFEREE, *args], capture_output=True, text=True, timeout=120, check=True, cwd=self.folder
-        )
-        return result.stdout
-
 
 def serve(folder: Path, text: str, *options: str) -> Iterator[Served]:
     (folder / "league.yaml").write_text(text, encoding="utf-8")
@@ -146,13 +139,6 @@ def league(tmp_path_factory):
 @pytest.fixture(scope="module")
 def duel(tmp_path_factory):
     yield from serve(tmp_path_factory.mktemp("duel"), DUEL)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = chromium()
-    yield driver
-    driver.quit()
 
 
 @dataclass(frozen=True)
@@ -240,7 +226,7 @@ def test_a_match_in_play_is_watched_live_and_shows_no_hidden_card(league, browse
         browser.save_screenshot(str(artifacts() / "serve-live-match.png"))
         assert len({s[1] for s in snapshots}) >= 3, "the page did not follow the match"
     no_alert(browser)
-    exported = league.referee("export", "league.yaml").splitlines()
+    exported = referee("export", "league.yaml", cwd=league.folder, check=True).stdout.splitlines()
     for match_id, snapshots in watched.items():
         line = json.loads(next(x for x in exported if match_id in x))
         deals = {deal["number"]: deal for deal in line["deals"]}
@@ -274,13 +260,15 @@ def test_the_leaderboard_changes_without_a_reload_when_a_match_ends(league, brow
 
 def test_the_api_answers_as_the_export(league):
     wait_for(lambda: len(league.get("/api/v1/matches")["matches"]) == 3, timeout=600, every=0.5)
-    exported = [json.loads(line) for line in league.referee("export", "league.yaml").splitlines()]
+    exported = export("league.yaml", cwd=league.folder)
     listed = league.get("/api/v1/matches")
     assert [m["match_id"] for m in listed["matches"]] == [m["match_id"] for m in exported]
     for match in exported:
         assert league.get("/api/v1/matches/" + urllib.request.quote(match["match_id"])) == match
         assert {k: v for k, v in match.items() if k != "deals"} in listed["matches"]
-    board = json.loads(league.referee("leaderboard", "league.yaml", "--format", "json"))
+    board = json.loads(
+        referee("leaderboard", "league.yaml", "--format", "json", cwd=league.folder, check=True).stdout
+    )
     assert league.get("/api/v1/leaderboard")["standings"] == board
     names = [e["name"] for e in league.get("/api/v1/entrants")["entrants"]]
     assert names == ["slow", "heuristic", "random"]
@@ -299,7 +287,7 @@ def _sit_down(league: Served) -> str:
 
 @needs_chromium
 def test_every_page_fits_a_phone_and_a_wide_table_scrolls_inside_itself(league, browser):
-    """At a true 420 px viewport (the device metrics set, not the window: tests/browser.py): no page
+    """At a true 420 px viewport (the device metrics set, not the window: tests/support/browser.py): no page
     scrolls sideways, no table cell takes more than a line (a header one letter a line, a figure
     broken across lines), a hand's six cards take one or two rows, and the leaderboard, wider than the
     phone, scrolls inside itself. Each page's screenshot is kept (tests/artifacts/serve-phone-*.png)."""
@@ -414,7 +402,7 @@ def test_a_person_plays_a_whole_match_by_clicking(duel, browser):
     assert line["seats"][0] == HOSTILE
     assert line["status"] == "complete"
     # stored apart: the league's results know nothing of it
-    assert HOSTILE not in duel.referee("matches", "league.yaml")
+    assert HOSTILE not in referee("matches", "league.yaml", cwd=duel.folder, check=True).stdout
     assert (duel.folder / "results-human.sqlite").is_file()
 
 
@@ -475,7 +463,7 @@ def test_ctrl_c_stops_the_server_and_the_league_with_nothing_lost(tmp_path):
     assert "stopped;" in out
     assert "Traceback" not in err
     played = int(re.search(r"(\d+) match\(es\) played", out).group(1))
-    stored = league.referee("matches", "league.yaml") if played else ""
+    stored = referee("matches", "league.yaml", cwd=league.folder, check=True).stdout if played else ""
     assert stored.count("complete") == played + (1 if played else 0)  # each one, and the summary line
     served.close()
     again = subprocess.run(

@@ -18,20 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from remote_kit import (
-    ROOT,
-    free_port,
-    issue,
-    make_certificates,
-    referee,
-    remote_env,
-    start_bot,
-    start_referee,
-    stop,
-    wait_for,
-)
+from support import ROOT
+from support.cli import referee
+from support.remote import free_port, issue, remote_env, start_bot, start_referee, stop, wait_for
 
 PY = sys.executable
 WAIT = 1.0
@@ -94,11 +83,6 @@ def end(bot: subprocess.Popen[bytes]) -> None:
     if bot.poll() is None:
         bot.send_signal(signal.SIGINT)
     stop(bot, 30)
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 def test_a_remote_entrant_that_connects_late_is_not_disqualified_and_plays_over_tls(tmp_path, certs):

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from referee.results.store import Store
-from test_tournament_e2e import REFEREE, complete_matches, export, referee
+from support.cli import REFEREE, export, referee
+from support.leagues import complete_matches, write_league
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX = 400
@@ -33,16 +34,13 @@ entrants:
 
 
 def league_at(folder: Path, concurrency: int = 1) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "league.yaml"
-    path.write_text(LEAGUE.replace("CONCURRENCY", str(concurrency)), encoding="utf-8")
-    return path
+    return write_league(folder, LEAGUE.replace("CONCURRENCY", str(concurrency)))
 
 
 @pytest.fixture(scope="module")
 def settled(tmp_path_factory):
     path = league_at(tmp_path_factory.mktemp("settled"))
-    run = referee("run", path)
+    run = referee("run", path, check=True)
     return path, run, export(path)
 
 
@@ -57,11 +55,11 @@ def test_it_stops_when_settled_before_max_matches_with_the_stronger_bots_on_top(
     assert batches == list(range(1, len(batches) + 1))
     assert len(batches) > 2
     assert all(line["table_id"].startswith(f"b{line['round']}") for line in lines)
-    board = referee("leaderboard", path, "--format", "json").stdout
+    board = referee("leaderboard", path, "--format", "json", check=True).stdout
     order = [row["entrant"] for row in json.loads(board)]
     assert set(order[:2]) == {"h1", "h2"}
     # the read-only command rebuilds the same plan from the database, and says it is settled
-    table = referee("leaderboard", path).stdout
+    table = referee("leaderboard", path, check=True).stdout
     settled_line = next(line for line in run.stdout.splitlines() if line.startswith("ranking settled"))
     assert settled_line in table
     assert f"{len(lines)}/{len(lines)} matches" in run.stdout
@@ -93,15 +91,15 @@ def test_a_killed_run_resumes_and_another_concurrency_plays_the_same_matches(set
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=60)
     assert 20 <= complete_matches(database) < len(reference)
-    referee("run", path)
+    referee("run", path, check=True)
     assert export(path) == reference
     other = league_at(tmp_path / "three", concurrency=3)
-    referee("run", other)
+    referee("run", other, check=True)
     assert export(other) == reference
 
 
 def test_dask_workers_play_the_same_batches(settled, tmp_path):
     path = league_at(tmp_path)
-    run = referee("run", path, "--workers", "2")
+    run = referee("run", path, "--workers", "2", check=True)
     assert "ranking settled after" in run.stdout
     assert export(path) == settled[2]

@@ -23,13 +23,15 @@ from pathlib import Path
 
 import pytest
 
-from arena import ROOT, bot_processes
 from referee.match import watchdog
 from referee.match.bots import BotSpec
 from referee.match.launcher import Confinement
 from referee.match.sandbox import SandboxMode, bubblewrap_problem
 from referee.match.setup import open_launcher
-from remote_kit import REFEREE, free_port
+from support import ROOT
+from support.arena import bot_processes
+from support.cli import REFEREE
+from support.remote import free_port
 from test_dask_executor import settle, worker_processes
 
 NO_SANDBOX = bubblewrap_problem()

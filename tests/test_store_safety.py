@@ -9,18 +9,18 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from arena import bot_processes
 from referee.match.sandbox import bubblewrap_problem
-from remote_kit import free_port
+from support.arena import bot_processes
+from support.cli import REFEREE, referee
+from support.leagues import complete_matches, dump, write_league
+from support.remote import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 EXIT_BUSY = 5
 EXIT_STORAGE = 6
 
@@ -64,36 +64,9 @@ entrants:
 
 
 def fast_league(path: Path, name: str = "Fast League", seed: int = 3, rounds: int = 1, concurrency: int = 1):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = FAST.format(name=name, seed=seed, rounds=rounds, concurrency=concurrency)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def referee(*args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False, cwd=ROOT
+    return write_league(
+        path.parent, FAST.format(name=name, seed=seed, rounds=rounds, concurrency=concurrency), path.name
     )
-
-
-def ok(*args: object) -> subprocess.CompletedProcess[str]:
-    result = referee(*args)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result
-
-
-def export(league: Path) -> str:
-    return ok("export", league).stdout
-
-
-def complete_matches(database: Path) -> int:
-    with contextlib.closing(sqlite3.connect(database)) as db:
-        return int(db.execute("SELECT count(*) FROM matches WHERE status = 'complete'").fetchone()[0])
-
-
-def dump(database: Path) -> list[str]:
-    with contextlib.closing(sqlite3.connect(database)) as db:
-        return list(db.iterdump())
 
 
 def one_line(result: subprocess.CompletedProcess[str]) -> str:
@@ -109,11 +82,11 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
 def test_league_files_in_one_folder_get_a_database_each_by_default(tmp_path):
     spring = fast_league(tmp_path / "spring.yaml", "Spring", seed=3)
     autumn = fast_league(tmp_path / "autumn.yaml", "Autumn", seed=4)
-    ok("run", spring)
-    before = export(spring)
-    ok("run", autumn)
-    assert export(spring) == before
-    assert export(autumn) != before
+    referee("run", spring, check=True)
+    before = referee("export", spring, check=True).stdout
+    referee("run", autumn, check=True)
+    assert referee("export", spring, check=True).stdout == before
+    assert referee("export", autumn, check=True).stdout != before
     assert complete_matches(tmp_path / "spring.sqlite") == complete_matches(tmp_path / "autumn.sqlite") == 6
     assert (tmp_path / "spring-logs" / "referee.log").is_file()
     assert not (tmp_path / "results.sqlite").exists()
@@ -124,9 +97,9 @@ def test_fresh_never_empties_the_database_of_another_league_file(tmp_path):
     second = fast_league(tmp_path / "second.yaml", "Second", seed=4)
     for league in (first, second):  # both name one file: the 36 results of issue #24 were lost so
         league.write_text(league.read_text() + "database: results.sqlite\n", encoding="utf-8")
-    ok("run", first)
+    referee("run", first, check=True)
     database = tmp_path / "results.sqlite"
-    before, stored = export(first), dump(database)
+    before, stored = referee("export", first, check=True).stdout, dump(database)
     for args in (("run", second), ("run", second, "--fresh"), ("leaderboard", second)):
         refused = referee(*args)
         assert refused.returncode == 1, refused.stdout + refused.stderr
@@ -136,10 +109,10 @@ def test_fresh_never_empties_the_database_of_another_league_file(tmp_path):
             "its own (leave it out to use second.sqlite)"
         )
         assert "run with --fresh" not in refused.stderr
-    dry = ok("run", second, "--dry-run", "--fresh").stdout
+    dry = referee("run", second, "--dry-run", "--fresh", check=True).stdout
     assert f"{database} holds the results of another league, 'First': the run would refuse" in dry
     assert dump(database) == stored
-    assert export(first) == before
+    assert referee("export", first, check=True).stdout == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "first.yaml",
         "results-logs",
@@ -150,13 +123,13 @@ def test_fresh_never_empties_the_database_of_another_league_file(tmp_path):
 
 def test_fresh_keeps_a_copy_of_the_results_it_forgets_and_says_where(tmp_path):
     league = fast_league(tmp_path / "league.yaml", seed=3)
-    ok("run", league)
-    old = export(league)
+    referee("run", league, check=True)
+    old = referee("export", league, check=True).stdout
     league.write_text(league.read_text().replace("seed: 3", "seed: 5"), encoding="utf-8")
     refused = referee("run", league)
     assert refused.returncode == 1
     assert "run with --fresh to start over (a copy of them is kept beside it)" in one_line(refused)
-    fresh = ok("run", league, "--fresh")
+    fresh = referee("run", league, "--fresh", check=True)
     said = re.fullmatch(
         rf"--fresh: the 6 match\(es\) stored in {re.escape(str(tmp_path / 'league.sqlite'))} are forgotten; "
         r"a copy of them is kept in (\S+)",
@@ -166,18 +139,20 @@ def test_fresh_keeps_a_copy_of_the_results_it_forgets_and_says_where(tmp_path):
     backup = Path(said.group(1))
     assert re.fullmatch(r"league\.before-fresh-\d{8}-\d{6}\.sqlite", backup.name)
     assert backup.parent == tmp_path
-    assert export(league) != old  # the new seed's matches
+    assert referee("export", league, check=True).stdout != old  # the new seed's matches
     # The copy is whole: the old league file, pointed at it, reads exactly the old results.
     reader = tmp_path / "old.yaml"
     reader.write_text(
         league.read_text().replace("seed: 5", "seed: 3") + f"database: {backup.name}\n", encoding="utf-8"
     )
-    assert export(reader) == old
+    assert referee("export", reader, check=True).stdout == old
     # It is league.yaml's copy: another league file may read it but not run on it.
     assert "holds the results of another league, 'Fast League' of league file" in one_line(
         referee("run", reader)
     )
-    again = ok("run", league, "--fresh")  # the same settings: a second copy, under another name
+    again = referee(
+        "run", league, "--fresh", check=True
+    )  # the same settings: a second copy, under another name
     copies = sorted(tmp_path.glob("league.before-fresh-*.sqlite"))
     assert len(copies) == 2
     assert str(copies[-1] if copies[0] == backup else copies[0]) in again.stderr
@@ -186,33 +161,35 @@ def test_fresh_keeps_a_copy_of_the_results_it_forgets_and_says_where(tmp_path):
 def test_a_results_sqlite_of_the_old_default_is_still_this_league_s(tmp_path):
     league = fast_league(tmp_path / "league.yaml", "Old League")
     league.write_text(league.read_text() + "database: results.sqlite\n", encoding="utf-8")
-    ok("run", league)
-    full = export(league)
+    referee("run", league, check=True)
+    full = referee("export", league, check=True).stdout
     database = tmp_path / "results.sqlite"
     with contextlib.closing(sqlite3.connect(database)) as db, db:  # as a referee before #24 left it
         db.execute("PRAGMA foreign_keys = ON")  # before the transaction: a match goes with its seats
         db.execute("DELETE FROM meta WHERE key = 'league_file'")
         db.execute("DELETE FROM matches WHERE position >= 3")
     league.write_text(league.read_text().replace("database: results.sqlite\n", ""), encoding="utf-8")
-    dry = ok("run", league, "--dry-run").stdout
+    dry = referee("run", league, "--dry-run", check=True).stdout
     assert f"results in {database}; 3 played, 3 to play" in dry
-    assert "6/6 matches" in ok("run", league).stdout  # resumed in results.sqlite
-    assert export(league) == full
+    assert "6/6 matches" in referee("run", league, check=True).stdout  # resumed in results.sqlite
+    assert referee("export", league, check=True).stdout == full
     assert not (tmp_path / "league.sqlite").exists()
     other = fast_league(tmp_path / "other.yaml", "Other League", seed=4)  # not its name: a file of its own
-    ok("run", other)
+    referee("run", other, check=True)
     assert complete_matches(tmp_path / "other.sqlite") == 6
-    assert export(league) == full
+    assert referee("export", league, check=True).stdout == full
 
 
 def test_a_renamed_league_file_keeps_its_database(tmp_path):
     league = fast_league(tmp_path / "league.yaml")
     league.write_text(league.read_text() + "database: results.sqlite\n", encoding="utf-8")
-    ok("run", league)
-    before = export(league)
+    referee("run", league, check=True)
+    before = referee("export", league, check=True).stdout
     renamed = league.rename(tmp_path / "spring.yaml")
-    assert "6/6 matches" in ok("run", renamed).stdout  # its own: resumed, nothing played again
-    assert export(renamed) == before
+    assert (
+        "6/6 matches" in referee("run", renamed, check=True).stdout
+    )  # its own: resumed, nothing played again
+    assert referee("export", renamed, check=True).stdout == before
     with contextlib.closing(sqlite3.connect(tmp_path / "results.sqlite")) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'league_file'").fetchone() == ("spring.yaml",)
 
@@ -281,7 +258,7 @@ def test_a_second_run_names_the_run_that_holds_the_league_and_a_dead_one_blocks_
     deadline = time.monotonic() + 10
     while bot_processes() and time.monotonic() < deadline:
         time.sleep(0.1)
-    resumed = ok("run", league)
+    resumed = referee("run", league, check=True)
     assert f"{stored + 1}/12 matches" in resumed.stdout  # it played only what was missing
     assert "12/12 matches" in resumed.stdout
     assert complete_matches(database) == 12
@@ -364,8 +341,8 @@ def small_disk(folder: Path, size: str):
 
 def test_a_full_disk_stops_the_run_in_one_line_and_once_freed_the_run_resumes_exactly(tmp_path):
     reference = fast_league(tmp_path / "reference" / "league.yaml", rounds=2, concurrency=2)
-    ok("run", reference)
-    expected = export(reference)
+    referee("run", reference, check=True)
+    expected = referee("export", reference, check=True).stdout
     with small_disk(tmp_path / "disk", "2m") as disk:
         league = fast_league(disk / "league.yaml", rounds=2, concurrency=2)
         filler = disk / "filler"  # someone else's file: the league gets 0.5 MB, a few matches' worth
@@ -385,10 +362,12 @@ def test_a_full_disk_stops_the_run_in_one_line_and_once_freed_the_run_resumes_ex
         assert again.returncode == EXIT_STORAGE
         assert complete_matches(database) >= stored
         filler.unlink()
-        resumed = ok("run", league)
+        resumed = referee("run", league, check=True)
         assert "12/12 matches" in resumed.stdout
         assert resumed.stderr == ""
-        assert export(league) == expected  # byte for byte as if never interrupted
+        assert (
+            referee("export", league, check=True).stdout == expected
+        )  # byte for byte as if never interrupted
 
 
 def damage(database: Path) -> None:
@@ -415,7 +394,7 @@ READERS = [
 def damaged(tmp_path_factory):
     folder = tmp_path_factory.mktemp("damaged")
     league = fast_league(folder / "league.yaml", rounds=3)
-    ok("run", league)
+    referee("run", league, check=True)
     database = folder / "league.sqlite"
     damage(database)
     with contextlib.closing(sqlite3.connect(database)) as db:  # the test's premise: SQLite sees it
@@ -450,7 +429,7 @@ def test_a_damaged_database_is_found_on_opening_and_nothing_is_shown(damaged, tm
 
 def test_a_stored_record_that_does_not_decode_is_named_and_nothing_is_shown(tmp_path):
     league = fast_league(tmp_path / "league.yaml")
-    ok("run", league)
+    referee("run", league, check=True)
     database = tmp_path / "league.sqlite"
     with contextlib.closing(sqlite3.connect(database)) as db, db:  # bytes gone bad inside one record
         match_id, record = db.execute("SELECT match_id, record FROM matches WHERE position = 2").fetchone()
@@ -487,7 +466,7 @@ def test_a_bot_whose_folder_holds_the_league_reads_none_of_its_database_files(tm
         f"  - {{name: random, command: 'python {ROOT}/sample_bots/random_bot.py', cwd: {ROOT}}}\n",
         encoding="utf-8",
     )
-    ok("run", league)
+    referee("run", league, check=True)
     log = (tmp_path / "league-logs" / "spy.log").read_text(encoding="utf-8")
     attempts = re.findall(r"ATTEMPT (read|write) (\S+): (.*)", log)
     assert len(attempts) == 3 * 2 * 4  # the preflight's process and two matches'

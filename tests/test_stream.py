@@ -15,10 +15,10 @@ from typing import Any
 import grpc
 import pytest
 
-from arena import ROOT
 from pyramid_sdk.client import CONNECT
 from pyramid_sdk.stream import ENV_STREAM, AsyncioStream, StreamEnded, ThreadStream
 from pyramid_sdk.transport import grpcio_checked
+from support import ROOT
 
 Script = Callable[[Any, list[bytes]], Any]
 """What the server does on one call: ``(context, received)``, a coroutine function."""

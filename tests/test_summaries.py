@@ -1,18 +1,14 @@
 """The per-match summaries that the read commands use instead of decoding every deal (issue #25) agree
 with the decoded matches, on a real league played by real bot processes through the real CLI: one that
-forfeits every match, one that faults, two honest ones. And a database from before the summaries (no
+forfeits every match, one that faults, two honest ones (the session's shared quitter league,
+tests/support/leagues.py). And a database from before the summaries (no
 ``summaries`` table) reads exactly the same, writes nothing when read, and gets its summaries from the
 next run.
 """
 
 import contextlib
-import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
-
-import pytest
 
 from referee.league.config import load_league
 from referee.league.planning import schedule_of
@@ -21,48 +17,12 @@ from referee.report.crosstable import crosstable
 from referee.report.text import matches_text
 from referee.results.disclosure import disclosure
 from referee.results.reading import open_results
+from support.cli import referee
+from support.leagues import copy_league
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
-
-LEAGUE = f"""\
-name: Summary League
-seed: 25
-players: 2
-schedule: {{format: round-robin, rounds: 2, seating: balanced}}
-time_control: {{per_action: 2s, bank: 20s}}
-faults: {{max: 6}}
-entrants:
-  - name: quitter
-    command: python tests/bots/misbehaving.py exit-10th   # exits on its 10th decision: forfeits
-    cwd: {ROOT}
-  - name: floaty
-    module: tests.bots.badtypes:FloatDeclarer   # declares a float: a fault at each declaration
-    cwd: {ROOT}
-  - name: random
-    command: python sample_bots/random_bot.py
-    cwd: {ROOT}
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-"""
 
 READS = (("leaderboard", "--crosstable"), ("leaderboard", "--format", "json"), ("matches",), ("export",))
-
-
-def referee(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=600, check=False, cwd=ROOT
-    )
-
-
-@pytest.fixture(scope="module")
-def league(tmp_path_factory):
-    path = tmp_path_factory.mktemp("summaries") / "league.yaml"
-    path.write_text(LEAGUE, encoding="utf-8")
-    run = referee("run", path)
-    assert run.returncode == 7, run.stderr  # the quitter forfeited every match it played
-    return path
 
 
 def read(path: Path):
@@ -71,8 +31,8 @@ def read(path: Path):
     return store, league, seed
 
 
-def test_the_summaries_agree_with_the_decoded_matches(league):
-    store, loaded, seed = read(league)
+def test_the_summaries_agree_with_the_decoded_matches(quitter_league):
+    store, loaded, seed = read(quitter_league.path)
     try:
         summaries, whole = store.summaries(), store.matches()
         stored_rows = store.db.execute("SELECT count(*) FROM summaries").fetchone()[0]
@@ -104,13 +64,12 @@ def test_the_summaries_agree_with_the_decoded_matches(league):
     assert disclosure(schedule, summaries) == disclosure(schedule, whole)
 
 
-def test_a_database_without_summaries_reads_the_same_and_the_next_run_fills_them_in(league, tmp_path):
+def test_a_database_without_summaries_reads_the_same_and_the_next_run_fills_them_in(quitter_league, tmp_path):
+    league = quitter_league.path
     expected = {args: referee(args[0], league, *args[1:]) for args in READS}
     assert all(result.returncode == 0 for result in expected.values()), expected
-    old = tmp_path / "league.yaml"
-    shutil.copy(league, old)
+    old = copy_league(league, tmp_path)  # the shared league stays as it was played
     database = old.with_suffix(".sqlite")
-    shutil.copy(league.with_suffix(".sqlite"), database)
     with contextlib.closing(sqlite3.connect(database)) as db, db:  # as a referee before summaries wrote it
         db.execute("DROP TABLE summaries")  # closed: the last connection puts the change in the file itself
     before = database.read_bytes()

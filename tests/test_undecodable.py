@@ -7,7 +7,6 @@ import re
 import grpc
 import pytest
 
-from arena import FAST, RANDOM, assert_no_unknown_cards, assert_played_as, misbehaving, play
 from pyramid_sdk import Match
 from pyramid_sdk.actions import Declare
 from pyramid_sdk.v1 import pyramid_pb2 as pb
@@ -16,6 +15,7 @@ from referee.match.outcome import MatchStatus
 from referee.match.server import create_server
 from referee.match.sessions import Session, SessionRegistry
 from sample_bots.random_bot import RandomBot
+from support.arena import FAST, RANDOM, assert_no_unknown_cards, assert_played_as, misbehaving, play
 
 
 def _faults_of_seat0(outcome):

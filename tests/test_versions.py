@@ -7,7 +7,9 @@ from referee.league.location import versions_path
 from referee.results.history import VersionArchive
 from referee.run.competition import Competition
 from referee.run.league_run import LeagueRun
-from test_tournament_e2e import ROOT, export, league_at, referee
+from support import ROOT
+from support.cli import export, referee
+from support.leagues import small_league
 
 
 def add_copied_bot(path: Path, folder: Path) -> Path:
@@ -26,9 +28,9 @@ def add_copied_bot(path: Path, folder: Path) -> Path:
 
 
 def test_a_new_version_replays_only_its_matches(tmp_path):
-    path = league_at(tmp_path)
+    path = small_league(tmp_path)
     script = add_copied_bot(path, tmp_path / "copied")
-    referee("run", path)
+    referee("run", path, check=True)
     before = {line["match_id"]: line for line in export(path)}
     assert len(before) == 12  # C(4,2) tables x 2 seatings
 
@@ -36,7 +38,7 @@ def test_a_new_version_replays_only_its_matches(tmp_path):
     path.write_text(
         path.read_text().replace("heuristic.py   # kept on submit\n", "heuristic.py\n    version: '2'\n")
     )
-    result = referee("run", path)
+    result = referee("run", path, check=True)
     assert (
         "new version of heuristic: its 6 stored match(es) are invalid and played again: r1:" in result.stderr
     )
@@ -53,11 +55,11 @@ def test_a_new_version_replays_only_its_matches(tmp_path):
     for match_id, line in before.items():
         if "heuristic" not in line["seats"]:
             assert after[match_id] == line  # untouched
-    assert "new version" not in referee("run", path).stderr  # nothing changed since
+    assert "new version" not in referee("run", path, check=True).stderr  # nothing changed since
 
     # Editing the bot's script is a new version too.
     script.write_text(script.read_text(encoding="utf-8") + "# tuned\n", encoding="utf-8")
-    result = referee("run", path)
+    result = referee("run", path, check=True)
     assert "new version of copied: its 6 stored match(es)" in result.stderr
     assert "new version of heuristic" not in result.stderr
 
@@ -73,22 +75,21 @@ def test_a_new_version_replays_only_its_matches(tmp_path):
         "--",
         "python",
         "sample_bots/random_bot.py",
+        check=True,
     )
     assert "submitted: heuristic" in submitted.stdout
     text = path.read_text()
     assert "  - name: heuristic\n    command: python sample_bots/random_bot.py\n" in text
     assert "version: '2'" in text
     assert text.count("name: heuristic") == 1
-    result = referee("run", path)
+    result = referee("run", path, check=True)
     assert "new version of heuristic: its 6 stored match(es)" in result.stderr
     assert len(export(path)) == 12
 
 
 def test_submit_without_replace_refuses_a_taken_name_and_replace_needs_one(tmp_path):
-    path = league_at(tmp_path)
-    taken = referee(
-        "submit", path, "--name", "heuristic", "--", "python", "sample_bots/random_bot.py", check=False
-    )
+    path = small_league(tmp_path)
+    taken = referee("submit", path, "--name", "heuristic", "--", "python", "sample_bots/random_bot.py")
     assert taken.returncode == 2
     assert "--replace" in taken.stderr
     missing = referee(
@@ -100,7 +101,6 @@ def test_submit_without_replace_refuses_a_taken_name_and_replace_needs_one(tmp_p
         "--",
         "python",
         "sample_bots/random_bot.py",
-        check=False,
     )
     assert missing.returncode == 2
     assert "no entrant named 'nobody' to replace" in missing.stderr
@@ -125,7 +125,7 @@ def test_a_new_version_in_a_settled_league_is_planned_from_what_is_left(tmp_path
     opened afresh on them would: not from the results it read before deleting them."""
     path = tmp_path / "league.yaml"
     path.write_text(SETTLING.format(root=ROOT, version=""), encoding="utf-8")
-    referee("run", path)
+    referee("run", path, check=True)
     path.write_text(SETTLING.format(root=ROOT, version=', version: "2"'), encoding="utf-8")
     said: list[str] = []
     run = LeagueRun.open(load_league(path), say=said.append)

@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser import artifacts, chromium, needs_chromium
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.rules import TrickWinner, trick_winner_index
 from referee.match.sandbox import bubblewrap_problem
+from support.browser import artifacts, needs_chromium
+from support.cli import referee
 
 ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 RANDOM = "python -m sample_bots.random_bot"
 SEATS = (RANDOM, "sample_bots.heuristic:HeuristicBot", RANDOM)
 KEEP = ("--html", "match.html", "--record", "match.jsonl")
@@ -30,12 +29,6 @@ def readable_folder(folder: Path) -> Path:
     """A test's own folder, readable by the uids a sandboxed bot runs as (pytest makes it 0700)."""
     folder.chmod(0o755)
     return folder
-
-
-def referee(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=300, check=False, cwd=cwd
-    )
 
 
 @pytest.fixture(scope="module")
@@ -161,26 +154,22 @@ def test_a_bot_cannot_read_the_record_of_an_earlier_match_beside_it(tmp_path):
 
 
 @needs_chromium
-def test_the_page_opens_from_disk_alone_and_steps_card_by_card(watched, tmp_path):
+def test_the_page_opens_from_disk_alone_and_steps_card_by_card(watched, tmp_path, browser):
     folder, record, _ = watched
     alone = tmp_path / "alone.html"  # nothing beside it: no style sheet, no script file
     alone.write_bytes((folder / "match.html").read_bytes())
-    driver = chromium()
-    try:
-        driver.get(alone.as_uri())
-        resources = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
-        assert resources == []  # the page loads nothing: style and viewer are in it
-        viewer = driver.find_element(By.ID, "viewer")
-        assert viewer.is_displayed()
-        body = driver.find_element(By.TAG_NAME, "body")
-        first = record["deals"][0]["tricks"][0]
-        for played in range(1, len(first["cards"]) + 1):
-            body.send_keys(Keys.ARROW_RIGHT)
-            cards = viewer.find_elements(By.CSS_SELECTOR, ".played .card")
-            on_table = sorted(card.get_attribute("data-card") for card in cards)
-            assert on_table == sorted(first["cards"][:played])
-        driver.save_screenshot(str(artifacts() / "one-match-page.png"))
-        assert driver.execute_script("return getComputedStyle(document.body).fontFamily") != "Times New Roman"
-        assert [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"] == []
-    finally:
-        driver.quit()
+    browser.get(alone.as_uri())
+    resources = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert resources == []  # the page loads nothing: style and viewer are in it
+    viewer = browser.find_element(By.ID, "viewer")
+    assert viewer.is_displayed()
+    body = browser.find_element(By.TAG_NAME, "body")
+    first = record["deals"][0]["tricks"][0]
+    for played in range(1, len(first["cards"]) + 1):
+        body.send_keys(Keys.ARROW_RIGHT)
+        cards = viewer.find_elements(By.CSS_SELECTOR, ".played .card")
+        on_table = sorted(card.get_attribute("data-card") for card in cards)
+        assert on_table == sorted(first["cards"][:played])
+    browser.save_screenshot(str(artifacts() / "one-match-page.png"))
+    assert browser.execute_script("return getComputedStyle(document.body).fontFamily") != "Times New Roman"
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []

@@ -5,7 +5,6 @@ import dataclasses
 
 import pytest
 
-from playthrough import play_random
 from pyramid_sdk import Declare, Play, Rules, Suit, wire
 from pyramid_sdk.cards import Card
 from pyramid_sdk.encoding import (
@@ -27,6 +26,7 @@ from pyramid_sdk.wire import (
     rules_from_wire,
     rules_to_wire,
 )
+from support.playthrough import play_random
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])

@@ -5,12 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena import FAST, RANDOM, ROOT, assert_played_as, misbehaving, play
 from pyramid_sdk import Bot, Card, Declare, Observation, Play
 from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
 from referee.match.sessions import MAX_NOTES, MAX_VIOLATIONS
 from sample_bots.random_bot import RandomBot
+from support import ROOT
+from support.arena import FAST, RANDOM, assert_played_as, misbehaving, play
 
 REFEREE = str(Path(sys.executable).parent / "referee")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pyramid_sdk import Action, Card, Match, MatchRecord, Observation, Play, Pyramid, Rules
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 TALK_WORDS = ("low", "high", "trump", "duck", "win", "hold")
 
 

@@ -1,8 +1,11 @@
-"""Headless Chromium for the report's tests, and where they keep their screenshots.
+"""Headless Chromium for the tests of the pages (the report, ``referee serve``'s, a watched match), and
+where they keep their screenshots.
 
 Screenshots go to ``$PYRAMID_TEST_ARTIFACTS`` or, without it, ``tests/artifacts/`` (git-ignored), so a
 person or CI can look at the pages the tests saw after the run.
 """
+
+from __future__ import annotations
 
 import contextlib
 import os
@@ -25,7 +28,7 @@ needs_chromium = pytest.mark.skipif(
 
 
 def artifacts() -> Path:
-    folder = Path(os.environ.get("PYRAMID_TEST_ARTIFACTS") or Path(__file__).parent / "artifacts")
+    folder = Path(os.environ.get("PYRAMID_TEST_ARTIFACTS") or Path(__file__).parents[1] / "artifacts")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -47,6 +50,15 @@ def chromium(javascript: bool = True) -> webdriver.Chrome:
     if not javascript:
         options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     return webdriver.Chrome(service=Service(DRIVER), options=options)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    """One headless Chromium, with JavaScript, for a test module: started once, as it is slow to start,
+    and quit after the module's last test, so that what one module leaves open stays in it."""
+    driver = chromium()
+    yield driver
+    driver.quit()
 
 
 PHONE = {"width": 420, "height": 900, "deviceScaleFactor": 1, "mobile": True}

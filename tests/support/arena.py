@@ -23,8 +23,8 @@ from referee.match.launcher import Confinement
 from referee.match.outcome import MatchOutcome
 from referee.match.runner import play_match
 from referee.match.setup import open_table
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 RANDOM = f"{PY} sample_bots/random_bot.py"
 FAST = TimeControl(per_action=0.5, bank=1.0)

@@ -1,51 +1,19 @@
-"""Helpers for the remote-entrant tests: a CA and a server certificate made with openssl, a league with
-remote entrants, tokens issued through the real CLI, and remote bots started as their authors would
-start them (``PYRAMID_ADDRESS``, ``PYRAMID_TOKEN_FILE``, ``PYRAMID_TLS_CA``)."""
+"""Remote entrants as their authors run them: a league with remote entrants, tokens issued through the
+real CLI, remote bots started with ``PYRAMID_ADDRESS``, ``PYRAMID_TOKEN_FILE`` and ``PYRAMID_TLS_CA``,
+and the ``referee`` process they connect to, watched through its log. The certificates are
+:mod:`support.tls`'s."""
 
 from __future__ import annotations
 
 import os
 import socket
 import subprocess
-import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
-
-
-@dataclass(frozen=True)
-class Certificates:
-    ca: Path
-    cert: Path
-    key: Path
-
-
-def make_certificates(folder: Path, addresses: tuple[str, ...] = ("127.0.0.1",)) -> Certificates:
-    """A test CA and a server certificate it signed, for ``localhost`` and ``addresses``
-    (shared/notes/network-tests.md's recipe)."""
-    folder.mkdir(parents=True, exist_ok=True)
-
-    def openssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True, timeout=60)
-
-    openssl(
-        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
-        "-subj", "/CN=pyramid-test-ca", "-keyout", "ca.key", "-out", "ca.pem",
-    )  # fmt: skip
-    openssl(
-        "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=localhost",
-        "-keyout", "srv.key", "-out", "srv.csr",
-    )  # fmt: skip
-    names = ",".join(["DNS:localhost", *(f"IP:{address}" for address in addresses)])
-    (folder / "ext.cnf").write_text(f"subjectAltName={names}\n")
-    openssl(
-        "x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-days", "2", "-extfile", "ext.cnf", "-out", "srv.pem",
-    )  # fmt: skip
-    return Certificates(folder / "ca.pem", folder / "srv.pem", folder / "srv.key")
+from support import ROOT
+from support.cli import REFEREE, referee
+from support.leagues import write_league
 
 
 def free_port() -> int:
@@ -62,20 +30,12 @@ def league(folder: Path, remote: list[str], local: int = 1, wait: str = "60s", e
         for n in range(local)
     )
     entrants += "".join(f"  - name: {name}\n    remote: true\n" for name in remote)
-    path = folder / "league.yaml"
-    path.write_text(
+    return write_league(
+        folder,
         "name: Remote League\nseed: 4\nplayers: 2\n"
         "schedule: {format: round-robin, rounds: 1, seating: balanced}\n"
         "time_control: {per_action: 2s, bank: 20s}\nconcurrency: 2\ndatabase: results.sqlite\n"
         f"remote: {{wait: {wait}}}\n{extra}entrants:\n{entrants}",
-        encoding="utf-8",
-    )
-    return path
-
-
-def referee(*args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False
     )
 
 
