@@ -43,8 +43,7 @@ def test_a_run_whose_matches_keep_going_void_stops_with_one_line_and_the_traceba
     assert text.count("RuntimeError: a referee bug planted by a test bot") >= 5
     assert "in apply" in text  # the traceback reaches into the engine, where it failed
     assert (
-        len(re.findall(r"ERROR referee\.run\.competition: match \S+ is void \(attempt \d of 3\)", text))
-        == 5
+        len(re.findall(r"ERROR referee\.run\.competition: match \S+ is void \(attempt \d of 3\)", text)) == 5
     )
 
 
