@@ -145,14 +145,17 @@ _Ahead = tuple[ScheduledMatch, "asyncio.Task[Lineup | None]"]
 
 
 def _drop(table: Table, pending: Pending, upcoming: _Ahead) -> None:
-    """A worker that stops (the run is interrupted, or failed) stops the bots it started ahead."""
+    """A worker that stops (the run is interrupted, or failed) stops the bots it started ahead; those of
+    an interrupted run see their streams end with CANCELLED, as the bots of the match in flight do, even
+    when their start had finished (the callback runs outside the worker's task: asked here)."""
     scheduled, starting = upcoming
     pending.done(scheduled)
     starting.cancel()
+    cut = table.cut()
 
     def release(task: asyncio.Task[Lineup | None]) -> None:
         if not task.cancelled() and task.exception() is None and (lineup := task.result()) is not None:
-            table.release(lineup)
+            table.release(lineup, cut)
 
     starting.add_done_callback(release)
 
