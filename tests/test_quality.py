@@ -104,3 +104,42 @@ def test_no_import_circle_among_the_referee_s_rooms():
         if found := circle(room, [room]):
             steps = [f"{a} -> {b} ({arrows[a][b]})" for a, b in itertools.pairwise(found)]
             raise AssertionError("an import circle: " + "; ".join(steps))
+
+
+def _callers(path: Path, name: str) -> set[str]:
+    """The functions of ``path`` (by qualified name; ``<module>`` for its top level) that call ``name``,
+    as a plain name (``rate(…)``) or as a module's attribute (``ratings.rate(…)``)."""
+
+    def walk(node: ast.AST, scope: str) -> set[str]:
+        found: set[str] = set()
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = child.name if scope == "<module>" else f"{scope}.{child.name}"
+            if isinstance(child, ast.Call):
+                called = child.func
+                if (isinstance(called, ast.Name) and called.id == name) or (
+                    isinstance(called, ast.Attribute)
+                    and called.attr == name
+                    and isinstance(called.value, ast.Name)
+                ):
+                    found.add(scope)
+            found |= walk(child, inner)
+        return found
+
+    return walk(ast.parse(path.read_text(encoding="utf-8"), str(path)), "<module>")
+
+
+@pytest.mark.quick
+def test_the_standings_are_computed_in_one_function():
+    """Every reader of the standings (the commands, the report, the web API, ``referee analyze``) goes
+    through ``referee.results.reading.standings``: a fix to how they are read lands once."""
+    ratings = ROOT / "referee/league/ratings.py"
+    assert _callers(ratings, "rate_game")  # the scan sees real calls
+    rating = {
+        f"{path.relative_to(ROOT)}:{function}"
+        for path in sorted((ROOT / "referee").rglob("*.py"))
+        if path != ratings
+        for function in _callers(path, "rate")
+    }
+    assert rating == {"referee/results/reading.py:standings"}, f"rate() is called in {sorted(rating)}"
