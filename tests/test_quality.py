@@ -79,6 +79,22 @@ def test_no_module_of_the_league_opens_a_database():
 
 
 @pytest.mark.quick
+def test_every_sqlite_file_is_opened_in_one_place():
+    """One ``connect`` (``referee/results/connection.py``) gives every SQLite file of the referee the
+    same busy timeout, integrity check and one-line errors."""
+    calls = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "referee").rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr == "connect"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "sqlite3"
+    )
+    assert calls == ["referee/results/connection.py"], calls
+
+
+@pytest.mark.quick
 def test_no_import_circle_among_the_referee_s_rooms():
     """Imports between the rooms of ``referee/`` (its folders and its own modules) point one way
     (docs/ARCHITECTURE.md, "Rooms"): a circle names each arrow of it and a file that draws it."""
