@@ -29,6 +29,7 @@ from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
 from referee.match.bots import BotSpec
+from referee.match.faults import MAX_FAULTS
 from referee.match.outcome import MatchOutcome
 from referee.stats import Z95, Estimate, Sprt, Verdict
 
@@ -114,7 +115,7 @@ class Plan:
     rounds: int
     sprt: Sprt | None = None
     time_control: TimeControl = field(default_factory=TimeControl)
-    max_faults: int = 3
+    max_faults: int = MAX_FAULTS
     concurrency: int = 1
 
     @property
@@ -128,13 +129,14 @@ class Plan:
 
     def lineup(self, candidate: BotSpec, seat: int) -> list[BotSpec]:
         """The table with ``candidate`` in ``seat``: the opponents follow it clockwise in their order, so
-        each sits in the same place relative to the candidate whichever seat it has.
+                each sits in the same place relative to the candidate whichever seat it has.
 
-        >>> from referee.match.bots import BotSpec
-        >>> a, x, y, z = (BotSpec.parse(f"m:{name}") for name in "AXYZ")
-        >>> plan = Plan(a, a, (x, y, z), Rules(players=4), seed=1, rounds=1)
-        >>> [spec.name for spec in plan.lineup(a, 1)]
-        ['Z', 'A', 'X', 'Y']
+                >>> from referee.match.bots import BotSpec
+        from referee.match.faults import MAX_FAULTS
+                >>> a, x, y, z = (BotSpec.parse(f"m:{name}") for name in "AXYZ")
+                >>> plan = Plan(a, a, (x, y, z), Rules(players=4), seed=1, rounds=1)
+                >>> [spec.name for spec in plan.lineup(a, 1)]
+                ['Z', 'A', 'X', 'Y']
         """
         others = self.opponents
         return [
@@ -156,7 +158,7 @@ def make_plan(
     matches: int,
     sprt: Sprt | None = None,
     time_control: TimeControl | None = None,
-    max_faults: int = 3,
+    max_faults: int = MAX_FAULTS,
     concurrency: int = 1,
     paths: tuple[Path, ...] = (),
 ) -> Plan:
