@@ -1,15 +1,15 @@
 """One table: plays one planned match with fresh bots, and returns what it came to as a value.
 
 Every match player plays through a :class:`Table` (every driver, ``referee compare``, ``referee check``,
-``referee match`` and :mod:`referee.api`, the human seat), so the rules of playing a match live here once,
-fault policy included: every match gets fresh bot processes (a new object per
-in-process bot), so no bot carries memory from one match to the next; a start that fails is tried once
-more (a busy machine can make a start miss its window); a void match (the referee's failure) is played
-again from scratch with fresh bots, up to :data:`~referee.match.outcome.VOID_RETRIES` times; every process
-the table started is stopped, however the match ends (an interrupted match's bots see their streams end
-with CANCELLED). What the match comes to is a :class:`~referee.match.outcome.Finished` or
-:class:`~referee.match.outcome.NotStarted` value; what it means for a league (stored, counted, an
-entrant disqualified) is the caller's business.
+``referee match`` and :mod:`referee.api`, the human seat), so the rules of playing a match live here
+once, the fault policy with them: every match gets fresh bot processes (a new object per in-process
+bot), so no bot carries memory from one match to the next; a start that fails is tried once more (a
+busy machine can make a start miss its window); a seat forfeits after ``max_faults`` faults; a void
+match (the referee's failure) is played again from scratch with fresh bots, up to
+:data:`~referee.match.outcome.VOID_RETRIES` times; every process the table started is stopped, however
+the match ends (an interrupted match's bots see their streams end with CANCELLED). What the match comes
+to is a :class:`~referee.match.outcome.Finished` or :class:`~referee.match.outcome.NotStarted` value;
+what it means for a league (stored, counted, an entrant disqualified) is the caller's business.
 
 Here too are the one seat-maker (:func:`seat_of`: the seat of a started process) and the one seat-taker
 (:func:`take_seats`: fresh seats for a match, which :meth:`Table.seat` uses).
