@@ -129,14 +129,13 @@ class Plan:
 
     def lineup(self, candidate: BotSpec, seat: int) -> list[BotSpec]:
         """The table with ``candidate`` in ``seat``: the opponents follow it clockwise in their order, so
-                each sits in the same place relative to the candidate whichever seat it has.
+        each sits in the same place relative to the candidate whichever seat it has.
 
-                >>> from referee.match.bots import BotSpec
-        from referee.match.faults import MAX_FAULTS
-                >>> a, x, y, z = (BotSpec.parse(f"m:{name}") for name in "AXYZ")
-                >>> plan = Plan(a, a, (x, y, z), Rules(players=4), seed=1, rounds=1)
-                >>> [spec.name for spec in plan.lineup(a, 1)]
-                ['Z', 'A', 'X', 'Y']
+        >>> from referee.match.bots import BotSpec
+        >>> a, x, y, z = (BotSpec.parse(f"m:{name}") for name in "AXYZ")
+        >>> plan = Plan(a, a, (x, y, z), Rules(players=4), seed=1, rounds=1)
+        >>> [spec.name for spec in plan.lineup(a, 1)]
+        ['Z', 'A', 'X', 'Y']
         """
         others = self.opponents
         return [
