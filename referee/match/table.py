@@ -103,7 +103,11 @@ class Table:
         return lineup
 
     async def play(
-        self, sitting: Sitting, lineup: Lineup | None = None, on_attempt: Callable[[Attempt], None] = _ignore
+        self,
+        sitting: Sitting,
+        lineup: Lineup | None = None,
+        on_attempt: Callable[[Attempt], None] = _ignore,
+        dress: Callable[[list[Seat]], list[Seat]] | None = None,
     ) -> TableResult:
         """Plays ``sitting`` with ``lineup`` (started ahead by :meth:`seat`) or fresh seats; a void match
         again from scratch with fresh seats. Every process is stopped in the background as its match ends
@@ -111,7 +115,8 @@ class Table:
 
         ``on_attempt`` hears of each attempt (complete or void) as soon as it ends, before the next one
         starts, so that a caller can store it at once; whatever it raises (a run that keeps voiding, a
-        full disk) ends the play, the bots stopped."""
+        full disk) ends the play, the bots stopped. ``dress``, if given, wraps the seats of every attempt
+        before it is played (the human seat's watched seats, for its live view)."""
         attempts: list[Attempt] = []
         for _ in range(VOID_RETRIES + 1):
             if lineup is None:
@@ -122,7 +127,7 @@ class Table:
             started = time.time()
             try:
                 outcome = await play_match(
-                    lineup.seats,
+                    lineup.seats if dress is None else dress(lineup.seats),
                     self.rules,
                     sitting.seed,
                     match_id=sitting.match_id,

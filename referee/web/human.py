@@ -205,9 +205,7 @@ class Tables:
             async with open_launcher(log_dir, confinement_of(league, log_dir, self.hidden)) as launcher:
                 match_table = Table(launcher, league.rules, league.time_control, league.max_faults)
                 try:
-                    lineup = await match_table.seat(sitting)
-                    lineup.seats = watched(lineup.seats, table.live)
-                    result = await match_table.play(sitting, lineup)
+                    result = await match_table.play(sitting, dress=lambda seats: watched(seats, table.live))
                 finally:
                     await match_table.close()
             if isinstance(result, NotStarted):
