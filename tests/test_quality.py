@@ -120,3 +120,29 @@ def test_no_import_circle_among_the_referee_s_rooms():
         if found := circle(room, [room]):
             steps = [f"{a} -> {b} ({arrows[a][b]})" for a, b in itertools.pairwise(found)]
             raise AssertionError("an import circle: " + "; ".join(steps))
+
+
+@pytest.mark.quick
+def test_one_function_makes_a_seat_of_a_started_process():
+    """One seat-maker (issue #33): ``RemoteSeat(`` is called in one function of ``referee/`` alone,
+    ``referee.match.table.seat_of``, so that every seat of a process gets what that function gives."""
+
+    def makes(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and (
+            (isinstance(node.func, ast.Name) and node.func.id == "RemoteSeat")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "RemoteSeat")
+        )
+
+    def makers(node: ast.AST, where: str) -> set[str]:
+        found = {where} if makes(node) else set()
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else where
+            found |= makers(child, inner)
+        return found
+
+    found: set[str] = set()
+    for path in sorted((ROOT / "referee").rglob("*.py")):
+        module = str(path.relative_to(ROOT))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found |= {f"{module}:{name}" for name in makers(tree, "<module>")}
+    assert found == {"referee/match/table.py:seat_of"}, f"RemoteSeat( is made in: {sorted(found)}"
