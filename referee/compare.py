@@ -76,7 +76,7 @@ class Side:
 
 
 @dataclass(frozen=True, slots=True)
-class Pair:
+class DealPair:
     """A and B in the same seat of the same deals."""
 
     round: int
@@ -243,7 +243,7 @@ class Comparison:
     """A finished comparison: every pair, the estimate, the verdict and why."""
 
     plan: Plan
-    pairs: tuple[Pair, ...]
+    pairs: tuple[DealPair, ...]
     verdict: Verdict
     void: int = 0
     """Pairs left out because a match of theirs was void (the referee's failure, not a bot's)."""

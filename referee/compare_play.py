@@ -16,7 +16,7 @@ from referee.compare import (
     MATCH_ID,
     SPRT_MIN_PAIRS,
     Comparison,
-    Pair,
+    DealPair,
     Plan,
     Side,
     Snapshot,
@@ -108,7 +108,7 @@ class _Comparer:
     async def run(self) -> Comparison:
         plan = self.plan
         keys = iter([(r, seat) for r in range(plan.rounds) for seat in range(plan.players)])
-        window: collections.deque[asyncio.Task[Pair | None]] = collections.deque()
+        window: collections.deque[asyncio.Task[DealPair | None]] = collections.deque()
 
         def refill() -> None:
             while len(window) < plan.concurrency:
@@ -117,7 +117,7 @@ class _Comparer:
                     return
                 window.append(asyncio.create_task(self._pair(*key)))
 
-        pairs: list[Pair] = []
+        pairs: list[DealPair] = []
         void = done = 0
         streak = VoidStreak("pairs", "comparison")
         verdict: Verdict | None = None
@@ -149,7 +149,7 @@ class _Comparer:
             verdict = Verdict.UNDECIDED if plan.sprt is not None else fixed_verdict(estimate)
         return Comparison(plan, tuple(pairs), verdict, void)
 
-    async def _pair(self, round_number: int, seat: int) -> Pair | None:
+    async def _pair(self, round_number: int, seat: int) -> DealPair | None:
         """Both matches of a pair, at once where the concurrency allows; ``None`` if one stays void."""
         seed = self.plan.deals(round_number)
         outcomes = await asyncio.gather(
@@ -165,7 +165,7 @@ class _Comparer:
                 raise failure
         if not (isinstance(a, MatchOutcome) and isinstance(b, MatchOutcome)):
             return None
-        return Pair(round_number, seat, Side.of(a, seat), Side.of(b, seat))
+        return DealPair(round_number, seat, Side.of(a, seat), Side.of(b, seat))
 
     async def _match(self, specs: list[BotSpec], seed: int) -> MatchOutcome | None:
         """One match with fresh bots (a void one again from scratch, by the table); ``None`` if it stays

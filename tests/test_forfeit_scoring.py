@@ -14,7 +14,7 @@ import statistics
 from pathlib import Path
 
 from referee.figures import difference, likelihood
-from referee.report.crosstable import Pair
+from referee.report.crosstable import HeadToHead
 from support.cli import export, referee
 from support.leagues import copy_league
 
@@ -123,7 +123,7 @@ def test_points_per_match_crosstable_and_los_count_the_credited_figure(quitter_l
         assert difference(statistics.fmean(differences(lines, "quitter", other))) in row
         assert difference(statistics.fmean(differences(lines, other, "quitter"))).startswith("+")
     above = next(name for name, r in rows.items() if r["rank"] == 3)  # the rank above the quitter
-    los = Pair(above, "quitter", differences(lines, above, "quitter"), 4).los
+    los = HeadToHead(above, "quitter", differences(lines, above, "quitter"), 4).los
     assert f"  {above} > quitter: {likelihood(los)}" in cross.splitlines()
 
 

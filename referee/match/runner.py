@@ -48,7 +48,7 @@ MAX_ERROR: Final = 200
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class Answer:
     """What a seat answered: an action to check, or the fault that stands in for one, or both (a fault
     that does not cost the action, such as talk attached to a declaration)."""
 
@@ -65,7 +65,7 @@ class Seat(Protocol):
     async def start(self, info: MatchInfo) -> str | None:
         """Announces the match; the reason the seat cannot play, or ``None``."""
 
-    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision: ...
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Answer: ...
 
     async def deal_end(self, obs: Observation) -> None: ...
 
@@ -93,18 +93,18 @@ class LocalSeat:
             return f"match_start raised {type(exc).__name__}: {exc}"
         return None
 
-    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Answer:
         started = time.monotonic()
         obs.clock = Clock(time_limit - bank, bank, started)  # as the SDK gives it to a bot process
         try:
             action = self.bot.act(obs)
         except (Exception, SystemExit) as exc:  # a trusted bot still must not stop the referee
-            return Decision(
+            return Answer(
                 fault=FaultKind.ILLEGAL_ACTION, detail=f"the bot raised {type(exc).__name__}: {exc}"
             )
         if time.monotonic() - started > time_limit:
-            return Decision(fault=FaultKind.TIMEOUT, detail=f"answered after the {time_limit:.2f}s it had")
-        return Decision(action=action)
+            return Answer(fault=FaultKind.TIMEOUT, detail=f"answered after the {time_limit:.2f}s it had")
+        return Answer(action=action)
 
     async def deal_end(self, obs: Observation) -> None:
         with contextlib.suppress(Exception):  # a hook's failure is the bot's business, not the match's
@@ -179,7 +179,7 @@ class RemoteSeat:
         for text in notices:
             await self._send(pb.ConnectResponse(notice=pb.Notice(text=text)))
 
-    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Answer:
         if self._notices or self.session.has_notes:
             await self._send_notices()
         request_id = self.session.next_request_id()
@@ -201,18 +201,18 @@ class RemoteSeat:
             except WireError as exc:
                 if outcome.error and not outcome.HasField("action"):  # the bot says why it has none
                     error = one_line(outcome.error, MAX_ERROR)
-                    return Decision(fault=FaultKind.MALFORMED, detail=f"the bot raised {error}")
-                return Decision(fault=FaultKind.MALFORMED, detail=str(exc))
+                    return Answer(fault=FaultKind.MALFORMED, detail=f"the bot raised {error}")
+                return Answer(fault=FaultKind.MALFORMED, detail=str(exc))
             if outcome.talk and type(action) is Declare:  # talk travels with a card, never a declaration
-                return Decision(
+                return Answer(
                     action, FaultKind.TALK, "talk attached to a declaration: the declarer never talks"
                 )
-            return Decision(action=action)
+            return Answer(action=action)
         if isinstance(outcome, Timeout):
-            return Decision(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
+            return Answer(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
         if isinstance(outcome, Closed):
-            return Decision(fault=FaultKind.DISCONNECT, detail=await self._disconnect(outcome.reason))
-        return Decision(fault=FaultKind.MALFORMED, detail=outcome.detail)  # a Stray
+            return Answer(fault=FaultKind.DISCONNECT, detail=await self._disconnect(outcome.reason))
+        return Answer(fault=FaultKind.MALFORMED, detail=outcome.detail)  # a Stray
 
     async def _disconnect(self, reason: str) -> str:
         """A disconnect's detail: why the stream ended, and how the process exited (its launcher knows)."""
@@ -267,8 +267,8 @@ class AbsentSeat:
     async def start(self, info: MatchInfo) -> str | None:
         return self.reason
 
-    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
-        return Decision(fault=FaultKind.DISCONNECT, detail=self.reason)
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Answer:
+        return Answer(fault=FaultKind.DISCONNECT, detail=self.reason)
 
     async def deal_end(self, obs: Observation) -> None:
         pass

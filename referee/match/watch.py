@@ -20,7 +20,7 @@ from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.observation import Observation, Trick
 from pyramid_sdk.rules import Talk
 from referee.match.faults import Fault
-from referee.match.runner import Decision, Seat
+from referee.match.runner import Answer, Seat
 
 TURN: Final = 0.005
 """Seconds a match of in-process bots plays before it lets the server's event loop answer requests."""
@@ -146,7 +146,7 @@ class WatchedSeat:
     async def start(self, info: MatchInfo) -> str | None:
         return await self.seat.start(info)
 
-    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Answer:
         self.live.update(obs)
         # A bot of the referee's own process (``module:``) decides without ever letting the event loop
         # run: without a turn now and then, a whole match would play before the server answered.

@@ -30,7 +30,7 @@ SIGNIFICANT: Final = 0.975
 
 
 @dataclass(frozen=True, slots=True)
-class Pair:
+class HeadToHead:
     """How ``first`` did against ``second`` in their shared matches."""
 
     first: str
@@ -59,7 +59,7 @@ class Pair:
         """Likelihood of superiority: how likely ``first`` is the stronger, P(true difference > 0) under
         Student's t from the tables' spread; ``None`` with a single table.
 
-        >>> Pair("a", "b", (10.0, 14.0, 12.0), 3).los > 0.975, Pair("a", "b", (1.0, -1.0), 2).los
+        >>> HeadToHead("a", "b", (10.0, 14.0, 12.0), 3).los > 0.975, HeadToHead("a", "b", (1.0, -1.0), 2).los
         (True, 0.5)
         """
         return t_los(self.tables)
@@ -69,10 +69,10 @@ class Pair:
 class Crosstable:
     names: tuple[str, ...]
     """The entrants in leaderboard order."""
-    pairs: dict[tuple[str, str], Pair]
+    pairs: dict[tuple[str, str], HeadToHead]
     """Every ordered pair of entrants with a shared match."""
 
-    def neighbours(self) -> list[tuple[str, str, Pair | None]]:
+    def neighbours(self) -> list[tuple[str, str, HeadToHead | None]]:
         """Each entrant and the next one down the ranking, with their pair (``None``: no shared match)."""
         return [(a, b, self.pairs.get((a, b))) for a, b in itertools.pairwise(self.names)]
 
@@ -94,7 +94,7 @@ def crosstable(
                         differences = per_table.setdefault((first, second), {})
                         differences.setdefault(scheduled.table_id, []).append(totals[a] - totals[b])
     pairs = {
-        pair: Pair(*pair, group_means(tables.values()), sum(map(len, tables.values())))
+        pair: HeadToHead(*pair, group_means(tables.values()), sum(map(len, tables.values())))
         for pair, tables in per_table.items()
         if pair[0] in names and pair[1] in names
     }

@@ -38,7 +38,7 @@ from referee.league.config import League
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import NotStarted
-from referee.match.runner import Decision, Seat
+from referee.match.runner import Answer, Seat
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher
 from referee.match.table import Sitting, Table
@@ -72,14 +72,14 @@ class HumanSeat:
     async def start(self, info: MatchInfo) -> str | None:
         return None
 
-    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Decision:
+    async def decide(self, obs: Observation, time_limit: float, bank: float) -> Answer:
         self.obs = obs
         self._answer = asyncio.get_running_loop().create_future()
         self.asked = True
         try:
-            return Decision(action=await asyncio.wait_for(self._answer, self.clock))
+            return Answer(action=await asyncio.wait_for(self._answer, self.clock))
         except TimeoutError:
-            return Decision(fault=FaultKind.TIMEOUT, detail=f"no move in {self.clock:g}s")
+            return Answer(fault=FaultKind.TIMEOUT, detail=f"no move in {self.clock:g}s")
         finally:
             self.asked = False
             self._answer = None
