@@ -2,7 +2,7 @@
 plays one. (gomill's ringmaster split: a competition that plans and records, driven by interchangeable
 job managers.)
 
-Every executor is a driver of one :class:`Competition`: it asks for the matches still to play (a batch
+Every driver is a driver of one :class:`Competition`: it asks for the matches still to play (a batch
 at a time for an ``until: settled`` league), plays them where it likes (through a
 :class:`~referee.match.table.Table`), and hands each result back: :meth:`Competition.record` for every
 attempt (stored at once, one transaction per match), :meth:`Competition.finished` for a match played,

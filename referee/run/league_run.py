@@ -32,7 +32,7 @@ broken, not beaten, and a run that ends "successfully" would hide it (3 wins whe
 
 
 class Driver(Protocol):
-    """What every executor is: it plays a competition's missing matches and sums the run up."""
+    """What every driver is: it plays a competition's missing matches and sums the run up."""
 
     async def run(self, on_progress: Callable[[Progress], None]) -> RunReport: ...
 
@@ -115,10 +115,10 @@ class LeagueRun:
         if workers is None and dask_address is None:
             return cls(competition, host, LocalDriver(competition, host, at_once), at_once, (SandboxError,))
         # Dask is imported only when it is used.
-        from referee.run.dask_executor import DaskExecutor, ExecutorError  # noqa: PLC0415
+        from referee.run.dask_driver import ClusterError, DaskDriver  # noqa: PLC0415
 
-        driver = DaskExecutor(competition, host, dask_address, workers, say, at_once)
-        return cls(competition, host, driver, at_once, (SandboxError, ExecutorError))
+        driver = DaskDriver(competition, host, dask_address, workers, say, at_once)
+        return cls(competition, host, driver, at_once, (SandboxError, ClusterError))
 
     def warnings(self) -> list[str]:
         """What the organiser should know before the run starts."""

@@ -1,4 +1,4 @@
-"""The Dask executor: the league's matches played on the worker processes of a Dask cluster.
+"""The Dask driver: the league's matches played on the worker processes of a Dask cluster.
 
 ``referee run LEAGUE --workers N`` starts a :class:`distributed.LocalCluster` of N worker processes on
 this machine; ``--dask tcp://HOST:8786`` uses a running cluster. Only *where* a match is played changes
@@ -18,7 +18,7 @@ What may go wrong on a worker is told apart from what an entrant did:
 - a worker that lacks an entrant's folder or path, or cannot set up the sandbox, is *unfit*: the client
   names it and the path, and plays on without it (before the first match: stops, storing nothing);
 - a bot that cannot start on a worker is tried again on another worker; only an entrant that failed to
-  start on two different workers is disqualified for the run (the in-process executor: after three
+  start on two different workers is disqualified for the run (the in-process driver: after three
   failed starts in a row), so a broken worker never disqualifies a healthy bot; a disqualified entrant's
   matches are skipped by the client, never stored (a start failure is not a result);
 - a failed ``build:`` is the entrant's failure, as in-process (disqualified, nothing stored);
@@ -57,7 +57,7 @@ from referee.match.setup import open_launcher
 from referee.run.competition import Competition, Progress, RunReport
 from referee.run.dask_worker import (
     ArenaPlugin,
-    ExecutorError,
+    ClusterError,
     MatchJob,
     Played,
     Unplayable,
@@ -70,7 +70,7 @@ from referee.run.dask_worker import (
 from referee.run.host import Host
 from referee.run.preflight import preflight
 
-__all__ = ["DaskExecutor", "ExecutorError", "Unplayable"]
+__all__ = ["ClusterError", "DaskDriver", "Unplayable"]
 
 CONNECT_TIMEOUT: Final = 10.0
 """Seconds to reach a scheduler before ``referee run --dask`` gives up."""
@@ -117,7 +117,7 @@ class _Slot:
     avoid: set[str] = field(default_factory=set)
 
 
-class DaskExecutor:
+class DaskDriver:
     """Drives a :class:`Competition` on a Dask cluster: its matches played on the workers, stored here.
     ``concurrency`` is the preflight's (matches at once are the cluster's threads)."""
 
@@ -152,7 +152,7 @@ class DaskExecutor:
             try:
                 client = await Client(self.address, asynchronous=True, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError) as exc:
-                raise ExecutorError(
+                raise ClusterError(
                     f"cannot reach the Dask scheduler at {self.address}: {_first_line(exc)}; start one with "
                     "`dask scheduler` (docs/SCALING.md) or check the address"
                 ) from None
@@ -162,7 +162,7 @@ class DaskExecutor:
                     try:
                         await client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
                     except TimeoutError:
-                        raise ExecutorError(
+                        raise ClusterError(
                             f"no Dask worker joined {self.address} within {WORKERS_TIMEOUT:g}s; start one "
                             f"with `dask worker {self.address}`"
                         ) from None
@@ -232,7 +232,7 @@ class DaskExecutor:
         unfit = await client.run(worker_unfit, name=plugin)
         lacks = [f"worker {worker}: {'; '.join(items)}" for worker, items in unfit.items() if items]
         if lacks:
-            raise ExecutorError(
+            raise ClusterError(
                 "; ".join(lacks) + ": every worker needs the entrants' folders at the same paths "
                 "(docs/SCALING.md)"
             )
@@ -288,7 +288,7 @@ class DaskExecutor:
             try:
                 result = await future
             except KilledWorker:
-                raise ExecutorError(
+                raise ClusterError(
                     f"match {slot.scheduled.match_id} was on several workers that died while playing it "
                     "(Dask's distributed.scheduler.allowed-failures); look at the workers' logs, then run "
                     "again to resume"
@@ -321,7 +321,7 @@ class DaskExecutor:
         if avoid:
             workers = [w for w in await _workers(client) if w not in avoid]
             if not workers:
-                raise ExecutorError(
+                raise ClusterError(
                     f"no worker left that can play {slot.scheduled.match_id}: "
                     + "; ".join(f"{w}: {why}" for w, why in self.unfit.items())
                 )
@@ -369,7 +369,7 @@ class DaskExecutor:
                     result.entrant, f"{result.reason} (on workers {', '.join(sorted(failed))})"
                 )
             elif workers <= set(failed):
-                raise ExecutorError(
+                raise ClusterError(
                     f"{result.entrant} cannot start on worker {result.worker}, the only worker left: "
                     f"{result.reason}; fix the worker (or the entrant) and run again"
                 )
