@@ -40,7 +40,6 @@ from referee.remote.settings import RemoteSettingsError
 from referee.remote.tokens import tokens_path
 from referee.results.disclosure import table_key
 from referee.results.errors import StorageError, StoreError
-from referee.results.history import replay_new_versions
 from referee.results.lock import LeagueBusyError
 from referee.results.owner import made_by
 from referee.run.competition import Competition
@@ -184,8 +183,6 @@ class ServeDriver:
                 competition.replan(league)  # forgets the last pass's disqualifications
             except ValueError as exc:
                 raise StoreError(str(exc)) from None
-        if replay_new_versions(competition.store, league, LOGGER.info):
-            competition.replan(league)  # an until-settled league plans from what is still stored
         return competition
 
     def _changed(self, competition: Competition) -> None:
