@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from referee.cli.display import RunDisplay
     from referee.cli.storage import StoreFailure
     from referee.league.config import League
-    from referee.league.ratings import Leaderboard
-    from referee.league.summary import MatchSummary
     from referee.results.errors import StorageError
     from referee.results.store import Store
     from referee.run.competition import Progress, RunReport
@@ -219,30 +217,39 @@ def _say_log_failure(log: logging.Handler, log_file: Path) -> None:
 
 
 def _finish(run: LeagueRun, report: RunReport, report_dir: Path | None, league_file: str) -> None:
-    """After the run: what was left out and why, the leaderboard, the report, and the exit status. It
-    reads the stored summaries, no deal: only the report's match pages and the fault of an entrant that
-    forfeited everything decode a record (``report.text.forfeited_lines``)."""
-    from referee.cli.storage import StorageFailure, say_settlement, write_league_report
-    from referee.league.planning import schedule_of
+    """After the run: what was left out and why, the leaderboard, the report, and the exit status, all
+    from the standings the run ended with (read, planned, rated and stored once, by the driver). Only
+    the report's match pages and the fault of an entrant that forfeited everything decode a record
+    (``report.text.forfeited_lines``)."""
+    from referee.cli.storage import StorageFailure
+    from referee.report.site import write_report
     from referee.report.text import forfeited_lines, leaderboard_table
     from referee.results.errors import StorageError
     from referee.run.league_run import EXIT_DISQUALIFIED, EXIT_FORFEITED, unplayed
 
-    league, seed, store, progress = run.league, run.competition.seed, run.store, report.progress
+    league, store, progress, standings = run.league, run.store, report.progress, report.standings
     for line in run.summary(report):
         click.echo(line, err=True)
     try:
-        stored = store.summaries()
-        board = _board(league, seed, store, stored)
-        schedule = schedule_of(league, seed, stored)
-        forfeiters = forfeited_lines(league, schedule, stored, store.stream, EXIT_FORFEITED)
+        forfeiters = forfeited_lines(
+            league, standings.schedule, standings.stored, store.stream, EXIT_FORFEITED
+        )
     except StorageError as exc:
         raise _in_run(exc, store, progress.total) from None
-    click.echo(leaderboard_table(board, league, f"{league.name} — {progress.done}/{progress.total} matches"))
-    say_settlement(league, seed, stored)
+    title = f"{league.name} — {progress.done}/{progress.total} matches"
+    click.echo(leaderboard_table(standings.board, league, title))
+    if standings.settlement is not None:
+        click.echo(standings.settlement.line())
     if report_dir is not None:
         try:
-            index = write_league_report(league, seed, stored, report_dir, load=store.stream)
+            index = write_report(
+                league,
+                list(standings.schedule),
+                standings.stored,
+                standings.board,
+                report_dir,
+                load=store.stream,
+            )
         except OSError as exc:
             raise StorageFailure(
                 f"{report_dir}: the report was not written ({exc.strerror or exc}); every match played is "
@@ -271,15 +278,6 @@ def _in_run(exc: StorageError, store: Store, total: int) -> StoreFailure:
     except StoreError:
         stored = "the matches stored before are kept"
     return failure(exc, f"{stored} (a match in play when it failed is not: the next run plays it)")
-
-
-def _board(league: League, seed: int, store: Store, stored: dict[str, MatchSummary]) -> Leaderboard:
-    """The leaderboard of the stored results, stored with them."""
-    from referee.cli.storage import ratings
-
-    board = ratings(league, seed, stored)
-    store.write_ratings(list(board.history))
-    return board
 
 
 def _report_in_thread(league: League, seed: int, folder: Path) -> Path | None:

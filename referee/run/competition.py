@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Final
 from referee.league.config import League
 from referee.league.location import backup_path
 from referee.league.planning import league_settings, plan_of, schedule_of, with_cohorts
+from referee.league.ratings import Leaderboard, rate
 from referee.league.schedule import ScheduledMatch
-from referee.league.summary import Summarized
+from referee.league.summary import MatchSummary, Summarized
 from referee.match.outcome import (
     VOID_RETRIES,
     Attempt,
@@ -83,12 +84,26 @@ class Progress:
 
 
 @dataclass(frozen=True, slots=True)
+class Standings:
+    """A league's results as the end of a run reads them, once: the stored summaries, the schedule they
+    belong to, the leaderboard (rated once, and stored with the results) and, for an ``until: settled``
+    league, how settled its ranking is."""
+
+    stored: dict[str, MatchSummary]
+    schedule: tuple[ScheduledMatch, ...]
+    board: Leaderboard
+    settlement: Settlement | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunReport:
-    """What a run came to, besides the stored matches: its progress at the end, the entrants that failed
-    the preflight or were disqualified, the matches left unplayed, and what the drivers saw of the bots."""
+    """What a run came to, besides the stored matches: its progress at the end, its standings, the
+    entrants that failed the preflight or were disqualified, the matches left unplayed, and what the
+    drivers saw of the bots."""
 
     progress: Progress
     scheduled: int
+    standings: Standings
     broken: tuple[Broken, ...] = ()
     disqualified: tuple[tuple[str, str], ...] = ()
     skipped: int = 0
@@ -337,11 +352,26 @@ class Competition:
         """A match left unplayed because an entrant of it is disqualified."""
         self.skipped += 1
 
-    def report(self, processes_started: int = 0, refusals: tuple[str, ...] = ()) -> RunReport:
+    def rated(self) -> Standings:
+        """The standings now, read, planned and rated once, the ratings stored with the results: how every
+        driver's run ends (``referee serve``'s too), so that the stored ratings describe the results
+        whichever command played them. A fixed schedule is the competition's own; an ``until: settled``
+        league's is planned from the results read here, with its settlement."""
+        league, stored = self.league, self.store.summaries()
+        schedule, settlement = self.schedule, None
+        if league.settling is not None:
+            planned = plan_of(league, self.seed, stored)
+            schedule, settlement = planned.schedule, planned.settlement
+        board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
+        self.store.write_ratings(list(board.history))
+        return Standings(stored, schedule, board, settlement)
+
+    def report(self, processes_started: int, refusals: tuple[str, ...], standings: Standings) -> RunReport:
         """The run summed up, once its drivers are done (each disqualification is stored as it comes)."""
         return RunReport(
             self.progress,
             len(self.schedule),
+            standings,
             tuple(self.broken),
             tuple(self.disqualified.items()),
             self.skipped,
