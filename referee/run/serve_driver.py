@@ -135,7 +135,7 @@ class ServeDriver:
         self.live: dict[str, LiveMatch] = {}
         """The matches in play, by id."""
         self.played = 0
-        self.rated = -1
+        self.rated_at = -1
         """:attr:`played` when the ratings were last stored (never yet: -1)."""
         self.competition: Competition | None = None
         """The league's competition, open (its database held) from the first pass until :meth:`run` ends."""
@@ -243,9 +243,9 @@ class ServeDriver:
                 if len(playing) < concurrency:
                     scheduled = self._next(competition, [m for m, _ in playing.values()])
                 if scheduled is None:
-                    if not playing and self.rated != self.played:  # the ratings, stored as a run's end does
+                    if not playing and self.rated_at != self.played:  # stored as the end of a run does
                         competition.rated()
-                        self.rated = self.played
+                        self.rated_at = self.played
                     waits = {task for _, task in playing.values()}
                     waits.add(asyncio.ensure_future(asyncio.sleep(self.poll)))
                     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
