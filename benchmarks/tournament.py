@@ -5,7 +5,7 @@
 time; one line per concurrency with ``matches_per_s`` and the bot processes started, then the speed-up of
 2 over 1 (target on a 2-core machine: at least 1.4).
 
-``python benchmarks/tournament.py --executors [--pairs N] [--entrants E]``: a league of fast bots (E
+``python benchmarks/tournament.py --drivers [--pairs N] [--entrants E]``: a league of fast bots (E
 random Python bots, default 6, each a sandboxed process, at 4-player tables: 60 matches), played
 in-process at concurrency 2 and on a Dask LocalCluster of 2 worker processes, alternately, N pairs
 (default 3). One line per run with ``matches_per_s``, the decisions, the seconds the cluster took to be
@@ -91,17 +91,17 @@ def concurrency_runs(league: League) -> None:
     print(f"tournament speedup_2_over_1={rates[2] / rates[1]:.2f}")
 
 
-def executor_run(executor: str, entrants: int) -> tuple[float, float]:
+def driver_run(driver: str, entrants: int) -> tuple[float, float]:
     """One run of the fast league from an empty database; prints its line and returns matches/s, over the
     whole run and over its time after the cluster was ready."""
-    from referee.run.dask_executor import DaskExecutor  # noqa: PLC0415
+    from referee.run.dask_driver import DaskDriver  # noqa: PLC0415
 
     folder = Path(tempfile.mkdtemp(prefix="pyramid-bench-"))
     try:
         competition = Competition.open(fast_league(folder, entrants))
         store, host = competition.store, Host.of(competition.league, log_dir=folder / "logs")
         local = LocalDriver(competition, host, concurrency=2)
-        dask = DaskExecutor(competition, host, workers=2, concurrency=2) if executor == "dask" else None
+        dask = DaskDriver(competition, host, workers=2, concurrency=2) if driver == "dask" else None
         own_before = cpu()
         started = time.perf_counter()
         report = asyncio.run(dask.run() if dask is not None else local.run())
@@ -121,7 +121,7 @@ def executor_run(executor: str, entrants: int) -> tuple[float, float]:
     rate = progress.played / elapsed
     setup = dask.setup_seconds if dask is not None else 0.0
     print(
-        f"tournament executor={executor} league='Fast League' matches={progress.played} "
+        f"tournament driver={driver} league='Fast League' matches={progress.played} "
         f"decisions={decisions} seconds={elapsed:.1f} setup_seconds={setup:.1f} matches_per_s={rate:.3f} "
         f"referee_cpu_us_per_decision={per_decision * 1e6:.0f} "
         f"client_cpu_us_per_decision={client_cpu / decisions * 1e6:.0f} "
@@ -131,11 +131,11 @@ def executor_run(executor: str, entrants: int) -> tuple[float, float]:
     return rate, progress.played / (elapsed - setup)
 
 
-def executor_runs(pairs: int, entrants: int) -> None:
+def driver_runs(pairs: int, entrants: int) -> None:
     ratios, playing = [], []
     for _ in range(pairs):
-        local, _ = executor_run("in-process", entrants)
-        dask, dask_playing = executor_run("dask", entrants)
+        local, _ = driver_run("in-process", entrants)
+        dask, dask_playing = driver_run("dask", entrants)
         ratios.append(dask / local)
         playing.append(dask_playing / local)
         print(f"tournament dask_over_in_process={ratios[-1]:.2f} after_setup={playing[-1]:.2f}", flush=True)
@@ -148,12 +148,12 @@ def executor_runs(pairs: int, entrants: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("league", nargs="?", default=str(ROOT / "tournaments/example/league.yaml"))
-    parser.add_argument("--executors", action="store_true", help="in-process against a LocalCluster")
+    parser.add_argument("--drivers", action="store_true", help="in-process against a LocalCluster")
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--entrants", type=int, default=6, help="random bots in the fast league")
     args = parser.parse_args()
-    if args.executors:
-        executor_runs(args.pairs, args.entrants)
+    if args.drivers:
+        driver_runs(args.pairs, args.entrants)
     else:
         concurrency_runs(load_league(args.league))
 

@@ -25,7 +25,7 @@ from support import ROOT
 from support.arena import PY, bot_processes
 from support.cli import REFEREE, export, referee
 from support.leagues import complete_matches
-from test_dask_executor import settle, worker_processes
+from test_dask_driver import settle, worker_processes
 
 LEAGUE = f"""\
 name: Interrupted
@@ -81,8 +81,8 @@ def ctrl_c(
     return run
 
 
-@pytest.mark.parametrize("executor", [[], ["--workers", "2"]], ids=["in-process", "workers"])
-def test_ctrl_c_is_one_line_keeps_the_database_and_tells_the_bots(tmp_path, executor):
+@pytest.mark.parametrize("driver", [[], ["--workers", "2"]], ids=["in-process", "workers"])
+def test_ctrl_c_is_one_line_keeps_the_database_and_tells_the_bots(tmp_path, driver):
     path = tmp_path / "league.yaml"
     path.write_text(LEAGUE, encoding="utf-8")
     database = tmp_path / "results.sqlite"
@@ -92,11 +92,11 @@ def test_ctrl_c_is_one_line_keeps_the_database_and_tells_the_bots(tmp_path, exec
         started = len(lines_of(status_log, "PLAYING ")) - 1  # less the preflight's
         return 1 <= complete_matches(database) < started
 
-    run = ctrl_c([REFEREE, "run", str(path), *executor], under_way)  # half a second into it
+    run = ctrl_c([REFEREE, "run", str(path), *driver], under_way)  # half a second into it
     _, err = run.communicate(timeout=120)
     assert run.returncode == 130, err
     lines = err.splitlines()
-    assert len(lines) == (2 if executor else 1), err  # with workers, the line saying the cluster started
+    assert len(lines) == (2 if driver else 1), err  # with workers, the line saying the cluster started
     assert lines[-1].startswith("interrupted: ")
     assert lines[-1].endswith("matches are stored; run again to resume")
     assert "Traceback" not in err
@@ -120,7 +120,7 @@ def test_ctrl_c_is_one_line_keeps_the_database_and_tells_the_bots(tmp_path, exec
     assert told
     assert all(line.endswith(INTERRUPTED) for line in told)
     # Run again: the league is finished, every match once.
-    again = referee("run", path, *executor, check=True)
+    again = referee("run", path, *driver, check=True)
     assert "4/4 matches" in again.stdout
     assert len(export(path)) == 4
 
@@ -151,7 +151,7 @@ def test_an_sdk_bot_exits_0_with_one_line_when_its_stream_is_cancelled(tmp_path,
 
 
 def test_a_run_with_as_many_matches_left_as_workers_plays_them(tmp_path):
-    """What a run resumed after Ctrl-C often has left: two matches for two workers. The executor gave
+    """What a run resumed after Ctrl-C often has left: two matches for two workers. The driver gave
     the first worker both (one to follow the other) and then failed to find a match for the second."""
     path = tmp_path / "league.yaml"
     text = LEAGUE.replace("rounds: 2", "rounds: 1")

@@ -8,6 +8,7 @@ import json
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import time
 import urllib.request
@@ -502,3 +503,34 @@ def test_serve_fresh_forgets_the_stored_results_once_and_keeps_a_copy(tmp_path):
         [REFEREE, "matches", "league.yaml"], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert "1 of 1 scheduled matches stored" in kept.stdout  # played again by the server, and stored
+
+
+def stored_ratings(database: Path) -> list[tuple[object, ...]]:
+    """The ratings table of a results database, read-only beside the process that holds it."""
+    db = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT * FROM ratings ORDER BY position, entrant").fetchall()
+    finally:
+        db.close()
+
+
+def test_a_served_league_stores_its_ratings_as_a_run_does(tmp_path):
+    """Whichever driver plays a league stores its ratings: ``referee serve`` does once it has nothing to
+    play, while it runs on, and they are the ratings ``referee run`` stores for the same results."""
+    text = DUEL.replace("name: Duel", "name: Rated duel")
+    served_generator = serve(tmp_path, text)
+    served = next(served_generator)
+    database = tmp_path / "results.sqlite"
+    try:
+        wait_for(lambda: len(served.get("/api/v1/matches")["matches"]) == 1, timeout=120, every=0.3)
+        wait_for(lambda: stored_ratings(database), timeout=60, every=0.3)
+        by_serve = stored_ratings(database)
+        assert served.process.poll() is None  # stored while it serves, not as it stops
+    finally:
+        served_generator.close()
+    assert {row[2] for row in by_serve} == {"heuristic", "random"}
+    again = subprocess.run(
+        [REFEREE, "run", "league.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert again.returncode == 0, again.stderr
+    assert stored_ratings(database) == by_serve

@@ -32,7 +32,7 @@ from support import ROOT
 from support.arena import bot_processes
 from support.cli import REFEREE
 from support.remote import free_port
-from test_dask_executor import settle, worker_processes
+from test_dask_driver import settle, worker_processes
 
 NO_SANDBOX = bubblewrap_problem()
 needs_sandbox = pytest.mark.skipif(

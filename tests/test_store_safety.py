@@ -242,7 +242,7 @@ def test_a_second_run_names_the_run_that_holds_the_league_and_a_dead_one_blocks_
     )
     try:
         wait_for_holder(lock, first)
-        for extra in ((), ("--workers", "1"), ("--fresh",)):  # the Dask executor and --fresh wait too
+        for extra in ((), ("--workers", "1"), ("--fresh",)):  # the Dask driver and --fresh wait too
             second = referee("run", league, *extra)
             assert second.returncode == EXIT_BUSY, second.stdout + second.stderr
             assert one_line(second) == busy_line(database, first.pid)

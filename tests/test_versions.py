@@ -140,3 +140,25 @@ def test_a_new_version_in_a_settled_league_is_planned_from_what_is_left(tmp_path
         assert not any(line.startswith("new version") for line in said[1:])
     finally:
         afresh.close()
+
+
+def test_the_competition_opens_whole(tmp_path):
+    """`Competition.open` alone does the opening: a new version's matches are deleted before the schedule
+    is planned, so a caller needs no replay nor replan of its own (`referee serve` calls nothing more)."""
+    path = tmp_path / "league.yaml"
+    path.write_text(SETTLING.format(root=ROOT, version=""), encoding="utf-8")
+    referee("run", path, check=True)
+    path.write_text(SETTLING.format(root=ROOT, version=', version: "2"'), encoding="utf-8")
+    said: list[str] = []
+    opened = Competition.open(load_league(path), say=said.append)
+    try:
+        planned, missing = opened.schedule, opened.missing()
+    finally:
+        opened.close()
+    assert any(line.startswith("new version of a:") for line in said)
+    assert missing, "the new version's matches are to be played again"
+    afresh = Competition.open(load_league(path))
+    try:
+        assert afresh.schedule == planned
+    finally:
+        afresh.close()

@@ -78,7 +78,7 @@ SLOW_MODULES: Final = {
         "test_dry_run": "referee run --dry-run and run: the CLI and bot processes",
         "test_cli_match": "referee match: the CLI and bot processes",
         "test_compare": "referee compare: the CLI and bot processes",
-        "test_dask_executor": "Dask workers, the CLI and bot processes",
+        "test_dask_driver": "Dask workers, the CLI and bot processes",
         "test_node": "Node.js bots and the Node.js SDK's own tests",
         "test_node_package": "npm pack, a Node.js bot",
         "test_protocol_e2e": "bot processes over real gRPC",

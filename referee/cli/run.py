@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from referee.cli.storage import StoreFailure
     from referee.league.config import League
     from referee.results.errors import StorageError
-    from referee.results.reading import Standings
     from referee.results.store import Store
     from referee.run.competition import Progress, RunReport
     from referee.run.league_run import LeagueRun
@@ -218,29 +217,31 @@ def _say_log_failure(log: logging.Handler, log_file: Path) -> None:
 
 
 def _finish(run: LeagueRun, report: RunReport, report_dir: Path | None, league_file: str) -> None:
-    """After the run: what was left out and why, the leaderboard, the report, and the exit status. It
-    reads the stored summaries, no deal: only the report's match pages and the fault of an entrant that
-    forfeited everything decode a record (``report.text.forfeited_lines``)."""
+    """After the run: what was left out and why, the leaderboard, the report, and the exit status, all
+    from the standings the run ended with (read, planned, rated and stored once, by the driver). Only
+    the report's match pages and the fault of an entrant that forfeited everything decode a record
+    (``report.text.forfeited_lines``)."""
     from referee.cli.storage import StorageFailure, say_settlement
     from referee.report.site import rewrite_report
     from referee.report.text import forfeited_lines, leaderboard_table
     from referee.results.errors import StorageError
     from referee.run.league_run import EXIT_DISQUALIFIED, EXIT_FORFEITED, unplayed
 
-    league, seed, store, progress = run.league, run.competition.seed, run.store, report.progress
+    league, store, progress, standings = run.league, run.store, report.progress, report.standings
     for line in run.summary(report):
         click.echo(line, err=True)
     try:
-        read = _standings(league, seed, store)
-        forfeiters = forfeited_lines(league, read.schedule, read.stored, store.stream, EXIT_FORFEITED)
+        forfeiters = forfeited_lines(
+            league, standings.schedule, standings.stored, store.stream, EXIT_FORFEITED
+        )
     except StorageError as exc:
         raise _in_run(exc, store, progress.total) from None
     title = f"{league.name} — {progress.done}/{progress.total} matches"
-    click.echo(leaderboard_table(read.board, league, title))
-    say_settlement(read)
+    click.echo(leaderboard_table(standings.board, league, title))
+    say_settlement(standings)
     if report_dir is not None:
         try:
-            index = rewrite_report(league, seed, report_dir, store, read=read)
+            index = rewrite_report(league, run.competition.seed, report_dir, store, read=standings)
         except OSError as exc:
             raise StorageFailure(
                 f"{report_dir}: the report was not written ({exc.strerror or exc}); every match played is "
@@ -269,15 +270,6 @@ def _in_run(exc: StorageError, store: Store, total: int) -> StoreFailure:
     except StoreError:
         stored = "the matches stored before are kept"
     return failure(exc, f"{stored} (a match in play when it failed is not: the next run plays it)")
-
-
-def _standings(league: League, seed: int, store: Store) -> Standings:
-    """The standings of the stored results (their summaries), the leaderboard stored with them."""
-    from referee.results.reading import standings
-
-    read = standings(league, seed, store.summaries())
-    store.write_ratings(list(read.board.history))
-    return read
 
 
 def _report_in_thread(league: League, seed: int, folder: Path) -> Path | None:

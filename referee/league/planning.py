@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def schedule_of(
     league: League, seed: int, stored: Mapping[str, Summarized] | None = None
 ) -> tuple[ScheduledMatch, ...]:
-    """The league's matches under its ``seed`` (:func:`known_seed`): the one schedule that every executor,
+    """The league's matches under its ``seed`` (:func:`known_seed`): the one schedule that every driver,
     the ratings and every report use. An ``until: settled`` league's depend on its ``stored`` results."""
     if league.settling is not None:
         if stored is None:

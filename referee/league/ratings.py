@@ -1,7 +1,7 @@
 """TrueSkill ratings and the leaderboard, computed from stored matches in schedule order.
 
 Ratings are always recomputed from the stored results, in schedule order (not completion order), so they
-are the same whatever the concurrency, however often a run was interrupted, and whichever executor
+are the same whatever the concurrency, however often a run was interrupted, and whichever driver
 played the matches.
 
 What counts as one rated game is the :class:`RatingMode`. The seatings of a table replay the same deals,

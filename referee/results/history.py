@@ -1,10 +1,11 @@
 """Each version's results: what an entrant's earlier versions made before a new one replaced them.
 
 A new version replays the entrant's matches, and the league deletes the old results (they are no longer
-the entrant's, docs/LEAGUE.md "Bot versions"). :func:`replay_new_versions`, which ``referee run`` and
-``referee serve`` both call when they open the league, keeps a summary of them first, in
-``<results database>-versions.sqlite`` beside the results, so that the entrant's page can show how each
-version did, whichever command saw the change. The league's own results and ratings are untouched by it.
+the entrant's, docs/LEAGUE.md "Bot versions"). :func:`replay_new_versions`, which the league's
+competition calls as it opens (``referee run``, ``referee serve``) and plans again (``serve``, the file
+changed), keeps a summary of them first, in ``<results database>-versions.sqlite`` beside the results,
+so that the entrant's page can show how each version did, whichever command saw the change. The
+league's own results and ratings are untouched by it.
 """
 
 from __future__ import annotations

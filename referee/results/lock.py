@@ -3,7 +3,7 @@
 Two runs of one league would each play every missing match (the results stay right, since a match is
 stored whole and the second copy replaces the first, but the work doubles and the machine is shared by
 twice the bots, whose clocks suffer). So a run holds this lock from before it opens the database until
-it ends, whichever executor plays (the Dask client is the only writer, and it is this process).
+it ends, whichever driver plays (the Dask client is the only writer, and it is this process).
 
 The kernel drops an ``flock`` when its holder dies, however it dies: a lock file left by a killed run
 blocks nobody. The holder writes its pid and its command (``referee run``, ``referee serve``) into the

@@ -62,17 +62,23 @@ class Standings:
     """Of an ``until: settled`` league; ``None`` for one that plays its whole schedule."""
 
 
-def standings(league: League, seed: int, stored: Mapping[str, Summarized]) -> Standings:
+def standings(
+    league: League,
+    seed: int,
+    stored: Mapping[str, Summarized],
+    fixed: tuple[ScheduledMatch, ...] | None = None,
+) -> Standings:
     """The standings of ``stored`` (summaries or whole matches) under the league's ``seed``: the one place
     they are computed, so that the leaderboard, the report, the web API and ``referee analyze`` never
     disagree (``tests/test_quality.py`` checks that nothing else rates). An ``until: settled`` league is
-    planned once, for both its schedule and its settlement."""
+    planned once, for both its schedule and its settlement; a fixed schedule the caller holds already
+    (``fixed``: a competition's) is not planned again."""
     settlement = None
     if league.settling is not None:
         plan = plan_of(league, seed, stored)
         schedule, settlement = plan.schedule, plan.settlement
     else:
-        schedule = schedule_of(league, seed, stored)
+        schedule = fixed if fixed is not None else schedule_of(league, seed, stored)
     board = rate([entrant.name for entrant in league.entrants], schedule, stored, league.rating)
     return Standings(stored, schedule, board, settlement)
 

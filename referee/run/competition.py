@@ -2,7 +2,7 @@
 plays one. (gomill's ringmaster split: a competition that plans and records, driven by interchangeable
 job managers.)
 
-Every executor is a driver of one :class:`Competition`: it asks for the matches still to play (a batch
+Every driver is a driver of one :class:`Competition`: it asks for the matches still to play (a batch
 at a time for an ``until: settled`` league), plays them where it likes (through a
 :class:`~referee.match.table.Table`), and hands each result back: :meth:`Competition.record` for every
 attempt (stored at once, one transaction per match), :meth:`Competition.finished` for a match played,
@@ -38,7 +38,8 @@ from referee.match.outcome import (
     VoidStreak,
 )
 from referee.match.table import Sitting
-from referee.results.reading import joined, known_seed
+from referee.results.history import replay_new_versions
+from referee.results.reading import Standings, joined, known_seed, standings
 from referee.results.store import Store
 from referee.run.preflight import Broken, PreflightError
 
@@ -83,11 +84,13 @@ class Progress:
 
 @dataclass(frozen=True, slots=True)
 class RunReport:
-    """What a run came to, besides the stored matches: its progress at the end, the entrants that failed
-    the preflight or were disqualified, the matches left unplayed, and what the drivers saw of the bots."""
+    """What a run came to, besides the stored matches: its progress at the end, its standings, the
+    entrants that failed the preflight or were disqualified, the matches left unplayed, and what the
+    drivers saw of the bots."""
 
     progress: Progress
     scheduled: int
+    standings: Standings
     broken: tuple[Broken, ...] = ()
     disqualified: tuple[tuple[str, str], ...] = ()
     skipped: int = 0
@@ -98,7 +101,14 @@ class RunReport:
 class Competition:
     """Plans and records one league's run on its results database; see the module's doc."""
 
-    def __init__(self, league: League, seed: int, store: Store, skip_broken: bool = False) -> None:
+    def __init__(
+        self,
+        league: League,
+        seed: int,
+        store: Store,
+        skip_broken: bool = False,
+        say: Callable[[str], None] = lambda line: None,
+    ) -> None:
         self.league = league
         self.seed: Final = seed
         """The league's seed: the file's, or the secret one its database keeps; fixed for the
@@ -106,6 +116,8 @@ class Competition:
         self.store = store
         self.skip_broken = skip_broken
         """Go on without the entrants that fail the preflight (disqualified) instead of stopping."""
+        self.say = say
+        """Where the competition tells the organiser what its opening did (``--fresh``, a new version)."""
         self.known: dict[str, Summarized] | None = None
         """An ``until: settled`` league's stored results as read so far (see :meth:`_plan`)."""
         self.settlement: Settlement | None = None
@@ -128,8 +140,10 @@ class Competition:
         skip_broken: bool = False,
     ) -> Competition:
         """The competition of ``league`` on its results database, held by this process alone until
-        :meth:`close`: a league file without ``seed:`` gets a secret random one, drawn once and kept in
-        the database (``fresh`` draws anew).
+        :meth:`close`, opened whole: a league file without ``seed:`` gets a secret random one, drawn once
+        and kept in the database (``fresh`` draws anew); the entrants and their cohorts are stored; the
+        matches of an entrant with a new version are played again (``say`` tells which); then the
+        schedule is planned, once, from what is left.
 
         Another live run of the league raises :class:`~referee.results.lock.LeagueBusyError`; a damaged or
         unwritable file :class:`~referee.results.errors.StorageError`; the database of another league
@@ -148,7 +162,7 @@ class Competition:
                     )
             seed = league.seed if league.seed is not None else store.secret_seed(renew=fresh)
             store.bind(league.name, league_settings(league, seed), league.path)
-            return cls(_enter(store, league), seed, store, skip_broken)
+            return cls(_opened(store, league, say), seed, store, skip_broken, say)
         except BaseException:
             store.close()
             raise
@@ -156,15 +170,16 @@ class Competition:
     def replan(self, league: League) -> list[ScheduledMatch]:
         """The league file changed while the competition is open (an entrant joined or left, say): the
         same seed and results, the entrants stored again (a newcomer joins as a cohort of its own), the
-        schedule planned again; returns the matches still to play. The run's disqualifications and
-        failed starts are forgotten: an entrant may be a new version now, and the driver runs the
-        preflight again (``referee serve`` does, per change of the file). Settings that would invalidate
-        the stored results (rules, time control, fault limit, another seed) raise ``ValueError``."""
+        matches of a new version played again, the schedule planned again; returns the matches still to
+        play. The run's disqualifications and failed starts are forgotten: an entrant may be a new
+        version now, and the driver runs the preflight again (``referee serve`` does, per change of the
+        file). Settings that would invalidate the stored results (rules, time control, fault limit,
+        another seed) raise ``ValueError``."""
         if known_seed(league, self.store) != self.seed:
             raise ValueError(f"{league.path}: its seed changed; the stored results would not be its own")
         if league_settings(league, self.seed) != league_settings(self.league, self.seed):
             raise ValueError(f"{league.path}: its settings changed; the stored results would not be its own")
-        self.league = _enter(self.store, league)
+        self.league = _opened(self.store, league, self.say)
         self.disqualified, self.start_failures, self.broken = {}, {}, []
         self.known = None
         self.schedule = self._plan()
@@ -324,17 +339,37 @@ class Competition:
         """A match left unplayed because an entrant of it is disqualified."""
         self.skipped += 1
 
-    def report(self, processes_started: int = 0, refusals: tuple[str, ...] = ()) -> RunReport:
+    def rated(self) -> Standings:
+        """The standings now, read, planned and rated once, the ratings stored with the results: how every
+        driver's run ends (``referee serve``'s too), so that the stored ratings describe the results
+        whichever command played them. A fixed schedule is the competition's own; an ``until: settled``
+        league's is planned from the results read here, with its settlement."""
+        fixed = self.schedule if self.league.settling is None else None
+        read = standings(self.league, self.seed, self.store.summaries(), fixed)
+        self.store.write_ratings(list(read.board.history))
+        return read
+
+    def report(self, processes_started: int, refusals: tuple[str, ...], standings: Standings) -> RunReport:
         """The run summed up, once its drivers are done (each disqualification is stored as it comes)."""
         return RunReport(
             self.progress,
             len(self.schedule),
+            standings,
             tuple(self.broken),
             tuple(self.disqualified.items()),
             self.skipped,
             processes_started,
             refusals,
         )
+
+
+def _opened(store: Store, league: League, say: Callable[[str], None]) -> League:
+    """The league entered in its database, and the stored matches of an entrant with a new version
+    deleted (to be played again), entered again if there were any: what the schedule is planned from."""
+    entered = _enter(store, league)
+    if replay_new_versions(store, entered, say):
+        entered = _enter(store, league)  # the cohorts as the matches left say
+    return entered
 
 
 def _enter(store: Store, league: League) -> League:

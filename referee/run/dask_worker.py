@@ -1,4 +1,4 @@
-"""The worker side of the Dask driver (``dask_executor.py``): what passes between the client and the
+"""The worker side of the Dask driver (``dask_driver.py``): what passes between the client and the
 workers, and the :class:`ArenaPlugin` that plays matches on each worker through a
 :class:`~referee.match.table.Table`.
 
@@ -34,7 +34,7 @@ UNCLAIMED: Final = 60.0
 """Seconds after a match a worker keeps the bots it started ahead for the next, if no task comes for it."""
 
 
-class ExecutorError(RuntimeError):
+class ClusterError(RuntimeError):
     """The cluster cannot play this league; the message is one line: what, where, what to do."""
 
 
@@ -310,13 +310,13 @@ def _leave_interrupts_to_the_client() -> None:
 
 
 def _ignore(number: int, frame: object) -> None:
-    """SIGINT's handler on a LocalCluster's worker: the client stops the run (see ``dask_executor.py``)."""
+    """SIGINT's handler on a LocalCluster's worker: the client stops the run (see ``dask_driver.py``)."""
 
 
 def _plugin(name: str) -> ArenaPlugin:
     plugin = get_worker().plugins.get(name)
     if not isinstance(plugin, ArenaPlugin):
-        raise ExecutorError(f"worker {get_worker().address} has no {name} plugin")
+        raise ClusterError(f"worker {get_worker().address} has no {name} plugin")
     return plugin
 
 

@@ -13,7 +13,6 @@ from typing import Final, Protocol
 from referee.league.config import League
 from referee.match.sandbox import SandboxError
 from referee.remote.settings import RemoteSettings, RemoteSettingsError
-from referee.results.history import replay_new_versions
 from referee.results.lock import check_free
 from referee.results.store import Store
 from referee.run.competition import Competition, Progress, RunReport
@@ -32,7 +31,7 @@ broken, not beaten, and a run that ends "successfully" would hide it (3 wins whe
 
 
 class Driver(Protocol):
-    """What every executor is: it plays a competition's missing matches and sums the run up."""
+    """What every driver is: it plays a competition's missing matches and sums the run up."""
 
     async def run(self, on_progress: Callable[[Progress], None]) -> RunReport: ...
 
@@ -77,8 +76,8 @@ class LeagueRun:
         say: Callable[[str], None] = lambda line: None,
         door: RemoteSettings | None = None,
     ) -> LeagueRun:
-        """Opens the league's competition (see :meth:`Competition.open` for its errors), plays again the
-        matches of entrants with a new version, makes the log and report folders (:class:`FolderError`)
+        """Opens the league's competition (:meth:`Competition.open`: its errors, and the matches of
+        entrants with a new version played again), makes the log and report folders (:class:`FolderError`)
         and picks the driver: Dask with ``workers`` or ``dask_address``, else this process. A league with
         remote entrants plays them through the door (``door``: ``referee run``'s options over the league
         file's ``remote:``); settings that cannot work are :class:`RemoteSettingsError`, before any play.
@@ -89,8 +88,6 @@ class LeagueRun:
         settings = door_settings(league, door or RemoteSettings(), on_dask)
         competition = Competition.open(league, fresh, say, skip_broken)
         try:
-            if replay_new_versions(competition.store, competition.league, say):
-                competition.replan(competition.league)  # an until-settled league plans from what is left
             host = Host.of(competition.league, _folders(competition.league, report_dir))
             if settings is not None:  # remote entrants: only this process plays them (refused on Dask)
                 local = LocalDriver(competition, host, concurrency or competition.league.concurrency)
@@ -115,10 +112,10 @@ class LeagueRun:
         if workers is None and dask_address is None:
             return cls(competition, host, LocalDriver(competition, host, at_once), at_once, (SandboxError,))
         # Dask is imported only when it is used.
-        from referee.run.dask_executor import DaskExecutor, ExecutorError  # noqa: PLC0415
+        from referee.run.dask_driver import ClusterError, DaskDriver  # noqa: PLC0415
 
-        driver = DaskExecutor(competition, host, dask_address, workers, say, at_once)
-        return cls(competition, host, driver, at_once, (SandboxError, ExecutorError))
+        driver = DaskDriver(competition, host, dask_address, workers, say, at_once)
+        return cls(competition, host, driver, at_once, (SandboxError, ClusterError))
 
     def warnings(self) -> list[str]:
         """What the organiser should know before the run starts."""

@@ -11,26 +11,31 @@ holds no worker, and the others go on meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Final
 
+from referee.league.config import League
 from referee.league.schedule import ScheduledMatch
-from referee.match.launcher import RemoteSource
+from referee.match.launcher import Launcher, RemoteSource
 from referee.match.outcome import Attempt, NotStarted
 from referee.match.setup import open_launcher
 from referee.match.table import Lineup, Table
-from referee.run.competition import Competition, Progress, RunReport
-from referee.run.host import Host, run_builds
+from referee.run.competition import Competition, RunReport
+from referee.run.driver import OnProgress, Place, Tally, drive, held, quiet
+from referee.run.host import Host
 from referee.run.pending import Pending, token_check
-from referee.run.preflight import preflight
-
-
-def _quiet(progress: Progress) -> None:
-    """No display."""
+from referee.run.preflight import Broken
 
 
 class LocalDriver:
-    """Drives ``competition`` in this process; :meth:`run` plays every missing match."""
+    """Drives ``competition`` in this process; :meth:`run` plays every missing match (:func:`drive`,
+    with this driver as its seats)."""
+
+    builds_here: Final = True
 
     def __init__(self, competition: Competition, host: Host, concurrency: int | None = None) -> None:
         self.competition = competition
@@ -39,49 +44,36 @@ class LocalDriver:
         self.remote: RemoteSource | None = None
         """The lobby of the remote entrants, when the referee listens for them (``referee.remote``)."""
 
-    async def run(self, on_progress: Callable[[Progress], None] = _quiet) -> RunReport:
-        competition, host = self.competition, self.host
-        missing = competition.begin()
-        on_progress(competition.progress)
-        if not missing:
-            return competition.report()
-        host.log_dir.mkdir(parents=True, exist_ok=True)
-        failed = await run_builds(host.league, host.log_dir)
-        async with open_launcher(host.log_dir, host.confinement, remote=self.remote) as launcher:
-            try:
-                skip = {item.name for item in failed}
-                broken = await preflight(host.league, launcher, skip, self.concurrency)
-                competition.preflight_failed(failed + broken)
-                await self._play(host.table(launcher), missing, on_progress)
-            finally:
-                report = competition.report(launcher.started, tuple(launcher.registry.refusals))
-        return report
+    async def run(self, on_progress: OnProgress = quiet) -> RunReport:
+        return await drive(self.competition, self.host, self, on_progress)
 
-    async def _play(
-        self, table: Table, missing: list[ScheduledMatch], on_progress: Callable[[Progress], None]
-    ) -> None:
-        """One pass of workers for a fixed schedule; one per batch until settled."""
+    @contextlib.asynccontextmanager
+    async def opened(self, host: Host) -> AsyncIterator[Place]:
+        """One launcher and one table for the run, the remote entrants seated from :attr:`remote`."""
+        async with open_launcher(host.log_dir, host.confinement, remote=self.remote) as launcher:
+            table = host.table(launcher)
+            try:
+                yield _Here(self, launcher, table)
+            finally:
+                await table.close()
+
+    async def _play(self, table: Table, batch: list[ScheduledMatch], on_progress: OnProgress) -> None:
+        """One pass of workers over a batch."""
         competition = self.competition
         remote = self.remote if competition.league.remote_names else None
         admitted = token_check(competition.league) if remote is not None else (lambda name: None)
         pending = Pending(competition, remote, admitted)
-        workers: list[asyncio.Task[None]] = []
+        pending.put(batch)
+        count = min(self.concurrency, len(batch))
+        workers = [asyncio.create_task(self._worker(table, pending, on_progress)) for _ in range(count)]
         try:
-            while missing:
-                pending.put(missing)
-                count = min(self.concurrency, len(missing))
-                workers = [
-                    asyncio.create_task(self._worker(table, pending, on_progress)) for _ in range(count)
-                ]
-                await asyncio.gather(*workers)
-                missing = competition.next_batch()
+            await asyncio.gather(*workers)
         finally:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            await table.close()
 
-    async def _worker(self, table: Table, pending: Pending, on_progress: Callable[[Progress], None]) -> None:
+    async def _worker(self, table: Table, pending: Pending, on_progress: OnProgress) -> None:
         """Plays the matches of ``pending`` that can start, until none is left, the bots of the next
         started ahead; waits (without holding a match) while all that are left wait for a remote
         entrant."""
@@ -142,6 +134,27 @@ class LocalDriver:
 
 
 _Ahead = tuple[ScheduledMatch, "asyncio.Task[Lineup | None]"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Here:
+    """The local driver's seats for one run: its launcher, lent to the preflight, and its table."""
+
+    driver: LocalDriver
+    launcher: Launcher
+    table: Table
+
+    def trying(self) -> AbstractAsyncContextManager[Launcher]:
+        return held(self.launcher)
+
+    def unready(self, league: League) -> list[Broken]:
+        return []  # a remote entrant without its token is refused before the run (door_settings)
+
+    async def play(self, batch: list[ScheduledMatch], on_progress: OnProgress) -> None:
+        await self.driver._play(self.table, batch, on_progress)
+
+    def tally(self) -> Tally:
+        return Tally(self.launcher.started, tuple(self.launcher.registry.refusals))
 
 
 def _drop(table: Table, pending: Pending, upcoming: _Ahead) -> None:

@@ -22,16 +22,20 @@ and a bot that is away for a while must neither hold a table nor be disqualified
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
 from referee.league.config import League, LeagueError, load_league
 from referee.league.schedule import ScheduledMatch
+from referee.match.launcher import Launcher
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
 from referee.match.table import Table
@@ -40,12 +44,12 @@ from referee.remote.settings import RemoteSettingsError
 from referee.remote.tokens import tokens_path
 from referee.results.disclosure import table_key
 from referee.results.errors import StorageError, StoreError
-from referee.results.history import replay_new_versions
 from referee.results.lock import LeagueBusyError
 from referee.results.owner import made_by
 from referee.run.competition import Competition
-from referee.run.host import Host, run_builds
-from referee.run.preflight import Broken, preflight
+from referee.run.driver import OnProgress, Place, Tally, drive, held
+from referee.run.host import Host
+from referee.run.preflight import Broken
 from referee.run.remote_entrants import OpenDoor, missing_tokens, no_token
 
 LOGGER = logging.getLogger(__name__)
@@ -131,6 +135,8 @@ class ServeDriver:
         self.live: dict[str, LiveMatch] = {}
         """The matches in play, by id."""
         self.played = 0
+        self.rated_at = -1
+        """:attr:`played` when the ratings were last stored (never yet: -1)."""
         self.competition: Competition | None = None
         """The league's competition, open (its database held) from the first pass until :meth:`run` ends."""
         self.state = 0
@@ -184,8 +190,6 @@ class ServeDriver:
                 competition.replan(league)  # forgets the last pass's disqualifications
             except ValueError as exc:
                 raise StoreError(str(exc)) from None
-        if replay_new_versions(competition.store, league, LOGGER.info):
-            competition.replan(league)  # an until-settled league plans from what is still stored
         return competition
 
     def _changed(self, competition: Competition) -> None:
@@ -218,45 +222,43 @@ class ServeDriver:
             await asyncio.sleep(self.poll)
 
     async def _pass(self, competition: Competition, digest: str) -> None:
+        """One pass: the league as its file now reads, played until the file changes (:func:`drive`, the
+        server's watched tables as its seats); the builds, the launcher and the preflight are set up
+        again for it."""
         host = Host.of(competition.league, self.hidden)
-        host.log_dir.mkdir(parents=True, exist_ok=True)
-        failed = await run_builds(host.league, host.log_dir)
+        await drive(competition, host, _Served(self, competition, digest), jobs=_ONE_PASS)
+
+    async def _serve(self, competition: Competition, table: Table, digest: str) -> None:
+        """Plays the matches that can start, up to the league's ``concurrency`` at once, until the file
+        changes; rates the league whenever nothing can be played now after something was."""
         concurrency = competition.league.concurrency
-        lobby = self.door.lobby if self.door is not None else None
-        async with open_launcher(host.log_dir, host.confinement, remote=lobby) as launcher:
-            broken = await preflight(host.league, launcher, {item.name for item in failed}, concurrency)
-            remote = remote_problems(host.league, self.door)
-            for problem in remote:
-                LOGGER.warning("%s: %s", problem.name, problem.reason)
-                self.hub.publish("problem", text=f"{problem.name}: {problem.reason}")
-            competition.preflight_failed(failed + broken + remote)
-            self.problem = "; ".join(f"{b.name}: {b.reason}" for b in competition.broken)
-            table = host.table(launcher)
-            playing: dict[str, tuple[ScheduledMatch, asyncio.Task[None]]] = {}
-            try:
-                while self._digest() == digest:
-                    for match_id, (_, task) in list(playing.items()):
-                        if task.done():
-                            del playing[match_id]
-                            task.result()  # a failure of the referee's own stops serve, loudly
-                    scheduled = None
-                    if len(playing) < concurrency:
-                        scheduled = self._next(competition, [m for m, _ in playing.values()])
-                    if scheduled is None:
-                        waits = {task for _, task in playing.values()}
-                        waits.add(asyncio.ensure_future(asyncio.sleep(self.poll)))
-                        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                        continue
-                    task = asyncio.create_task(self._play_one(competition, table, scheduled))
-                    playing[scheduled.match_id] = (scheduled, task)
-                if self.door is not None:  # a token revoked or reissued: that bot is told now
-                    self.door.lobby.dismiss()
-                await asyncio.gather(*(task for _, task in playing.values()))  # the league changed
-            finally:
-                for _, task in playing.values():
-                    task.cancel()
-                await asyncio.gather(*(task for _, task in playing.values()), return_exceptions=True)
-                await table.close()
+        playing: dict[str, tuple[ScheduledMatch, asyncio.Task[None]]] = {}
+        try:
+            while self._digest() == digest:
+                for match_id, (_, task) in list(playing.items()):
+                    if task.done():
+                        del playing[match_id]
+                        task.result()  # a failure of the referee's own stops serve, loudly
+                scheduled = None
+                if len(playing) < concurrency:
+                    scheduled = self._next(competition, [m for m, _ in playing.values()])
+                if scheduled is None:
+                    if not playing and self.rated_at != self.played:  # stored as the end of a run does
+                        competition.rated()
+                        self.rated_at = self.played
+                    waits = {task for _, task in playing.values()}
+                    waits.add(asyncio.ensure_future(asyncio.sleep(self.poll)))
+                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                    continue
+                task = asyncio.create_task(self._play_one(competition, table, scheduled))
+                playing[scheduled.match_id] = (scheduled, task)
+            if self.door is not None:  # a token revoked or reissued: that bot is told now
+                self.door.lobby.dismiss()
+            await asyncio.gather(*(task for _, task in playing.values()))  # the league changed
+        finally:
+            for _, task in playing.values():
+                task.cancel()
+            await asyncio.gather(*(task for _, task in playing.values()), return_exceptions=True)
 
     def _next(self, competition: Competition, playing: list[ScheduledMatch]) -> ScheduledMatch | None:
         """The first missing match not in play whose entrants can all play now; an ``until: settled``
@@ -335,6 +337,79 @@ class ServeDriver:
             status=str(outcome.status),
             complete=outcome.status is MatchStatus.COMPLETE,
         )
+
+
+class _OnePass:
+    """``referee serve``'s job source: one pass that goes even with nothing missing (the file may change,
+    a remote entrant connect), its matches chosen as they can start (:meth:`ServeDriver._next`)."""
+
+    def goes(self, missing: list[ScheduledMatch]) -> bool:
+        return True
+
+    def next(self, competition: Competition) -> list[ScheduledMatch]:
+        return []
+
+
+_ONE_PASS: Final = _OnePass()
+
+
+@dataclass(frozen=True, slots=True)
+class _Served:
+    """The server's seats for one pass: its tables, on a launcher that seats the remote entrants from
+    the door's lobby; each match watched by the listeners."""
+
+    driver: ServeDriver
+    competition: Competition
+    digest: str
+    builds_here: bool = True
+
+    @property
+    def concurrency(self) -> int:
+        return self.competition.league.concurrency
+
+    @contextlib.asynccontextmanager
+    async def opened(self, host: Host) -> AsyncIterator[Place]:
+        door = self.driver.door
+        async with open_launcher(
+            host.log_dir, host.confinement, remote=door.lobby if door else None
+        ) as launcher:
+            table = host.table(launcher)
+            try:
+                yield _ServedPlace(self.driver, self.competition, self.digest, launcher, table)
+            finally:
+                await table.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _ServedPlace:
+    """The server's seats, open for one pass."""
+
+    driver: ServeDriver
+    competition: Competition
+    digest: str
+    launcher: Launcher
+    table: Table
+
+    def trying(self) -> AbstractAsyncContextManager[Launcher]:
+        return held(self.launcher)
+
+    def unready(self, league: League) -> list[Broken]:
+        """The remote entrants that cannot play now, told to the pages as they are found."""
+        remote = remote_problems(league, self.driver.door)
+        for problem in remote:
+            LOGGER.warning("%s: %s", problem.name, problem.reason)
+            self.driver.hub.publish("problem", text=f"{problem.name}: {problem.reason}")
+        return remote
+
+    async def play(self, batch: list[ScheduledMatch], on_progress: OnProgress) -> None:
+        """The whole pass: not ``batch`` alone but every match that can start, as the competition plans
+        them, until the league file changes."""
+        competition = self.competition
+        self.driver.problem = "; ".join(f"{b.name}: {b.reason}" for b in competition.broken)
+        await self.driver._serve(competition, self.table, self.digest)
+
+    def tally(self) -> Tally:
+        return Tally(self.launcher.started, tuple(self.launcher.registry.refusals))
 
 
 def _shown(competition: Competition, scheduled: ScheduledMatch) -> bool:

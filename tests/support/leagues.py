@@ -149,7 +149,7 @@ def sampled_league(folder: Path) -> Path:
 @pytest.fixture(scope="session")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Played:
     """One uninterrupted run of :data:`SMALL` at concurrency 1: the reference that test_tournament_e2e's
-    tests and the Dask executor's compare with."""
+    tests and the Dask driver's compare with."""
     path = small_league(tmp_path_factory.mktemp("reference"))
     run = referee("run", path, check=True)
     return Played(path, run, export(path))

@@ -1,6 +1,6 @@
-"""The Dask executor end to end: a LocalCluster of two worker processes, real bots, the real CLI.
+"""The Dask driver end to end: a LocalCluster of two worker processes, real bots, the real CLI.
 
-Principle 9: whichever executor plays a league, its export is byte for byte the same. Each test compares
+Principle 9: whichever driver plays a league, its export is byte for byte the same. Each test compares
 with the in-process reference run of the small league (``support.leagues.finished``).
 """
 
@@ -18,7 +18,7 @@ from distributed import Client, LocalCluster
 
 from referee.league.config import LeagueError, load_league
 from referee.run.competition import Competition
-from referee.run.dask_executor import DaskExecutor, ExecutorError, Unplayable
+from referee.run.dask_driver import ClusterError, DaskDriver, Unplayable
 from referee.run.host import Host
 from support import ROOT
 from support.arena import RUN_MARK, bot_processes
@@ -79,7 +79,7 @@ def test_workers_two_gives_identical_results(finished, tmp_path):
 
 
 def test_a_sampled_league_on_workers_gives_identical_results(tmp_path):
-    """Both executors take their matches from ``schedule_of``: a sampled design (which depends on the
+    """Both drivers take their matches from ``schedule_of``: a sampled design (which depends on the
     entrants the database saw join) is the same on the workers."""
     here, there = sampled_league(tmp_path / "here"), sampled_league(tmp_path / "there")
     referee("run", here, check=True)
@@ -236,8 +236,8 @@ def test_a_worker_without_an_entrants_folder_is_named_and_nothing_is_stored(tmp_
     )
     competition = Competition.open(replace(league, entrants=entrants))
     store, host = competition.store, Host.of(competition.league, log_dir=tmp_path / "logs")
-    with pytest.raises(ExecutorError) as error:
-        asyncio.run(DaskExecutor(competition, host, workers=2).run())
+    with pytest.raises(ClusterError) as error:
+        asyncio.run(DaskDriver(competition, host, workers=2).run())
     message = str(error.value)
     assert message.count("worker tcp://") == 2
     assert f"lacks {gone} (heuristic's folder)" in message
@@ -256,17 +256,17 @@ def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
     league = load_league(small_league(tmp_path))
     competition = Competition.open(league)
     store, host = competition.store, Host.of(competition.league, log_dir=tmp_path / "logs")
-    executor = DaskExecutor(competition, host, workers=2)
+    driver = DaskDriver(competition, host, workers=2)
     asyncio.run(
-        executor._unplayable(Unplayable("start", "tcp://a", "random", "did not connect"), _FakeClient())
+        driver._unplayable(Unplayable("start", "tcp://a", "random", "did not connect"), _FakeClient())
     )
-    assert executor.competition.disqualified == {}
-    assert executor.failed_starts == {"random": {"tcp://a": "did not connect"}}
+    assert driver.competition.disqualified == {}
+    assert driver.failed_starts == {"random": {"tcp://a": "did not connect"}}
     asyncio.run(
-        executor._unplayable(Unplayable("start", "tcp://b", "random", "did not connect"), _FakeClient())
+        driver._unplayable(Unplayable("start", "tcp://b", "random", "did not connect"), _FakeClient())
     )
-    assert "random" in executor.competition.disqualified
-    assert "tcp://a, tcp://b" in executor.competition.disqualified["random"]
+    assert "random" in driver.competition.disqualified
+    assert "tcp://a, tcp://b" in driver.competition.disqualified["random"]
     store.close()
 
 

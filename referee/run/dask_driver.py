@@ -1,4 +1,4 @@
-"""The Dask executor: the league's matches played on the worker processes of a Dask cluster.
+"""The Dask driver: the league's matches played on the worker processes of a Dask cluster.
 
 ``referee run LEAGUE --workers N`` starts a :class:`distributed.LocalCluster` of N worker processes on
 this machine; ``--dask tcp://HOST:8786`` uses a running cluster. Only *where* a match is played changes
@@ -18,7 +18,7 @@ What may go wrong on a worker is told apart from what an entrant did:
 - a worker that lacks an entrant's folder or path, or cannot set up the sandbox, is *unfit*: the client
   names it and the path, and plays on without it (before the first match: stops, storing nothing);
 - a bot that cannot start on a worker is tried again on another worker; only an entrant that failed to
-  start on two different workers is disqualified for the run (the in-process executor: after three
+  start on two different workers is disqualified for the run (the in-process driver: after three
   failed starts in a row), so a broken worker never disqualifies a healthy bot; a disqualified entrant's
   matches are skipped by the client, never stored (a start failure is not a result);
 - a failed ``build:`` is the entrant's failure, as in-process (disqualified, nothing stored);
@@ -43,6 +43,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -51,13 +52,15 @@ from distributed import Client, LocalCluster, as_completed
 from distributed.client import Future
 from distributed.scheduler import KilledWorker
 
+from referee.league.config import League
 from referee.league.schedule import ScheduledMatch
+from referee.match.launcher import Launcher
 from referee.match.outcome import Finished
 from referee.match.setup import open_launcher
 from referee.run.competition import Competition, Progress, RunReport
 from referee.run.dask_worker import (
     ArenaPlugin,
-    ExecutorError,
+    ClusterError,
     MatchJob,
     Played,
     Unplayable,
@@ -67,10 +70,11 @@ from referee.run.dask_worker import (
     worker_stats,
     worker_unfit,
 )
+from referee.run.driver import OnProgress, Place, Tally, drive, quiet
 from referee.run.host import Host
-from referee.run.preflight import preflight
+from referee.run.preflight import Broken
 
-__all__ = ["DaskExecutor", "ExecutorError", "Unplayable"]
+__all__ = ["ClusterError", "DaskDriver", "Unplayable"]
 
 CONNECT_TIMEOUT: Final = 10.0
 """Seconds to reach a scheduler before ``referee run --dask`` gives up."""
@@ -117,9 +121,12 @@ class _Slot:
     avoid: set[str] = field(default_factory=set)
 
 
-class DaskExecutor:
-    """Drives a :class:`Competition` on a Dask cluster: its matches played on the workers, stored here.
-    ``concurrency`` is the preflight's (matches at once are the cluster's threads)."""
+class DaskDriver:
+    """Drives a :class:`Competition` on a Dask cluster: its matches played on the workers, stored here
+    (:func:`drive`, with this driver as its seats). ``concurrency`` is the preflight's (matches at once
+    are the cluster's threads)."""
+
+    builds_here: Final = False
 
     def __init__(
         self,
@@ -152,7 +159,7 @@ class DaskExecutor:
             try:
                 client = await Client(self.address, asynchronous=True, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError) as exc:
-                raise ExecutorError(
+                raise ClusterError(
                     f"cannot reach the Dask scheduler at {self.address}: {_first_line(exc)}; start one with "
                     "`dask scheduler` (docs/SCALING.md) or check the address"
                 ) from None
@@ -162,7 +169,7 @@ class DaskExecutor:
                     try:
                         await client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
                     except TimeoutError:
-                        raise ExecutorError(
+                        raise ClusterError(
                             f"no Dask worker joined {self.address} within {WORKERS_TIMEOUT:g}s; start one "
                             f"with `dask worker {self.address}`"
                         ) from None
@@ -194,13 +201,14 @@ class DaskExecutor:
                     await client.wait_for_workers(self.workers)
                     yield client
 
-    async def run(self, on_progress: Callable[[Progress], None] = lambda progress: None) -> RunReport:
-        competition, host = self.competition, self.host
-        missing = competition.begin()
-        on_progress(competition.progress)
-        if not missing:
-            return competition.report()
-        host.log_dir.mkdir(parents=True, exist_ok=True)
+    async def run(self, on_progress: OnProgress = quiet) -> RunReport:
+        return await drive(self.competition, self.host, self, on_progress)
+
+    @contextlib.asynccontextmanager
+    async def opened(self, host: Host) -> AsyncIterator[Place]:
+        """The cluster for the run, every worker set up (its plugin: the folders checked, the builds
+        run, a referee and launcher of its own); interrupted, every worker ends its bots' streams with
+        CANCELLED and stops them; at the end, each worker's :attr:`stats`."""
         plugin = ArenaPlugin(secrets.token_hex(6), host, own_cluster=self.address is None)
         begun = time.perf_counter()
         async with self.client() as client:
@@ -208,12 +216,8 @@ class DaskExecutor:
             try:
                 await self._check_workers(client, plugin.name)
                 self.setup_seconds = time.perf_counter() - begun
-                await self._preflight()
-                while missing:  # one pass for a fixed schedule; one per batch until settled
-                    await self._drive(client, plugin.name, missing, on_progress)
-                    missing = competition.next_batch()
+                yield _Cluster(self, client, plugin.name)
             except (asyncio.CancelledError, KeyboardInterrupt):
-                # Interrupted: every worker ends its bots' streams with CANCELLED and stops them.
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(client.run(interrupt_worker, name=plugin.name), INTERRUPT_TIMEOUT)
                 raise
@@ -223,37 +227,24 @@ class DaskExecutor:
                     self.stats = {worker: item for worker, item in stats.items() if item is not None}
                 with contextlib.suppress(Exception):
                     await client.unregister_worker_plugin(plugin.name)
-        started = sum(item.started for item in self.stats.values())
-        return competition.report(
-            started, tuple(line for item in self.stats.values() for line in item.refusals)
-        )
 
     async def _check_workers(self, client: Client, plugin: str) -> None:
         unfit = await client.run(worker_unfit, name=plugin)
         lacks = [f"worker {worker}: {'; '.join(items)}" for worker, items in unfit.items() if items]
         if lacks:
-            raise ExecutorError(
+            raise ClusterError(
                 "; ".join(lacks) + ": every worker needs the entrants' folders at the same paths "
                 "(docs/SCALING.md)"
             )
-
-    async def _preflight(self) -> None:
-        """The preflight runs here, once the workers have their folders and before any of them plays:
-        the entrants' folders and programs are on this machine too (the league file was checked against
-        them). An entrant with a build is left to the workers, which build it."""
-        host = self.host
-        async with open_launcher(host.log_dir, host.confinement) as launcher:
-            built = {e.name for e in host.league.entrants if e.build is not None}
-            broken = await preflight(host.league, launcher, built, self.concurrency)
-        self.competition.preflight_failed(broken)
 
     async def _drive(
         self,
         client: Client,
         plugin: str,
         missing: list[ScheduledMatch],
-        on_progress: Callable[[Progress], None],
+        on_progress: OnProgress,
     ) -> None:
+        """Plays one batch: a chain of matches per thread of the cluster, the next of each chosen ahead."""
         competition = self.competition
         queue = deque(missing)
         threads = await _threads(client)
@@ -288,7 +279,7 @@ class DaskExecutor:
             try:
                 result = await future
             except KilledWorker:
-                raise ExecutorError(
+                raise ClusterError(
                     f"match {slot.scheduled.match_id} was on several workers that died while playing it "
                     "(Dask's distributed.scheduler.allowed-failures); look at the workers' logs, then run "
                     "again to resume"
@@ -321,7 +312,7 @@ class DaskExecutor:
         if avoid:
             workers = [w for w in await _workers(client) if w not in avoid]
             if not workers:
-                raise ExecutorError(
+                raise ClusterError(
                     f"no worker left that can play {slot.scheduled.match_id}: "
                     + "; ".join(f"{w}: {why}" for w, why in self.unfit.items())
                 )
@@ -369,12 +360,40 @@ class DaskExecutor:
                     result.entrant, f"{result.reason} (on workers {', '.join(sorted(failed))})"
                 )
             elif workers <= set(failed):
-                raise ExecutorError(
+                raise ClusterError(
                     f"{result.entrant} cannot start on worker {result.worker}, the only worker left: "
                     f"{result.reason}; fix the worker (or the entrant) and run again"
                 )
             else:
                 self.say(f"worker {result.worker}: {result.reason}; trying {result.entrant} on another")
+
+
+@dataclass(frozen=True, slots=True)
+class _Cluster:
+    """The Dask driver's seats for one run: the cluster's workers, through its client."""
+
+    driver: DaskDriver
+    client: Client
+    plugin: str
+
+    def trying(self) -> AbstractAsyncContextManager[Launcher]:
+        """A launcher of this process's own: the preflight runs here, once the workers have their folders
+        and before any of them plays (the entrants' folders and programs are on this machine too: the
+        league file was checked against them); an entrant with a build is left to the workers."""
+        host = self.driver.host
+        return open_launcher(host.log_dir, host.confinement)
+
+    def unready(self, league: League) -> list[Broken]:
+        return []  # remote entrants play in-process only (refused on Dask before the run)
+
+    async def play(self, batch: list[ScheduledMatch], on_progress: OnProgress) -> None:
+        await self.driver._drive(self.client, self.plugin, batch, on_progress)
+
+    def tally(self) -> Tally:
+        stats = self.driver.stats.values()
+        return Tally(
+            sum(item.started for item in stats), tuple(line for item in stats for line in item.refusals)
+        )
 
 
 async def _workers(client: Client) -> list[str]:
