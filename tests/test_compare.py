@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from referee.compare import SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
-from support.arena import bot_processes
+from support.processes import bot_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 REFEREE = str(Path(sys.executable).parent / "referee")

@@ -104,3 +104,42 @@ def test_no_import_circle_among_the_referee_s_rooms():
         if found := circle(room, [room]):
             steps = [f"{a} -> {b} ({arrows[a][b]})" for a, b in itertools.pairwise(found)]
             raise AssertionError("an import circle: " + "; ".join(steps))
+
+
+@pytest.mark.quick
+def test_no_module_of_the_tests_imports_a_test_module():
+    """What tests share is in ``tests/support/``, one module per concern: a test module imported by
+    another runs its tests' imports and fixtures there, and ties the two files' helpers together."""
+    modules = sorted([*(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")])
+    assert any(path.name == "test_quality.py" for path in modules)  # the scan looks where it thinks
+    importing = {
+        str(path.relative_to(ROOT)): sorted(name for name in _imports(path) if name.startswith("test_"))
+        for path in modules
+    }
+    found = {path: names for path, names in importing.items() if names}
+    assert not found, f"these modules import test modules (move what they share to tests/support/): {found}"
+
+
+SHARED = ("referee", "export", "write_league", "free_port", "serve", "chromium", "make_certificates")
+SHARED += ("bot_processes", "worker_processes", "doorway", "refusal", "admitted", "sdk_bot")
+"""Helpers of ``tests/support/`` that tests once wrote for themselves, each in several files."""
+
+
+@pytest.mark.quick
+def test_the_shared_helpers_are_written_once_in_tests_support():
+    """One of each: a helper ``tests/support/`` holds is not written again in a test or a benchmark,
+    where a fix would land in one copy only."""
+    defined = {
+        node.name
+        for path in (ROOT / "tests/support").glob("*.py")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    assert set(SHARED) <= defined, set(SHARED) - defined
+    again = [
+        f"{path.relative_to(ROOT)}: {node.name}"
+        for path in sorted([*(ROOT / "tests").glob("*.py"), *(ROOT / "benchmarks").glob("*.py")])
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name in SHARED
+    ]
+    assert not again, f"written again outside tests/support/: {again}"

@@ -16,7 +16,8 @@ from referee.match.launcher import Confinement
 from referee.match.outcome import MatchStatus
 from referee.match.sandbox import Limits, SandboxMode, SandboxPlan, bubblewrap_problem, entrant_uid
 from support import ROOT
-from support.arena import FAST, PY, RANDOM, bot_processes, play
+from support.arena import FAST, PY, RANDOM, play
+from support.processes import bot_processes
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("CI") and bool(bubblewrap_problem()),

@@ -7,24 +7,22 @@ from __future__ import annotations
 import json
 import re
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
-from support.arena import bot_processes, stop_bot_processes
+from support import ROOT
 from support.browser import artifacts, fits_a_phone, needs_chromium, phone
 from support.cli import REFEREE, export, referee
+from support.processes import bot_processes, stop_bot_processes
+from support.serve import Served, serve, wait_for
 
-ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = "<script>alert(1)</script>"
 
 LEAGUE = f"""\
@@ -84,53 +82,6 @@ def no_bot_left_behind_the_module():
     assert left == [], "a bot process outlived its server"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Served:
-    def __init__(self, folder: Path, process: subprocess.Popen[str], port: int) -> None:
-        self.folder = folder
-        self.process = process
-        self.url = f"http://127.0.0.1:{port}"
-
-    def get(self, path: str) -> object:
-        with urllib.request.urlopen(self.url + path, timeout=30) as answer:
-            return json.loads(answer.read())
-
-
-def serve(folder: Path, text: str, *options: str) -> Iterator[Served]:
-    (folder / "league.yaml").write_text(text, encoding="utf-8")
-    port = free_port()
-    process = subprocess.Popen(
-        [REFEREE, "serve", "league.yaml", "--http", f"127.0.0.1:{port}", *options],
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    served = Served(folder, process, port)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            served.get("/api/v1/live")
-            break
-        except OSError:
-            time.sleep(0.2)
-    try:
-        yield served
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 @pytest.fixture(scope="module")
 def league(tmp_path_factory):
     yield from serve(tmp_path_factory.mktemp("live"), LEAGUE)
@@ -165,16 +116,6 @@ def index_window(league, browser) -> IndexWindow:
     index = IndexWindow(browser.current_window_handle, main, text, done)
     browser.switch_to.window(main)
     return index
-
-
-def wait_for(condition, timeout: float = 120.0, every: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"not within {timeout}s")
 
 
 def no_alert(driver) -> None:

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from referee.match.sandbox import bubblewrap_problem
-from support.arena import bot_processes
 from support.cli import REFEREE, referee
 from support.leagues import complete_matches, dump, write_league
-from support.remote import free_port
+from support.net import free_port
+from support.processes import bot_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 EXIT_BUSY = 5
