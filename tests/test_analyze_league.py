@@ -14,6 +14,7 @@ from selenium.webdriver.common.keys import Keys
 
 from support.browser import needs_chromium
 from support.cli import export, referee
+from support.leagues import MODULE_BOTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,13 +24,7 @@ seed: 5
 players: 2
 schedule: {{format: round-robin, rounds: 1, seating: balanced}}
 entrants:
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-"""
+{MODULE_BOTS}"""
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from pyramid_sdk.rules import TrickWinner, trick_winner_index
 from referee.results.store import Store
 from support.browser import artifacts, chromium, needs_chromium
 from support.cli import export, referee
+from support.leagues import MODULE_BOTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,13 +36,7 @@ schedule: {{format: round-robin, rounds: 1, seating: single}}
 rules: {{talk: open}}
 database: results.sqlite
 entrants:
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-  - name: talker
+{MODULE_BOTS}  - name: talker
     module: tests.bots.talker:Talker
     cwd: {ROOT}
   - name: tricky

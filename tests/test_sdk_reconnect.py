@@ -32,7 +32,7 @@ from referee.remote.door import KEEPALIVE_INTERVAL, Keepalive
 from referee.remote.files import tokens_path
 from referee.remote.tokens import TokenBook
 from support import ROOT
-from support.leagues import write_league
+from support.leagues import remote_entrants, write_league
 from support.net import free_port
 from support.relay import Relay
 from support.remote import remote_env, start_bot, start_referee, wait_for
@@ -90,7 +90,7 @@ def start(
 
 def reconnect_league(folder: Path, remote: list[str], rounds: int) -> Path:
     """A 2-player league of the ``remote`` entrants, ``rounds`` of a round robin."""
-    entrants = "".join(f"  - name: {name}\n    remote: true\n" for name in remote)
+    entrants = remote_entrants(remote)
     return write_league(
         folder,
         "name: Reconnecting\nseed: 6\nplayers: 2\n"

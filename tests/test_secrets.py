@@ -18,6 +18,7 @@ from referee.results.disclosure import disclosure
 from referee.results.store import StoredMatch
 from referee.run.preflight import PREFLIGHT_SEED
 from support.cli import export, referee
+from support.leagues import MODULE_BOTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,13 +33,7 @@ entrants:
   - name: hooks
     command: python tests/bots/hooks.py
     cwd: {ROOT}
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-"""
+{MODULE_BOTS}"""
 
 
 def spellings(seed: int) -> list[str]:

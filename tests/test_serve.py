@@ -20,6 +20,7 @@ from selenium.webdriver.common.by import By
 from support import ROOT
 from support.browser import artifacts, fits_a_phone, needs_chromium, phone
 from support.cli import REFEREE, export, referee
+from support.leagues import MODULE_BOTS
 from support.processes import bot_processes, stop_bot_processes
 from support.serve import Served, serve, wait_for
 
@@ -38,13 +39,7 @@ entrants:
   - name: slow
     command: python tests/bots/slow_talker.py 0.03
     cwd: {ROOT}
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-"""
+{MODULE_BOTS}"""
 
 DUEL = f"""\
 name: Duel
@@ -54,13 +49,7 @@ schedule: {{format: round-robin, rounds: 1, seating: single}}
 rules: {{talk: open}}
 database: results.sqlite
 entrants:
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-"""
+{MODULE_BOTS}"""
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,7 @@ from referee.web.events import LISTENERS_PER_ADDRESS, SEND_DEADLINE
 from referee.web.limits import CONNECTIONS_PER_ADDRESS, REQUEST_BURST, REQUEST_DEADLINE
 from support import ROOT
 from support.cli import REFEREE
+from support.leagues import MODULE_BOTS
 from support.serve import Served, serve, wait_for
 
 LEAGUE = f"""\
@@ -33,13 +34,7 @@ players: 2
 schedule: {{format: round-robin, rounds: 400, seating: single}}
 database: results.sqlite
 entrants:
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-  - name: other
+{MODULE_BOTS}  - name: other
     module: sample_bots.random_bot:RandomBot
     cwd: {ROOT}
 """

@@ -16,7 +16,7 @@ import pytest
 
 from referee.match.sandbox import bubblewrap_problem
 from support.cli import REFEREE, referee
-from support.leagues import complete_matches, dump, write_league
+from support.leagues import PROCESS_BOTS, complete_matches, dump, write_league
 from support.net import free_port
 from support.processes import bot_processes
 
@@ -50,13 +50,7 @@ players: 2
 schedule: {{rounds: 2}}
 time_control: {{per_action: 2s, bank: 20s}}
 entrants:
-  - name: random
-    command: python sample_bots/random_bot.py
-    cwd: {ROOT}
-  - name: heuristic
-    command: python sample_bots/heuristic.py
-    cwd: {ROOT}
-  - name: r2
+{PROCESS_BOTS}  - name: r2
     command: python sample_bots/random_bot.py
     cwd: {ROOT}
 """

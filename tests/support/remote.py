@@ -13,7 +13,7 @@ from pathlib import Path
 
 from support import ROOT
 from support.cli import REFEREE, referee
-from support.leagues import write_league
+from support.leagues import MODULE_BOTS, remote_entrants, write_league
 
 
 def league(folder: Path, remote: list[str], local: int = 1, wait: str = "60s", extra: str = "") -> Path:
@@ -23,7 +23,7 @@ def league(folder: Path, remote: list[str], local: int = 1, wait: str = "60s", e
         f"  - name: random{n}\n    command: python sample_bots/random_bot.py\n    cwd: {ROOT}\n"
         for n in range(local)
     )
-    entrants += "".join(f"  - name: {name}\n    remote: true\n" for name in remote)
+    entrants += remote_entrants(remote)
     return write_league(
         folder,
         "name: Remote League\nseed: 4\nplayers: 2\n"
@@ -41,11 +41,7 @@ matches would disqualify it (three failed starts in a row) within a few seconds.
 def served_league(folder: Path, remote: list[str]) -> Path:
     """Two in-process bots and the remote entrants ``remote``: a 2-player round robin, one round, for
     ``referee serve``."""
-    entrants = "".join(
-        f"  - name: {name}\n    module: sample_bots.{module}\n    cwd: {ROOT}\n"
-        for name, module in (("heuristic", "heuristic:HeuristicBot"), ("random", "random_bot:RandomBot"))
-    )
-    entrants += "".join(f"  - name: {name}\n    remote: true\n" for name in remote)
+    entrants = MODULE_BOTS + remote_entrants(remote)
     return write_league(
         folder,
         "name: Served Remote\nseed: 5\nplayers: 2\n"
