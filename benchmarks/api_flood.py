@@ -74,10 +74,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
 from reads import played
 
+from support import ROOT
+from support.cli import REFEREE
 from support.net import free_port
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 NAMES = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal")
 BOTS = ("sample_bots.heuristic:HeuristicBot", "sample_bots.random_bot:RandomBot")
 LOADS = ("none", "static", "matches", "leaderboard", "page", "match", "listeners")

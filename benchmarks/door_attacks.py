@@ -46,10 +46,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
+from support import ROOT
+from support.cli import REFEREE
 from support.net import free_port
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 KINDS = {
     "tcp": ("tcp", ["127.0.0.1"]),
     "tls": ("tls", ["127.0.0.1"]),

@@ -6,7 +6,6 @@ the one the record holds) and against a table whose deals are hidden again (a ma
 import json
 import re
 import sqlite3
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -15,8 +14,6 @@ from selenium.webdriver.common.keys import Keys
 from support.browser import needs_chromium
 from support.cli import export, referee
 from support.leagues import MODULE_BOTS
-
-ROOT = Path(__file__).resolve().parent.parent
 
 LEAGUE = f"""\
 name: Analysed League

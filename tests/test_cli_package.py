@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import click
 import pytest
@@ -21,9 +20,9 @@ from referee.cli import compare as compare_command
 from referee.cli.lazy import LazyGroup
 from referee.cli.results import FORMAT_NAMES
 from referee.report.text import FORMATS
+from support import ROOT
+from support.cli import REFEREE
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 HEAVY = ("grpc", "google.protobuf", "rich", "pydantic", "trueskill", "distributed", "jinja2", "ruamel")
 """What a command's start must not load: the libraries the commands use only once they run."""
 

@@ -10,18 +10,16 @@ import re
 import select
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from referee.compare import SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
+from support import ROOT
+from support.cli import REFEREE
 from support.processes import bot_processes
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 RANDOM = "sample_bots.random_bot:RandomBot"
 HEURISTIC = "sample_bots.heuristic:HeuristicBot"
 

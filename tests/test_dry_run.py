@@ -6,15 +6,14 @@ import os
 import re
 import sqlite3
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from referee.run.dry_run import EXIT_PREFLIGHT
 from referee.starter import node_problem
+from support import ROOT
 from support.cli import REFEREE, referee
 
-ROOT = Path(__file__).resolve().parent.parent
 DECISIONS = 16 + 32 * 6  # a seat's decisions in a 2-player match: 16 declarations, a card a trick
 
 LEAGUE = f"""\

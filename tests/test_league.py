@@ -3,7 +3,6 @@
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,9 +11,8 @@ from referee.league.config import LeagueError, add_entrant, load_league, parse_d
 from referee.league.modes import Design, Format, Seating
 from referee.league.ratings import RatingMode
 from referee.match.sandbox import Limits, SandboxMode
-
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
+from support import ROOT
+from support.cli import REFEREE
 
 GOOD = f"""\
 name: Test League

@@ -1,8 +1,6 @@
 """The HTML report of a real small league, rendered in a real headless Chromium and checked in its DOM."""
 
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -12,10 +10,9 @@ from referee.league.planning import schedule_of
 from referee.league.ratings import rate
 from referee.report.site import write_report
 from referee.results.store import Store
+from support import ROOT
 from support.browser import artifacts, fits_a_phone, needs_chromium, phone
-
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
+from support.cli import REFEREE
 
 pytestmark = needs_chromium
 

@@ -8,7 +8,6 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
@@ -20,11 +19,10 @@ from bots.talker import MESSAGE
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.rules import TrickWinner, trick_winner_index
 from referee.results.store import Store
+from support import ROOT
 from support.browser import artifacts, chromium, needs_chromium
 from support.cli import export, referee
 from support.leagues import MODULE_BOTS
-
-ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = needs_chromium
 

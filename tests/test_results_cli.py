@@ -20,10 +20,9 @@ from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import MatchStatus
 from referee.report.text import forfeited_lines, leaderboard_markdown, replay_text
 from referee.results.store import StoredMatch
+from support import ROOT
 from support.cli import REFEREE, referee
 from support.leagues import copy_league
-
-ROOT = Path(__file__).resolve().parent.parent
 
 LEAGUE = f"""\
 name: Read League

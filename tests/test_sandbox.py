@@ -5,7 +5,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,13 +16,13 @@ from referee.match.outcome import MatchStatus
 from referee.match.sandbox import Limits, SandboxMode, SandboxPlan, bubblewrap_problem, entrant_uid
 from support import ROOT
 from support.arena import FAST, PY, RANDOM, play
+from support.cli import REFEREE
 from support.processes import bot_processes
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("CI") and bool(bubblewrap_problem()),
     reason=f"the sandbox cannot run here: {bubblewrap_problem()} (CI installs bubblewrap)",
 )
-REFEREE = str(Path(sys.executable).parent / "referee")
 HOSTILE = f"{PY} {ROOT}/tests/bots/hostile.py"
 REQUIRED = Confinement(SandboxMode.REQUIRED)
 

@@ -17,10 +17,9 @@ from referee.match.outcome import MatchStatus
 from referee.results.disclosure import disclosure
 from referee.results.store import StoredMatch
 from referee.run.preflight import PREFLIGHT_SEED
+from support import ROOT
 from support.cli import export, referee
 from support.leagues import MODULE_BOTS
-
-ROOT = Path(__file__).resolve().parent.parent
 
 LEAGUE = f"""\
 name: Secret League

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from referee.match.sandbox import bubblewrap_problem
+from support import ROOT
 from support.cli import REFEREE, referee
 from support.leagues import PROCESS_BOTS, complete_matches, dump, write_league
 from support.net import free_port
 from support.processes import bot_processes
 
-ROOT = Path(__file__).resolve().parent.parent
 EXIT_BUSY = 5
 EXIT_STORAGE = 6
 

@@ -2,8 +2,6 @@
 processes over real gRPC, and the real CLI for what the organiser sees."""
 
 import subprocess
-import sys
-from pathlib import Path
 
 from pyramid_sdk import Bot, Card, Declare, Observation, Play
 from referee.match.faults import FaultKind
@@ -12,8 +10,7 @@ from referee.match.sessions import MAX_NOTES, MAX_VIOLATIONS
 from sample_bots.random_bot import RandomBot
 from support import ROOT
 from support.arena import FAST, RANDOM, assert_played_as, misbehaving, play
-
-REFEREE = str(Path(sys.executable).parent / "referee")
+from support.cli import REFEREE
 
 
 class FirstLegal(Bot):
