@@ -17,7 +17,7 @@ import pytest
 
 from referee.compare import SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
 from support import ROOT
-from support.cli import REFEREE
+from support.cli import REFEREE, referee
 from support.processes import bot_processes
 
 RANDOM = "sample_bots.random_bot:RandomBot"
@@ -25,9 +25,7 @@ HEURISTIC = "sample_bots.heuristic:HeuristicBot"
 
 
 def compare(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, "compare", *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
-    )
+    return referee("compare", *args)
 
 
 def compared(*args: str) -> tuple[int, dict]:

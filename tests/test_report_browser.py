@@ -1,7 +1,5 @@
 """The HTML report of a real small league, rendered in a real headless Chromium and checked in its DOM."""
 
-import subprocess
-
 import pytest
 from selenium.webdriver.common.by import By
 
@@ -12,7 +10,7 @@ from referee.report.site import write_report
 from referee.results.store import Store
 from support import ROOT
 from support.browser import artifacts, fits_a_phone, needs_chromium, phone
-from support.cli import REFEREE
+from support.cli import referee
 
 pytestmark = needs_chromium
 
@@ -42,13 +40,7 @@ entrants:
 def site(tmp_path_factory):
     folder = tmp_path_factory.mktemp("league")
     (folder / "league.yaml").write_text(LEAGUE, encoding="utf-8")
-    result = subprocess.run(
-        [REFEREE, "run", str(folder / "league.yaml"), "--report", str(folder / "site")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    result = referee("run", folder / "league.yaml", "--report", folder / "site", timeout=600)
     assert result.returncode == 0, result.stderr
     return folder / "site"
 

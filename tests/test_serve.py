@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from selenium.webdriver.common.by import By
 
 from support import ROOT
 from support.browser import artifacts, fits_a_phone, needs_chromium, phone
-from support.cli import REFEREE, export, referee
+from support.cli import export, referee
 from support.leagues import MODULE_BOTS
 from support.processes import bot_processes, stop_bot_processes
 from support.serve import Served, serve, wait_for
@@ -396,14 +395,7 @@ def test_ctrl_c_stops_the_server_and_the_league_with_nothing_lost(tmp_path):
     stored = referee("matches", "league.yaml", cwd=league.folder, check=True).stdout if played else ""
     assert stored.count("complete") == played + (1 if played else 0)  # each one, and the summary line
     served.close()
-    again = subprocess.run(
-        [REFEREE, "run", "league.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    again = referee("run", "league.yaml", cwd=tmp_path, timeout=600)
     assert again.returncode == 0, again.stderr
     assert "3/3 matches" in again.stdout
 
@@ -413,9 +405,7 @@ def test_serve_fresh_forgets_the_stored_results_once_and_keeps_a_copy(tmp_path):
     the results stored before are forgotten, a copy of them kept beside them; then it plays on."""
     text = DUEL.replace("name: Duel", "name: Fresh duel")
     (tmp_path / "league.yaml").write_text(text, encoding="utf-8")
-    before = subprocess.run(
-        [REFEREE, "run", "league.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False
-    )
+    before = referee("run", "league.yaml", cwd=tmp_path)
     assert before.returncode == 0, before.stderr
     served_generator = serve(tmp_path, text, "--fresh")
     served = next(served_generator)
@@ -428,7 +418,5 @@ def test_serve_fresh_forgets_the_stored_results_once_and_keeps_a_copy(tmp_path):
     assert len(copies) == 1, err
     assert f"--fresh: the 1 match(es) stored in {tmp_path / 'results.sqlite'} are forgotten" in err
     assert served.process.returncode == 0, err
-    kept = subprocess.run(
-        [REFEREE, "matches", "league.yaml"], cwd=tmp_path, capture_output=True, text=True, check=True
-    )
+    kept = referee("matches", "league.yaml", cwd=tmp_path, check=True)
     assert "1 of 1 scheduled matches stored" in kept.stdout  # played again by the server, and stored

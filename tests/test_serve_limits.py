@@ -11,7 +11,6 @@ import json
 import signal
 import socket
 import sqlite3
-import subprocess
 import threading
 import time
 import urllib.parse
@@ -23,7 +22,7 @@ import pytest
 from referee.web.events import LISTENERS_PER_ADDRESS, SEND_DEADLINE
 from referee.web.limits import CONNECTIONS_PER_ADDRESS, REQUEST_BURST, REQUEST_DEADLINE
 from support import ROOT
-from support.cli import REFEREE
+from support.cli import referee
 from support.leagues import MODULE_BOTS
 from support.serve import Served, serve, wait_for
 
@@ -237,13 +236,8 @@ def test_only_the_bound_loopback_address_and_the_public_hosts_are_answered(tmp_p
 
 def test_a_bad_public_host_is_one_line(tmp_path):
     (tmp_path / "league.yaml").write_text(LEAGUE, encoding="utf-8")
-    result = subprocess.run(
-        [REFEREE, "serve", "league.yaml", "--http", "127.0.0.1:0", "--public-host", "*"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    result = referee(
+        "serve", "league.yaml", "--http", "127.0.0.1:0", "--public-host", "*", cwd=tmp_path, timeout=60
     )
     assert result.returncode == 2
     assert "--public-host" in result.stderr
