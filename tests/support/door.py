@@ -26,10 +26,13 @@ from support.remote import remote_env, start_bot
 from support.tls import Certificates
 
 CONNECT = "/pyramid.v1.RefereeService/Connect"
+"""The one RPC a bot calls, as a raw client names it."""
 
 
 @dataclass
 class Doorway:
+    """An open door: its token book and lobby, the port it listens on, and the CA a client trusts."""
+
     door: Door
     lobby: Lobby
     book: TokenBook
@@ -38,6 +41,7 @@ class Doorway:
 
 
 LEAGUE_KEEPALIVE = Keepalive.for_time(TimeControl())
+"""The transport keepalive a league with the default clock gets."""
 
 
 @asynccontextmanager
