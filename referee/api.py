@@ -18,8 +18,12 @@ A bot is a :class:`Bot` instance (played in-process, trusted, and kept as it is 
 as ``"python my_bot.py"`` or ``"node my_bot.js"``, which runs as its own process over gRPC, in its sandbox,
 exactly as in a league: a fresh process for every match.
 
-Every function here blocks until its matches are played. In a notebook, whose event loop is already
-running, the matches run on a thread of their own, so the same calls work there.
+Every match is played by a :class:`~referee.match.table.Table`, as in a league, under its fault policy:
+a seat forfeits after ``max_faults`` faults, a start that fails is tried once more, a void match is
+played again from scratch. :func:`match` and :func:`series` block until their matches are played (in a
+notebook, whose event loop is already running, the matches run on a thread of their own, so the same
+calls work there); :func:`play` is :func:`match` for a caller with an event loop of its own, and
+``referee match`` is one call of it.
 """
 
 from __future__ import annotations
@@ -30,25 +34,30 @@ import secrets
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from pyramid_sdk import MatchRecord, Rules
 from pyramid_sdk.bot import Bot, TimeControl
 from pyramid_sdk.seeds import SEED_BITS, derive_seed
 from referee.league.modes import Seating, seatings
-from referee.match.bots import BotSpec
-from referee.match.faults import Fault, FaultPolicy
-from referee.match.launcher import Confinement, Launcher, interrupted
-from referee.match.outcome import MatchOutcome, MatchStatus
-from referee.match.runner import LocalSeat, Seat, play_match
+from referee.match.bots import BotSpec, BotSpecError
+from referee.match.faults import MAX_FAULTS, Fault
+from referee.match.launcher import Confinement
+from referee.match.outcome import MatchStatus, NotStarted
+from referee.match.runner import LocalSeat, Seat
 from referee.match.sandbox import SandboxMode
-from referee.match.setup import open_launcher, take_seats
+from referee.match.sessions import clean_name
+from referee.match.setup import open_launcher
+from referee.match.table import Sitting, Table, own_name
 from referee.report.transcript import brief, deal_text
 
 T = TypeVar("T")
 
-BotLike = Bot | type[Bot] | str
+BotLike = Bot | type[Bot] | str | BotSpec
 """What :func:`match` and :func:`series` take as a bot."""
+MATCH_ID: Final = "match"
+"""The id the bots of one match are told: the same for every match, so it says nothing of the seed (an
+id built from the seed would hand a bot every hand)."""
 
 
 class Text(str):
@@ -142,7 +151,7 @@ def match(
     seed: int | None = None,
     rules: Rules | None = None,
     time_control: TimeControl | None = None,
-    max_faults: int = 3,
+    max_faults: int = MAX_FAULTS,
     cwd: Path | str | None = None,
     logs: Path | str | None = None,
     sandbox: str = "auto",
@@ -155,20 +164,42 @@ def match(
     ``logs/NAME.log`` if ``logs`` is given; ``sandbox`` is ``auto``, ``required`` or ``none``
     (docs/SECURITY.md).
     """
+    confinement = Confinement(SandboxMode(sandbox))
+    return _run(
+        play(
+            bots,
+            seed=_fresh_seed() if seed is None else seed,
+            rules=rules,
+            time_control=time_control,
+            max_faults=max_faults,
+            cwd=cwd,
+            log_dir=_log_dir(logs),
+            confinement=confinement,
+        )
+    )
+
+
+async def play(
+    bots: Sequence[BotLike],
+    *,
+    seed: int,
+    rules: Rules | None = None,
+    time_control: TimeControl | None = None,
+    max_faults: int = MAX_FAULTS,
+    cwd: Path | str | None = None,
+    log_dir: Path | None = None,
+    confinement: Confinement | None = None,
+    names: Sequence[str] | None = None,
+) -> Played:
+    """:func:`match` on the caller's event loop, on a referee of its own whose bots run in
+    ``confinement``. With ``names`` (``referee match``), the seats are named by it, seat by seat, and
+    past its end by the name each bot gives itself (its hello's, its class's), else its command line's;
+    without, by the bots' names as given. Raises :class:`BotSpecError` when a bot does not start."""
     entries = _entries(bots, cwd)
     rules = rules or Rules(players=len(entries))
-    if seed is None:
-        seed = _fresh_seed()
-    confinement = Confinement(SandboxMode(sandbox))
-    log_dir = _log_dir(logs)
-    policy = FaultPolicy(max_faults)
-    clock = time_control or TimeControl()
-
-    async def play() -> Played:
-        async with open_launcher(log_dir, confinement) as launcher:
-            return await _play_one(launcher, entries, rules, seed, clock, policy, "match")
-
-    return _run(play())
+    async with open_launcher(log_dir, confinement) as launcher:
+        table = Table(launcher, rules, time_control or TimeControl(), max_faults)
+        return await _play_one(table, entries, seed, MATCH_ID, names)
 
 
 def series(
@@ -178,7 +209,7 @@ def series(
     seed: int | None = None,
     rules: Rules | None = None,
     time_control: TimeControl | None = None,
-    max_faults: int = 3,
+    max_faults: int = MAX_FAULTS,
     cwd: Path | str | None = None,
     logs: Path | str | None = None,
     sandbox: str = "auto",
@@ -199,7 +230,6 @@ def series(
         seed = _fresh_seed()
     confinement = Confinement(SandboxMode(sandbox))
     log_dir = _log_dir(logs)
-    policy = FaultPolicy(max_faults)
     clock = time_control or TimeControl()
     names = tuple(name for name, _ in entries)
     orders = seatings(players, Seating(seating))
@@ -207,12 +237,13 @@ def series(
     async def play() -> list[Played]:
         played = []
         async with open_launcher(log_dir, confinement) as launcher:
+            table = Table(launcher, rules, clock, max_faults)
             for round_number in range(rounds):
                 deals = derive_seed(seed, "series", round_number)
                 for number, order in enumerate(orders, start=1):
                     seated = [entries[index] for index in order]
                     match_id = f"series-{round_number + 1}-{number}"
-                    played.append(await _play_one(launcher, seated, rules, deals, clock, policy, match_id))
+                    played.append(await _play_one(table, seated, deals, match_id))
         return played
 
     matches = tuple(_run(play()))
@@ -244,8 +275,8 @@ def _entries(bots: Sequence[BotLike], cwd: Path | str | None) -> list[Entry]:
         what: Bot | type[Bot] | BotSpec
         if isinstance(bot, Bot) or (isinstance(bot, type) and issubclass(bot, Bot)):
             what, name = bot, bot.name
-        elif isinstance(bot, str):
-            spec = BotSpec.parse(bot, cwd=where)
+        elif isinstance(bot, str | BotSpec):
+            spec = BotSpec.parse(bot, cwd=where) if isinstance(bot, str) else bot
             spec.check()
             what, name = spec, spec.name
         else:
@@ -258,30 +289,51 @@ def _entries(bots: Sequence[BotLike], cwd: Path | str | None) -> list[Entry]:
 
 
 async def _play_one(
-    launcher: Launcher,
-    entries: Sequence[Entry],
-    rules: Rules,
-    seed: int,
-    clock: TimeControl,
-    policy: FaultPolicy,
-    match_id: str,
+    table: Table, entries: Sequence[Entry], seed: int, match_id: str, names: Sequence[str] | None = None
 ) -> Played:
-    """One match: fresh processes for the commands (stopped after it), the objects as they are."""
-    commands = [replace(what, name=name) for name, what in entries if isinstance(what, BotSpec)]
-    started = iter(await take_seats(launcher, commands))
-    seats: list[Seat] = []
-    for name, what in entries:
-        if isinstance(what, BotSpec):
-            seats.append(next(started))
-        else:
-            seats.append(LocalSeat(what() if isinstance(what, type) else what, name))
+    """One match played by ``table``: fresh processes for the commands (stopped after it), a fresh
+    object for a class, an object as it is; the seats named as :func:`play` says."""
+    bots = tuple(
+        replace(what, name=name) if isinstance(what, BotSpec) else LocalSeat(_object(what), name)
+        for name, what in entries
+    )
+    sitting = Sitting(match_id, seed, bots)
     try:
-        outcome: MatchOutcome = await play_match(
-            seats, rules, seed, match_id=match_id, time_control=clock, fault_policy=policy
-        )
+        lineup = await table.seat(sitting)
+        if names is not None and lineup.failed is None:
+            sitting = _named(sitting, lineup.seats, names)
+        result = await table.play(sitting, lineup)
     finally:  # a match cut short (Ctrl-C in a notebook, say) ends its bots' streams with CANCELLED
-        await launcher.stop_all(interrupted())
+        await table.close()
+    if isinstance(result, NotStarted):
+        raise BotSpecError(result.reason)
+    outcome = result.outcome
     return Played(outcome.record, outcome.faults, outcome.status, outcome.void_reason)
+
+
+def _object(what: Bot | type[Bot]) -> Bot:
+    return what() if isinstance(what, type) else what
+
+
+def _named(sitting: Sitting, seats: Sequence[Seat], given: Sequence[str]) -> Sitting:
+    """``sitting`` with its seats (and ``seats``) named by ``given``, else by the name each bot gives
+    itself (its hello's ``bot_name``, its class's ``name``), else as they are; repeated names get #2,
+    #3 … A void match played again seats the same names."""
+    chosen = [
+        (clean_name(given[index]) if index < len(given) else own_name(seat)) or seat.name
+        for index, seat in enumerate(seats)
+    ]
+    taken: set[str] = set()
+    bots: list[BotSpec | Seat] = []
+    for seat, bot, name in zip(seats, sitting.bots, chosen, strict=True):
+        unique, number = name, 1
+        while unique in taken:
+            number += 1
+            unique = f"{name}#{number}"
+        taken.add(unique)
+        seat.name = unique
+        bots.append(replace(bot, name=unique) if isinstance(bot, BotSpec) else bot)
+    return replace(sitting, bots=tuple(bots))
 
 
 def _fresh_seed() -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
@@ -21,14 +21,14 @@ from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
 from referee.match.bots import BotSpec, BotSpecError, default_name
-from referee.match.faults import Fault
+from referee.match.faults import MAX_FAULTS, Fault
 from referee.match.launcher import Confinement, RemoteSource
-from referee.match.outcome import MatchStatus
-from referee.match.runner import LocalSeat, RemoteSeat, Seat, play_match
+from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
+from referee.match.table import Sitting, Table
 
 CHECK_TIME: Final = TimeControl()
-"""The check's time control: a league's default."""
+"""The check's time control: a league's default (and its fault limit a league's: :data:`MAX_FAULTS`)."""
 OPPONENT: Final = BotSpec.parse("sample_bots.random_bot:RandomBot", name="random")
 """Who fills the other seats: the sample random bot, a fresh instance in every match."""
 
@@ -103,32 +103,38 @@ async def check_bot(
     async with open_launcher(log_dir, confinement, remote=remote) as launcher:
         report.log = launcher.log_of(spec)
         for players in (2, 3, 4):
-            started = time.monotonic()
-            try:
-                process = await launcher.start(spec)
-            except BotSpecError as exc:
-                report.error = str(exc)
-                return report
-            if not spec.remote:  # a remote bot's wait is its author's, not a start-up
-                report.handshake = max(report.handshake, time.monotonic() - started)
-            assert process.session is not None
-            seats: list[Seat] = [RemoteSeat(process.session, spec.name, exit_words=process.exit_words)]
-            seats += [LocalSeat(OPPONENT.load(), f"random{i}") for i in range(1, players)]
-            outcome = await play_match(
-                seats,
-                Rules(players=players),
-                derive_seed(seed, "check", players),
-                match_id=f"check-{players}p",
-                time_control=CHECK_TIME,
-            )
-            await process.stop()
-            own = [f for f in outcome.faults if f.seat == 0]
-            report.faults += own
-            report.latencies += outcome.latencies[0]
-            record = outcome.record
-            result = f"rank {record.ranks[0]} of {players}, {record.credited_totals[0]} points"
-            if outcome.status is MatchStatus.VOID:
-                report.error = f"{players}-player match void: {outcome.void_reason}"
+            if not await _check_match(
+                report, spec, Table(launcher, Rules(players=players), CHECK_TIME, MAX_FAULTS), seed
+            ):
                 break
-            report.matches.append(f"{players} players     {result}, {len(own)} faults")
     return report
+
+
+async def _check_match(report: CheckReport, spec: BotSpec, table: Table, seed: int) -> bool:
+    """One match of the check, played by ``table`` as a league plays it (a start tried once more, a void
+    match again from scratch), the bot in seat 0; whether the check goes on."""
+    players = table.rules.players
+    opponents = tuple(replace(OPPONENT, name=f"random{i}") for i in range(1, players))
+    sitting = Sitting(f"check-{players}p", derive_seed(seed, "check", players), (spec, *opponents))
+    started = time.monotonic()
+    lineup = await table.seat(sitting)
+    if lineup.failed is None and not spec.remote:  # a remote bot's wait is its author's, not a start-up
+        report.handshake = max(report.handshake, time.monotonic() - started)
+    try:
+        result = await table.play(sitting, lineup)
+    finally:  # every bot of this match stopped before the next one starts
+        await table.close()
+    if isinstance(result, NotStarted):
+        report.error = result.reason
+        return False
+    outcome = result.outcome
+    own = [f for f in outcome.faults if f.seat == 0]
+    report.faults += own
+    report.latencies += outcome.latencies[0]
+    record = outcome.record
+    if outcome.status is MatchStatus.VOID:
+        report.error = f"{players}-player match void: {outcome.void_reason}"
+        return False
+    result_line = f"rank {record.ranks[0]} of {players}, {record.credited_totals[0]} points"
+    report.matches.append(f"{players} players     {result_line}, {len(own)} faults")
+    return True

@@ -29,6 +29,7 @@ from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
 from referee.match.bots import BotSpec
+from referee.match.faults import MAX_FAULTS
 from referee.match.outcome import MatchOutcome
 from referee.stats import Z95, Estimate, Sprt, Verdict
 
@@ -114,7 +115,7 @@ class Plan:
     rounds: int
     sprt: Sprt | None = None
     time_control: TimeControl = field(default_factory=TimeControl)
-    max_faults: int = 3
+    max_faults: int = MAX_FAULTS
     concurrency: int = 1
 
     @property
@@ -156,7 +157,7 @@ def make_plan(
     matches: int,
     sprt: Sprt | None = None,
     time_control: TimeControl | None = None,
-    max_faults: int = 3,
+    max_faults: int = MAX_FAULTS,
     concurrency: int = 1,
     paths: tuple[Path, ...] = (),
 ) -> Plan:

@@ -24,8 +24,8 @@ from referee.compare import (
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.launcher import Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, NotStarted, VoidStreak
-from referee.match.setup import open_launcher, own_name
-from referee.match.table import Sitting, Table
+from referee.match.setup import open_launcher
+from referee.match.table import Sitting, Table, own_name
 from referee.stats import Estimate, Verdict, fixed_verdict
 
 

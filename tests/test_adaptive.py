@@ -17,9 +17,11 @@ from pyramid_sdk.seeds import derive_seed
 from referee.league.adaptive import Plan, Settling, Stop, plan
 from referee.league.config import LeagueError, load_league
 from referee.league.modes import Seating
+from referee.league.planning import plan_of, schedule_of
 from referee.league.ratings import RatingMode, rate
 from referee.league.schedule import ScheduledMatch, tables
 from referee.match.outcome import MatchStatus
+from referee.results.reading import standings
 from referee.results.store import StoredMatch
 
 STRENGTHS = {"ann": 40, "bob": 30, "cid": 20, "dan": 10, "eve": 0}
@@ -190,6 +192,26 @@ def write(tmp_path, schedule: str):
     path = tmp_path / "league.yaml"
     path.write_text(LEAGUE.format(schedule=schedule.replace("\n", "\n  ")), encoding="utf-8")
     return path
+
+
+def test_the_standings_are_the_plan_rated_once(tmp_path):
+    """``results/reading.standings`` plans an until: settled league once, for both its schedule and its
+    settlement, and rates that schedule as the leaderboard does; a fixed schedule has no settlement."""
+    league = load_league(write(tmp_path, "until: settled\nmax_matches: 100"), check_commands=False)
+    strengths = dict(zip("abcde", (40, 30, 20, 10, 0), strict=True))
+    stored: dict[str, StoredMatch] = {}
+    while missing := [m for m in standings(league, 3, stored).schedule if m.match_id not in stored]:
+        stored.update((m.match_id, result(m, strengths, 5)) for m in missing)
+    read, planned = standings(league, 3, stored), plan_of(league, 3, stored)
+    assert read.stored is stored
+    assert (read.schedule, read.settlement) == (planned.schedule, planned.settlement)
+    assert read.settlement.stop is not Stop.PLAYING
+    expected = rate("abcde", planned.schedule, stored, league.rating)
+    assert [s.to_dict() for s in read.board.standings] == [s.to_dict() for s in expected.standings]
+    assert read.board.history == expected.history
+    fixed = load_league(write(tmp_path, "seating: cyclic"), check_commands=False)
+    assert standings(fixed, 3, {}).schedule == schedule_of(fixed, 3)
+    assert standings(fixed, 3, {}).settlement is None
 
 
 def test_the_league_keys_and_their_defaults(tmp_path):

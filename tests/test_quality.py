@@ -80,6 +80,22 @@ def test_no_module_of_the_league_opens_a_database():
 
 
 @pytest.mark.quick
+def test_every_sqlite_file_is_opened_in_one_place():
+    """One ``connect`` (``referee/results/connection.py``) gives every SQLite file of the referee the
+    same busy timeout, integrity check and one-line errors."""
+    calls = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "referee").rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr == "connect"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "sqlite3"
+    )
+    assert calls == ["referee/results/connection.py"], calls
+
+
+@pytest.mark.quick
 def test_no_import_circle_among_the_referee_s_rooms():
     """Imports between the rooms of ``referee/`` (its folders and its own modules) point one way
     (docs/ARCHITECTURE.md, "Rooms"): a circle names each arrow of it and a file that draws it."""
@@ -105,6 +121,71 @@ def test_no_import_circle_among_the_referee_s_rooms():
         if found := circle(room, [room]):
             steps = [f"{a} -> {b} ({arrows[a][b]})" for a, b in itertools.pairwise(found)]
             raise AssertionError("an import circle: " + "; ".join(steps))
+
+
+def _callers(path: Path, name: str) -> set[str]:
+    """The functions of ``path`` (by qualified name; ``<module>`` for its top level) that call ``name``,
+    as a plain name (``rate(…)``) or as a module's attribute (``ratings.rate(…)``)."""
+
+    def walk(node: ast.AST, scope: str) -> set[str]:
+        found: set[str] = set()
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = child.name if scope == "<module>" else f"{scope}.{child.name}"
+            if isinstance(child, ast.Call):
+                called = child.func
+                if (isinstance(called, ast.Name) and called.id == name) or (
+                    isinstance(called, ast.Attribute)
+                    and called.attr == name
+                    and isinstance(called.value, ast.Name)
+                ):
+                    found.add(scope)
+            found |= walk(child, inner)
+        return found
+
+    return walk(ast.parse(path.read_text(encoding="utf-8"), str(path)), "<module>")
+
+
+@pytest.mark.quick
+def test_the_standings_are_computed_in_one_function():
+    """Every reader of the standings (the commands, the report, the web API, ``referee analyze``) goes
+    through ``referee.results.reading.standings``: a fix to how they are read lands once."""
+    ratings = ROOT / "referee/league/ratings.py"
+    assert _callers(ratings, "rate_game")  # the scan sees real calls
+    rating = {
+        f"{path.relative_to(ROOT)}:{function}"
+        for path in sorted((ROOT / "referee").rglob("*.py"))
+        if path != ratings
+        for function in _callers(path, "rate")
+    }
+    assert rating == {"referee/results/reading.py:standings"}, f"rate() is called in {sorted(rating)}"
+
+
+@pytest.mark.quick
+def test_one_function_makes_a_seat_of_a_started_process():
+    """One seat-maker (issue #33): ``RemoteSeat(`` is called in one function of ``referee/`` alone,
+    ``referee.match.table.seat_of``, so that every seat of a process gets what that function gives."""
+
+    def makes(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and (
+            (isinstance(node.func, ast.Name) and node.func.id == "RemoteSeat")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "RemoteSeat")
+        )
+
+    def makers(node: ast.AST, where: str) -> set[str]:
+        found = {where} if makes(node) else set()
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else where
+            found |= makers(child, inner)
+        return found
+
+    found: set[str] = set()
+    for path in sorted((ROOT / "referee").rglob("*.py")):
+        module = str(path.relative_to(ROOT))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found |= {f"{module}:{name}" for name in makers(tree, "<module>")}
+    assert found == {"referee/match/table.py:seat_of"}, f"RemoteSeat( is made in: {sorted(found)}"
 
 
 @pytest.mark.quick

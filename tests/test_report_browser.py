@@ -4,9 +4,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from referee.league.config import load_league
-from referee.league.planning import schedule_of
-from referee.league.ratings import rate
-from referee.report.site import write_report
+from referee.report.site import rewrite_report
 from referee.results.store import Store
 from support import ROOT
 from support.browser import artifacts, fits_a_phone, needs_chromium, phone
@@ -48,10 +46,11 @@ def site(tmp_path_factory):
 def test_a_live_report_refreshes_itself_and_a_final_one_does_not(site, tmp_path):
     assert 'http-equiv="refresh"' not in (site / "index.html").read_text()
     league = load_league(site.parent / "league.yaml")
-    stored = Store(league.database).matches()
-    schedule = list(schedule_of(league, league.seed))
-    board = rate([e.name for e in league.entrants], schedule, stored)
-    index = write_report(league, schedule, stored, board, tmp_path / "live", live=True)
+    store = Store(league.database, write=False)
+    try:
+        index = rewrite_report(league, league.seed, tmp_path / "live", store, live=True)
+    finally:
+        store.close()
     assert 'http-equiv="refresh"' in index.read_text()
 
 

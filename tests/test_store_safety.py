@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from referee.match.sandbox import bubblewrap_problem
+from referee.results.errors import StoreError
+from referee.results.history import VersionArchive
+from referee.web.human_store import HumanStore
 from support import ROOT
 from support.cli import REFEREE, referee
 from support.leagues import PROCESS_BOTS, complete_matches, dump, write_league
@@ -467,3 +470,16 @@ def test_a_bot_whose_folder_holds_the_league_reads_none_of_its_database_files(tm
     assert [attempt for attempt in attempts if "GOT" in attempt[2]] == []
     assert copy.read_bytes() == b"a copy holding every hand"
     shutil.rmtree(tmp_path / "league-logs")
+
+
+@pytest.mark.quick
+def test_the_small_sqlite_files_name_a_damaged_file_in_one_line_as_the_results_do(tmp_path):
+    """The archive of replaced versions and the human seat's matches are opened as the results are
+    (``referee.results.connection``): a file that is not SQLite is named, never a traceback."""
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"not an SQLite file at all, " * 200)
+    for read in (lambda: VersionArchive(garbage).of("random"), lambda: HumanStore(garbage).lines()):
+        with pytest.raises(StoreError) as caught:
+            read()
+        assert str(caught.value).startswith(f"{garbage}: not a results database"), caught.value
+        assert "\n" not in str(caught.value)

@@ -12,11 +12,10 @@ from pathlib import Path
 
 from referee.league.config import load_league
 from referee.league.planning import schedule_of
-from referee.league.ratings import rate
 from referee.report.crosstable import crosstable
 from referee.report.text import matches_text
 from referee.results.disclosure import disclosure
-from referee.results.reading import open_results
+from referee.results.reading import open_results, standings
 from support.cli import referee
 from support.leagues import copy_league
 
@@ -44,9 +43,7 @@ def test_the_summaries_agree_with_the_decoded_matches(quitter_league):
     assert all(s.fault_seats.count(s.seats.index("floaty")) > 0 for s in floaty)
 
     schedule = schedule_of(loaded, seed, whole)
-    names = [entrant.name for entrant in loaded.entrants]
-    board = rate(names, schedule, summaries, loaded.rating)
-    expected = rate(names, schedule, whole, loaded.rating)
+    board, expected = standings(loaded, seed, summaries).board, standings(loaded, seed, whole).board
     assert [s.to_dict() for s in board.standings] == [s.to_dict() for s in expected.standings]
     assert board.history == expected.history
     by_name = {standing.entrant: standing for standing in board.standings}

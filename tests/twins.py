@@ -21,9 +21,9 @@ from pathlib import Path
 from pyramid_sdk.bot import MatchInfo
 from pyramid_sdk.seeds import derive_seed
 from referee.league.config import load_league
-from referee.league.planning import schedule_of
-from referee.league.ratings import Leaderboard, ci95, rate
+from referee.league.ratings import Leaderboard, ci95
 from referee.league.schedule import ScheduledMatch
+from referee.results.reading import standings
 from referee.results.store import StoredMatch
 from referee.run.competition import Competition
 from referee.run.host import Host
@@ -119,9 +119,9 @@ def play(
     league, store = competition.league, competition.store
     try:
         asyncio.run(LocalDriver(competition, Host.of(league, log_dir=folder / "logs")).run())
-        schedule, stored = schedule_of(league, competition.seed), store.matches()
-        board = rate([name for name, _ in entrants], schedule, stored, league.rating)
-        return Played(board, schedule, stored)
+        stored = store.matches()
+        read = standings(league, competition.seed, stored)
+        return Played(read.board, read.schedule, stored)
     finally:
         store.close()
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from referee.logs import LEVELS
+from referee.match.faults import MAX_FAULTS
 from referee.match.sandbox import SandboxMode
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def table_options(command: Any) -> Any:
                 show_default=True,
                 help="Seconds per match.",
             ),
-            click.option("--max-faults", type=click.IntRange(min=1), default=3, show_default=True),
+            click.option("--max-faults", type=click.IntRange(min=1), default=MAX_FAULTS, show_default=True),
             click.option(
                 "--logs",
                 type=click.Path(file_okay=False, path_type=Path),

@@ -1,11 +1,12 @@
 """The commands that play one match outside any league: ``demo`` (in-process random players) and
-``match`` (2-4 bots, as processes over gRPC or in-process classes)."""
+``match`` (2-4 bots, as processes over gRPC or in-process classes), one call of
+:func:`referee.api.play`, so that it plays as ``referee.api.match`` does."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,16 +22,8 @@ from referee.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from pyramid_sdk import Rules
-    from pyramid_sdk.bot import TimeControl
+    from referee.api import Played
     from referee.match.bots import BotSpec
-    from referee.match.launcher import Confinement
-    from referee.match.outcome import MatchOutcome
-    from referee.match.runner import Seat
-
-MATCH_ID: Final = "match"
-"""The id the bots of ``referee match`` are told: the same for every match, so it says nothing of the
-seed (an id built from the seed would hand a bot every hand)."""
 
 
 @click.command()
@@ -110,6 +103,7 @@ def match_command(
 
     from pyramid_sdk.bot import TimeControl
     from pyramid_sdk.seeds import SEED_BITS
+    from referee.api import play
     from referee.logs import referee_logging
     from referee.match.bots import BotSpecError
     from referee.match.launcher import Confinement
@@ -131,8 +125,15 @@ def match_command(
     try:
         with referee_logging(log_level):
             outcome = run_until_signal(
-                _play(
-                    specs, parsed, seed, TimeControl(per_action, bank), max_faults, logs, confinement, names
+                play(
+                    specs,
+                    seed=seed,
+                    rules=parsed,
+                    time_control=TimeControl(per_action, bank),
+                    max_faults=max_faults,
+                    log_dir=logs,
+                    confinement=confinement,
+                    names=names,
                 )
             )
     except (BotSpecError, SandboxError) as exc:
@@ -192,9 +193,10 @@ def _checked_specs(bots: tuple[str, ...], ro_paths: tuple[Path, ...]) -> list[Bo
     return [replace(spec, paths=tuple(path.resolve() for path in ro_paths)) for spec in specs]
 
 
-def _keep_match(outcome: MatchOutcome, seed: int, html: Path | None, record_file: Path | None) -> None:
+def _keep_match(outcome: Played, seed: int, html: Path | None, record_file: Path | None) -> None:
     """Writes the page and the record ``referee match`` was asked for, void or not (what was played is
     kept), each whole or not at all; a file that cannot be written is one line, after the match."""
+    from referee.api import MATCH_ID
     from referee.files import write_atomic
     from referee.report.site import write_match_page
     from referee.report.text import ONE_MATCH, match_line
@@ -225,49 +227,3 @@ def _unique_names(specs: list[BotSpec]) -> list[BotSpec]:
         name = spec.name if seen[spec.name] == 1 else f"{spec.name}#{seen[spec.name]}"
         named.append(replace(spec, name=name))
     return named
-
-
-def _name_seats(seats: list[Seat], given: tuple[str, ...]) -> None:
-    """Each seat's name: ``--name``, else the name the bot gives itself (its hello's ``bot_name``, its
-    class's ``name``), else the one from its command line; repeated names get #2, #3 ..."""
-    from referee.match.sessions import clean_name
-    from referee.match.setup import own_name
-
-    chosen = []
-    for index, seat in enumerate(seats):
-        name = clean_name(given[index]) if index < len(given) else own_name(seat)
-        chosen.append(name or seat.name)
-    taken: set[str] = set()
-    for seat, name in zip(seats, chosen, strict=True):
-        unique, number = name, 1
-        while unique in taken:
-            number += 1
-            unique = f"{name}#{number}"
-        taken.add(unique)
-        seat.name = unique
-
-
-async def _play(
-    specs: list[BotSpec],
-    rules: Rules,
-    seed: int,
-    time_control: TimeControl,
-    max_faults: int,
-    logs: Path | None,
-    confinement: Confinement,
-    names: tuple[str, ...] = (),
-) -> MatchOutcome:
-    from referee.match.faults import FaultPolicy
-    from referee.match.runner import play_match
-    from referee.match.setup import open_table
-
-    async with open_table(specs, logs, confinement=confinement) as seats:
-        _name_seats(seats, names)
-        return await play_match(
-            seats,
-            rules,
-            seed,
-            match_id=MATCH_ID,
-            time_control=time_control,
-            fault_policy=FaultPolicy(max_faults),
-        )

@@ -26,20 +26,21 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     """Prints the leaderboard of LEAGUE from its stored results (sorted by μ − 3σ)."""
     from collections import Counter
 
-    from referee.cli.storage import ratings, results, say_settlement, stored_matches
-    from referee.league.planning import schedule_of
+    from referee.cli.storage import results, say_settlement, stored_matches
     from referee.remote.record import remote_lines
     from referee.report.crosstable import crosstable
     from referee.report.text import FORMATS, crosstable_text, leaderboard_table
+    from referee.results.reading import standings
 
     store, league, seed = results(league_file)
     stored = stored_matches(store)  # read once: the board, the crosstable and the settlement all use it
-    board = ratings(league, seed, stored)
+    read = standings(league, seed, stored)
+    board = read.board
     click.echo(FORMATS[fmt](board, league) if fmt != "table" else leaderboard_table(board, league), nl=False)
     if cross:
-        schedule, names = schedule_of(league, seed, stored), [s.entrant for s in board.standings]
-        click.echo("\n" + crosstable_text(crosstable(names, schedule, stored, board.mode)), nl=False)
-    say_settlement(league, seed, stored, err=fmt != "table")
+        names = [s.entrant for s in board.standings]
+        click.echo("\n" + crosstable_text(crosstable(names, read.schedule, stored, board.mode)), nl=False)
+    say_settlement(read, err=fmt != "table")
     for name, reason in store.disqualified().items():  # JSON, CSV, Markdown: on stderr, to stay parseable
         click.echo(f"disqualified: {name}: {reason}", err=fmt != "table")
     played = Counter(name for summary in stored.values() for name in summary.seats)
@@ -177,10 +178,15 @@ def report_command(league_file: str, output: Path, serve: bool, port: int) -> No
     import functools
     import http.server
 
-    from referee.cli.storage import loader, results, stored_matches, write_league_report
+    from referee.cli.storage import failure, results, unread
+    from referee.report.site import rewrite_report
+    from referee.results.errors import StoreError
 
     store, league, seed = results(league_file)
-    index = write_league_report(league, seed, stored_matches(store), output, load=loader(store))
+    try:
+        index = rewrite_report(league, seed, output, store)
+    except StoreError as exc:
+        raise failure(exc, unread(exc)) from None
     click.echo(f"report: {index}")
     if serve:
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))

@@ -22,9 +22,8 @@ if TYPE_CHECKING:
     from referee.cli.display import RunDisplay
     from referee.cli.storage import StoreFailure
     from referee.league.config import League
-    from referee.league.ratings import Leaderboard
-    from referee.league.summary import MatchSummary
     from referee.results.errors import StorageError
+    from referee.results.reading import Standings
     from referee.results.store import Store
     from referee.run.competition import Progress, RunReport
     from referee.run.league_run import LeagueRun
@@ -222,8 +221,8 @@ def _finish(run: LeagueRun, report: RunReport, report_dir: Path | None, league_f
     """After the run: what was left out and why, the leaderboard, the report, and the exit status. It
     reads the stored summaries, no deal: only the report's match pages and the fault of an entrant that
     forfeited everything decode a record (``report.text.forfeited_lines``)."""
-    from referee.cli.storage import StorageFailure, say_settlement, write_league_report
-    from referee.league.planning import schedule_of
+    from referee.cli.storage import StorageFailure, say_settlement
+    from referee.report.site import rewrite_report
     from referee.report.text import forfeited_lines, leaderboard_table
     from referee.results.errors import StorageError
     from referee.run.league_run import EXIT_DISQUALIFIED, EXIT_FORFEITED, unplayed
@@ -232,17 +231,16 @@ def _finish(run: LeagueRun, report: RunReport, report_dir: Path | None, league_f
     for line in run.summary(report):
         click.echo(line, err=True)
     try:
-        stored = store.summaries()
-        board = _board(league, seed, store, stored)
-        schedule = schedule_of(league, seed, stored)
-        forfeiters = forfeited_lines(league, schedule, stored, store.stream, EXIT_FORFEITED)
+        read = _standings(league, seed, store)
+        forfeiters = forfeited_lines(league, read.schedule, read.stored, store.stream, EXIT_FORFEITED)
     except StorageError as exc:
         raise _in_run(exc, store, progress.total) from None
-    click.echo(leaderboard_table(board, league, f"{league.name} — {progress.done}/{progress.total} matches"))
-    say_settlement(league, seed, stored)
+    title = f"{league.name} — {progress.done}/{progress.total} matches"
+    click.echo(leaderboard_table(read.board, league, title))
+    say_settlement(read)
     if report_dir is not None:
         try:
-            index = write_league_report(league, seed, stored, report_dir, load=store.stream)
+            index = rewrite_report(league, seed, report_dir, store, read=read)
         except OSError as exc:
             raise StorageFailure(
                 f"{report_dir}: the report was not written ({exc.strerror or exc}); every match played is "
@@ -273,27 +271,26 @@ def _in_run(exc: StorageError, store: Store, total: int) -> StoreFailure:
     return failure(exc, f"{stored} (a match in play when it failed is not: the next run plays it)")
 
 
-def _board(league: League, seed: int, store: Store, stored: dict[str, MatchSummary]) -> Leaderboard:
-    """The leaderboard of the stored results, stored with them."""
-    from referee.cli.storage import ratings
+def _standings(league: League, seed: int, store: Store) -> Standings:
+    """The standings of the stored results (their summaries), the leaderboard stored with them."""
+    from referee.results.reading import standings
 
-    board = ratings(league, seed, stored)
-    store.write_ratings(list(board.history))
-    return board
+    read = standings(league, seed, store.summaries())
+    store.write_ratings(list(read.board.history))
+    return read
 
 
 def _report_in_thread(league: League, seed: int, folder: Path) -> Path | None:
     """Rewrites the live report; one that cannot be written (a full disk) is logged and skipped: the
     run goes on, and its end says what went wrong."""
-    from referee.cli.storage import write_league_report
+    from referee.report.site import rewrite_report
     from referee.results.errors import StoreError
     from referee.results.store import Store
 
     try:
         store = Store(league.database, write=False)
         try:
-            summaries = store.summaries()
-            return write_league_report(league, seed, summaries, folder, live=True, load=store.stream)
+            return rewrite_report(league, seed, folder, store, live=True)
         finally:
             store.close()
     except (OSError, StoreError) as exc:

@@ -4,21 +4,18 @@ the top of a command module."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 import click
 
 from referee.cli.common import InputError
 from referee.league.config import League, LeagueError, load_league
-from referee.league.planning import plan_of, schedule_of
-from referee.league.ratings import Leaderboard, rate
-from referee.league.summary import MatchSummary, Summarized
+from referee.league.summary import MatchSummary
 from referee.results.errors import StorageError, StorageFault, StoreError
 from referee.results.lock import LeagueBusyError
 from referee.results.owner import made_by
-from referee.results.reading import open_results
+from referee.results.reading import Standings, open_results
 from referee.results.store import Store, StoredMatch
 
 EXIT_BUSY: Final = 5
@@ -94,30 +91,7 @@ def loader(store: Store) -> Callable[[Sequence[str]], Iterator[StoredMatch]]:
     return load
 
 
-def ratings(league: League, seed: int, stored: Mapping[str, Summarized]) -> Leaderboard:
-    """The leaderboard of the stored results, without storing it (``referee run`` does)."""
-    schedule = schedule_of(league, seed, stored)
-    return rate([e.name for e in league.entrants], schedule, stored, league.rating)
-
-
-def say_settlement(league: League, seed: int, stored: Mapping[str, Summarized], err: bool = False) -> None:
+def say_settlement(read: Standings, err: bool = False) -> None:
     """For an ``until: settled`` league: whether its ranking is settled, and its weakest adjacent pair."""
-    if league.settling is not None:
-        click.echo(plan_of(league, seed, stored).settlement.line(), err=err)
-
-
-def write_league_report(
-    league: League,
-    seed: int,
-    stored: Mapping[str, Summarized],
-    folder: Path,
-    live: bool = False,
-    load: Callable[[Sequence[str]], Iterator[StoredMatch]] | None = None,
-) -> Path:
-    """Writes the HTML report of ``stored`` into ``folder`` (its match pages decoded through ``load``, a
-    few at a time); returns its index page."""
-    from referee.report.site import write_report
-
-    schedule = list(schedule_of(league, seed, stored))
-    board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
-    return write_report(league, schedule, stored, board, folder, live, load)
+    if read.settlement is not None:
+        click.echo(read.settlement.line(), err=err)

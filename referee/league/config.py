@@ -39,6 +39,7 @@ from referee.league.modes import (
     seatings,
 )
 from referee.match.bots import BotSpec, BotSpecError
+from referee.match.faults import MAX_FAULTS
 from referee.match.sandbox import Limits, SandboxMode, parse_size
 from referee.remote.settings import WAIT, RemoteSettings
 
@@ -99,7 +100,7 @@ class _TimeControl(_Strict):
 
 
 class _Faults(_Strict):
-    max: int = Field(3, ge=1, le=1000)
+    max: int = Field(MAX_FAULTS, ge=1, le=1000)
 
 
 _DEFAULT_LIMITS = Limits()

@@ -7,6 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+MAX_FAULTS: Final = 3
+"""Faults after which a seat forfeits, unless a league or a caller says otherwise: the one default of
+every match player (a league, ``referee match``, ``referee check``, :mod:`referee.api`)."""
 MAX_DETAIL: Final = 300
 """Characters a fault detail keeps; a longer one is cut and ends with an ellipsis."""
 _BREAKS: Final = re.compile(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+\s*")
@@ -65,7 +68,7 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class FaultPolicy:
-    max_faults: int = 3
+    max_faults: int = MAX_FAULTS
     """After this many faults a seat forfeits: autopilot plays for it and it ranks last."""
 
     def __post_init__(self) -> None:

@@ -41,7 +41,8 @@ from referee.match.outcome import MatchStatus
 from referee.report.crosstable import crosstable
 from referee.report.transcript import pyramids_of
 from referee.results.disclosure import HIDDEN_NOTE, Disclosure, disclosure, mask_cards, table_key
-from referee.results.store import StoredMatch
+from referee.results.reading import Standings, standings
+from referee.results.store import Store, StoredMatch
 
 PALETTE: Final = ("#1f5fbf", "#c0392b", "#1e8449", "#8e44ad", "#b9770e", "#117a8b", "#5d6d7e", "#a93226")
 """Entrant colours, each with at least 4.5:1 contrast on white."""
@@ -206,7 +207,7 @@ def history_chart(
 
 
 def head_to_head(
-    names: list[str], schedule: list[ScheduledMatch], stored: Mapping[str, Summarized]
+    names: list[str], schedule: Sequence[ScheduledMatch], stored: Mapping[str, Summarized]
 ) -> dict[tuple[str, str], tuple[int, int, int]]:
     """For each ordered pair that shared tables: (times a finished ahead of b, behind, level)."""
     table: dict[tuple[str, str], list[int]] = {}
@@ -453,18 +454,32 @@ def write_match_page(
     write_atomic(path, match_page(record, faults, status, seed))
 
 
+def rewrite_report(
+    league: League, seed: int, folder: Path, store: Store, live: bool = False, read: Standings | None = None
+) -> Path:
+    """Rewrites the report of ``league``'s results under ``seed`` as ``store`` holds them now into
+    ``folder``; returns its index page. The one way every writer of a report reads it from the database:
+    ``referee report``, ``referee run --report`` (live, and at its end), ``referee analyze --all --report``
+    and ``referee serve``'s pages. It reads the summaries (or takes ``read``, the standings a caller has
+    already read from ``store``) and decodes each match as its page is written, so that memory does not
+    grow with the league. Raises what the store raises (:class:`~referee.results.errors.StoreError`) and
+    :class:`OSError` when the folder cannot be written."""
+    if read is None:
+        read = standings(league, seed, store.summaries())
+    return write_report(league, read, folder, live, store.stream)
+
+
 def write_report(
     league: League,
-    schedule: list[ScheduledMatch],
-    stored: Mapping[str, Summarized],
-    board: Leaderboard,
+    read: Standings,
     folder: Path,
     live: bool = False,
     load: Callable[[Sequence[str]], Iterator[StoredMatch]] | None = None,
 ) -> Path:
-    """Writes (or rewrites) the whole site into ``folder``; returns the index page. ``stored`` may hold
-    summaries only: ``load`` then decodes each match as its page is written, one at a time, so that
-    memory does not grow with the league (without ``load``, ``stored`` holds whole matches)."""
+    """Writes (or rewrites) the whole site of ``read`` into ``folder``; returns the index page. Its
+    stored matches may be summaries only: ``load`` then decodes each match as its page is written, one at
+    a time (without ``load``, they are whole matches)."""
+    schedule, stored, board = read.schedule, read.stored, read.board
     folder.mkdir(parents=True, exist_ok=True)
     fetch = load or _whole(stored)
     summaries = {match_id: match.summary for match_id, match in stored.items()}

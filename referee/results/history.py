@@ -9,18 +9,18 @@ version did, whichever command saw the change. The league's own results and rati
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from referee.league.config import League
 from referee.league.location import versions_path
 from referee.league.summary import Summarized
 from referee.league.versions import fingerprint
 from referee.match.outcome import MatchStatus
+from referee.results.connection import connected
 from referee.results.store import Store
 
 
@@ -84,53 +84,44 @@ def replay_new_versions(store: Store, league: League, say: Callable[[str], None]
     return bool(changed)
 
 
+SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS versions (id INTEGER PRIMARY KEY, entrant TEXT, version TEXT, "
+    "matches INTEGER, wins INTEGER, mean_points REAL, faults INTEGER, until REAL)"
+)
+
+
 class VersionArchive:
     """The summaries of replaced versions, one row each."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path)
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS versions (id INTEGER PRIMARY KEY, entrant TEXT, version TEXT, "
-            "matches INTEGER, wins INTEGER, mean_points REAL, faults INTEGER, until REAL)"
-        )
-        return db
-
     def add(self, entrant: str, result: VersionResult) -> None:
-        db = self._connect()
-        try:
-            with db:
-                db.execute(
-                    "INSERT INTO versions (entrant, version, matches, wins, mean_points, faults, until) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        entrant,
-                        result.version,
-                        result.matches,
-                        result.wins,
-                        result.mean_points,
-                        result.faults,
-                        result.until or time.time(),
-                    ),
-                )
-        finally:
-            db.close()
+        with connected(self.path, schema=SCHEMA) as db, db:
+            db.execute(
+                "INSERT INTO versions (entrant, version, matches, wins, mean_points, faults, until) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    entrant,
+                    result.version,
+                    result.matches,
+                    result.wins,
+                    result.mean_points,
+                    result.faults,
+                    result.until or time.time(),
+                ),
+            )
 
     def of(self, entrant: str) -> list[VersionResult]:
         """The entrant's replaced versions, the latest first."""
         if not self.path.is_file():
             return []
-        db = self._connect()
-        try:
+        with connected(self.path, write=False) as db:
             rows = db.execute(
                 "SELECT version, matches, wins, mean_points, faults, until FROM versions "
                 "WHERE entrant = ? ORDER BY id DESC",
                 (entrant,),
             ).fetchall()
-        finally:
-            db.close()
         return [VersionResult(str(v), int(m), int(w), p, int(f), u) for v, m, w, p, f, u in rows]
 
 

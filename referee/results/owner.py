@@ -3,9 +3,10 @@ to ``config.load_league`` for the old default ``results.sqlite`` (``location.def
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from pathlib import Path
+
+from referee.results.connection import connected
+from referee.results.errors import StoreError
 
 
 def made_by(database: Path, league_file: Path, name: str) -> bool:
@@ -14,11 +15,11 @@ def made_by(database: Path, league_file: Path, name: str) -> bool:
     league file was renamed) the league's name. Reads only; an unreadable file counts as this league's,
     so that opening it says what is wrong with it rather than a new database being started beside it."""
     try:
-        with contextlib.closing(sqlite3.connect(database)) as db:
+        with connected(database, write=False) as db:
             if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
                 return False  # no results were ever stored in it
             rows = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('league', 'league_file')"))
-    except sqlite3.Error:
+    except StoreError:
         return True
     recorded = rows.get("league_file")
     if recorded is not None:

@@ -1,6 +1,8 @@
 """A league's stored results opened for reading only: what ``leaderboard``, ``export``, ``replay``,
-``report`` and ``matches`` show; and what the database keeps of the league itself (its secret seed, the
-cohorts in which its entrants joined), which a run reads too.
+``report`` and ``matches`` show; the standings of stored results (:func:`standings`, the one way every
+reader computes them: the commands, the report, the web API and the analysis); and what the database
+keeps of the league itself (its secret seed, the cohorts in which its entrants joined), which a run reads
+too.
 
 Reading never writes: no database is created for a league that was never run, no secret seed is drawn,
 no settings are bound. A league with nothing stored yet is :class:`NothingPlayedError`, which says which
@@ -9,10 +11,20 @@ command plays it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from referee.league.config import League
-from referee.league.planning import league_settings, with_cohorts
+from referee.league.planning import league_settings, plan_of, schedule_of, with_cohorts
+from referee.league.ratings import Leaderboard, rate
+from referee.league.schedule import ScheduledMatch
+from referee.league.summary import Summarized
 from referee.results.errors import StoreError
 from referee.results.store import Store
+
+if TYPE_CHECKING:
+    from referee.league.adaptive import Settlement  # loaded by plan_of, for a league that needs it
 
 
 def known_seed(league: League, store: Store) -> int | None:
@@ -34,6 +46,35 @@ def joined(store: Store, league: League) -> tuple[tuple[str, ...], ...]:
     seen = {name for cohort in known for name in cohort}
     newcomers = tuple(name for name in names if name not in seen)
     return (*known, newcomers) if newcomers else known
+
+
+@dataclass(frozen=True, slots=True)
+class Standings:
+    """What the stored results of a league say: the stored matches read (summaries, or whole matches),
+    its schedule (of an ``until: settled`` league, chosen from them), the leaderboard of its rated games,
+    and how settled its ranking is. The matches travel with the standings made of them, so that a page
+    never shows a leaderboard of one read beside the matches of another."""
+
+    stored: Mapping[str, Summarized]
+    schedule: tuple[ScheduledMatch, ...]
+    board: Leaderboard
+    settlement: Settlement | None
+    """Of an ``until: settled`` league; ``None`` for one that plays its whole schedule."""
+
+
+def standings(league: League, seed: int, stored: Mapping[str, Summarized]) -> Standings:
+    """The standings of ``stored`` (summaries or whole matches) under the league's ``seed``: the one place
+    they are computed, so that the leaderboard, the report, the web API and ``referee analyze`` never
+    disagree (``tests/test_quality.py`` checks that nothing else rates). An ``until: settled`` league is
+    planned once, for both its schedule and its settlement."""
+    settlement = None
+    if league.settling is not None:
+        plan = plan_of(league, seed, stored)
+        schedule, settlement = plan.schedule, plan.settlement
+    else:
+        schedule = schedule_of(league, seed, stored)
+    board = rate([entrant.name for entrant in league.entrants], schedule, stored, league.rating)
+    return Standings(stored, schedule, board, settlement)
 
 
 class NothingPlayedError(StoreError):

@@ -28,7 +28,8 @@ from referee.league.schedule import ScheduledMatch
 from referee.league.summary import MatchSummary, summarize
 from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import MatchOutcome, MatchStatus
-from referee.results.errors import StorageError, StorageFault, StoreError, check_integrity, storage_error
+from referee.results.connection import connect
+from referee.results.errors import StorageError, StorageFault, StoreError, storage_error
 from referee.results.lock import RunLock
 from referee.results.schema import (
     DISQUALIFIED,
@@ -112,9 +113,9 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             if exclusive:
                 self.lock = RunLock.take(path)
-            self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
+            self._db = connect(path, write, isolation_level=None)
             self._open(write)
-        except OSError as exc:  # the folder or the lock file cannot be made
+        except OSError as exc:  # the lock file cannot be made
             self.close()
             fault = StorageFault.FULL if exc.errno == errno.ENOSPC else StorageFault.READ_ONLY
             raise StorageError(path, fault, f"{exc.strerror or exc} ({exc.filename or path})") from None
@@ -132,7 +133,6 @@ class Store:
         return self._db
 
     def _open(self, write: bool) -> None:
-        check_integrity(self.db, self.path)
         tables = {str(row[0]) for row in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if tables and "meta" not in tables:
             raise StoreError(

@@ -21,7 +21,7 @@ from referee.league.config import Entrant, League
 from referee.match.bots import BotSpecError
 from referee.match.launcher import BotProcess, Launcher, interrupted
 from referee.match.output import meaningful_lines
-from referee.match.runner import RemoteSeat
+from referee.match.table import seat_of
 
 PREFLIGHT_SEED: Final = 1
 """The seed of the preflight's deal: public, and no deal of any league (those come from the league seed)."""
@@ -99,8 +99,7 @@ async def _first_decision(name: str, process: BotProcess, league: League) -> str
     assert acting is not None
     names[acting] = name
     match = Match(rules, PREFLIGHT_SEED, names)
-    assert process.session is not None
-    seat = RemoteSeat(process.session, name, exit_words=process.exit_words)
+    seat = seat_of(process)
     info = MatchInfo("preflight", acting, tuple(names), rules, clock, PREFLIGHT_SEED)
     reason = await seat.start(info)
     if reason is not None:

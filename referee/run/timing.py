@@ -31,7 +31,8 @@ from referee.league.schedule import ScheduledMatch
 from referee.match.bots import BotSpecError
 from referee.match.faults import FaultKind
 from referee.match.launcher import BotProcess, Launcher
-from referee.match.runner import LocalSeat, RemoteSeat, Seat
+from referee.match.runner import LocalSeat, Seat
+from referee.match.table import seat_of
 from referee.run.preflight import PREFLIGHT_SEED
 
 TIMING_DEALS: Final = 4
@@ -169,8 +170,7 @@ async def time_lineup(league: League, lineup: tuple[str, ...], launcher: Launche
             return None
         measured.starts[name] = time.monotonic() - started
         processes.append(process)
-        assert process.session is not None
-        return RemoteSeat(process.session, name, exit_words=process.exit_words)
+        return seat_of(process)
 
     try:
         seats = list(await asyncio.gather(*(begin(name) for name in lineup)))

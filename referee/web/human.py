@@ -1,8 +1,11 @@
 """The human seat: a person plays a whole match in the browser against entrants of the league.
 
 The person's seat is a :class:`HumanSeat`, a seat like any other to the match runner: the same referee,
-rules and checks, with a generous clock (:data:`HUMAN_CLOCK` a decision). The opponents are the league's
-entrants, started fresh for the table as for a league match, in the league's sandbox. The deals come
+rules and checks, with a generous clock (:data:`HUMAN_CLOCK` a decision). The match is played by a
+:class:`~referee.match.table.Table` as a league match is, under the league's time control and fault
+limit, the person's seat given to it in place of a started bot: the opponents are the league's entrants,
+started fresh for the table, in the league's sandbox (an opponent that does not start, even once tried
+again, stops the table before it is played; a void match is played again). The deals come
 from a fresh secret seed, never a league's, so a human table tells nothing of the league's deals; the
 seed is shown once the match is over.
 
@@ -19,7 +22,7 @@ import contextlib
 import logging
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,10 +35,13 @@ from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.observation import Observation
 from pyramid_sdk.seeds import SEED_BITS
 from referee.league.config import League
-from referee.match.faults import Fault, FaultKind, FaultPolicy
-from referee.match.runner import Decision, Seat, play_match
+from referee.match.bots import BotSpec, BotSpecError
+from referee.match.faults import Fault, FaultKind
+from referee.match.outcome import NotStarted
+from referee.match.runner import Decision, Seat
 from referee.match.sessions import clean_name
-from referee.match.setup import open_launcher, take_seats
+from referee.match.setup import open_launcher
+from referee.match.table import Sitting, Table
 from referee.match.watch import LiveMatch, public_view, watched
 from referee.run.host import confinement_of, log_dir_of
 from referee.web.human_store import HumanStore, human_database
@@ -189,21 +195,22 @@ class Tables:
     async def _play(self, league: League, table: HumanTable, opponents: list[str]) -> None:
         log_dir = log_dir_of(league)
         log_dir.mkdir(parents=True, exist_ok=True)
-        specs = [league.entrant(name).spec for name in opponents]
+        specs = [
+            replace(league.entrant(name).spec, name=seat)
+            for name, seat in zip(opponents, table.seats[1:], strict=True)
+        ]
+        bots: tuple[BotSpec | Seat, ...] = (table.human, *specs)
+        sitting = Sitting(HUMAN_MATCH_ID, table.seed, bots)
         try:
             async with open_launcher(log_dir, confinement_of(league, log_dir, self.hidden)) as launcher:
-                bots = await take_seats(launcher, specs, absent_ok=True)
-                for seat, name in zip(bots, table.seats[1:], strict=True):
-                    seat.name = name
-                seats: list[Seat] = watched([table.human, *bots], table.live)
-                outcome = await play_match(
-                    seats,
-                    league.rules,
-                    table.seed,
-                    match_id=HUMAN_MATCH_ID,
-                    time_control=league.time_control,
-                    fault_policy=FaultPolicy(league.max_faults),
-                )
+                match_table = Table(launcher, league.rules, league.time_control, league.max_faults)
+                try:
+                    result = await match_table.play(sitting, dress=lambda seats: watched(seats, table.live))
+                finally:
+                    await match_table.close()
+            if isinstance(result, NotStarted):
+                raise BotSpecError(result.reason)
+            outcome = result.outcome
             table.totals = outcome.record.credited_totals
             table.stored_id = await asyncio.to_thread(
                 HumanStore(human_database(league)).save, outcome, table.seed

@@ -6,12 +6,13 @@ processes (:mod:`referee.web.reads`) read them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from pyramid_sdk.record import MatchRecord
 from referee.league.config import League
@@ -19,6 +20,11 @@ from referee.league.location import human_path
 from referee.match.outcome import MatchOutcome
 from referee.report.records import RecordedMatch, from_line
 from referee.report.text import ONE_MATCH, match_line
+from referee.results.connection import connected
+
+SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS human_matches (id INTEGER PRIMARY KEY, finished REAL, line TEXT, record TEXT)"
+)
 
 
 class HumanStore:
@@ -28,17 +34,11 @@ class HumanStore:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path)
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS human_matches "
-            "(id INTEGER PRIMARY KEY, finished REAL, line TEXT, record TEXT)"
-        )
-        return db
+    def _connected(self, write: bool = True) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return connected(self.path, write, SCHEMA if write else None)
 
     def save(self, outcome: MatchOutcome, seed: int) -> int:
-        db = self._connect()
-        try:
+        with self._connected() as db:
             with db:
                 cursor = db.execute(
                     "INSERT INTO human_matches (finished, line) VALUES (?, '')", (time.time(),)
@@ -52,17 +52,12 @@ class HumanStore:
                     "UPDATE human_matches SET line = ?, record = ? WHERE id = ?", (line, record, number)
                 )
             return number
-        finally:
-            db.close()
 
     def lines(self) -> list[tuple[int, float, dict[str, Any]]]:
         if not self.path.is_file():
             return []
-        db = self._connect()
-        try:
+        with self._connected(write=False) as db:
             rows = db.execute("SELECT id, finished, line FROM human_matches ORDER BY id").fetchall()
-        finally:
-            db.close()
         return [(int(n), float(f), json.loads(line)) for n, f, line in rows]
 
     def line(self, number: int) -> dict[str, Any] | None:
@@ -73,11 +68,8 @@ class HumanStore:
         none), with its faults and status from its line."""
         if not self.path.is_file():
             return None
-        db = self._connect()
-        try:
+        with self._connected(write=False) as db:
             row = db.execute("SELECT line, record FROM human_matches WHERE id = ?", (number,)).fetchone()
-        finally:
-            db.close()
         if row is None:
             return None
         recorded = from_line(json.loads(row[0]))

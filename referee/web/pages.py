@@ -1,5 +1,5 @@
 """The live pages: the HTML report, rewritten into the server's own folder after the results change
-(by a reader process: :mod:`referee.web.site`, :func:`referee.web.reads.write_site`), and served with
+(by a reader process: :mod:`referee.web.site`, :func:`referee.web.reads.rewrite`), and served with
 one more script (``static/live.js``) that keeps each page up to date without a reload.
 
 Reusing the report's writer keeps one look and one set of disclosure rules: what ``referee report``

@@ -27,15 +27,13 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from referee.league.config import League
-from referee.league.planning import schedule_of
-from referee.league.ratings import Leaderboard, rate
-from referee.league.schedule import ScheduledMatch
-from referee.league.summary import MatchSummary
 from referee.league.versions import fingerprint
-from referee.report.site import match_page, write_report
+from referee.report.site import match_page, rewrite_report
 from referee.report.text import export_lines, leaderboard_json
+from referee.results import reading
 from referee.results.errors import StoreError
 from referee.results.history import VersionArchive, archive_path, as_json, summary
+from referee.results.reading import Standings
 from referee.results.store import Store
 from referee.web.human_store import HumanStore
 from referee.web.pages import is_page_name, with_live_script
@@ -47,36 +45,18 @@ READ_TRIES: Final = 3
 SUMMARY_DROPS: Final = ("deals",)
 """What the list of matches leaves out of each exported match: it is for one match's answer."""
 
-Results = tuple[dict[str, MatchSummary], tuple[ScheduledMatch, ...], Leaderboard]
 LOGGER = logging.getLogger(__name__)
 
 
-def read_results(league: League, seed: int) -> Results:
-    """The stored matches' summaries (no deal decoded), the schedule under the league's ``seed`` and
-    the leaderboard, read on a connection of the caller's own: what the pages and the API show."""
+def read_results(league: League, seed: int) -> Standings:
+    """The standings of the stored matches' summaries (no deal decoded) under the league's ``seed``,
+    read on a connection of the caller's own: what the pages and the API show."""
     store = Store(league.database, write=False)
     try:
         stored = store.summaries()
     finally:
         store.close()
-    schedule = schedule_of(league, seed, stored)
-    board = rate([e.name for e in league.entrants], schedule, stored, league.rating)
-    return stored, schedule, board
-
-
-def write_site(league: League, seed: int, folder: Path) -> None:
-    """Rewrites the report in ``folder`` from the stored results (their summaries, each match page
-    decoded as it is written); a failure is logged, and the pages keep what they showed (the next change
-    rewrites them)."""
-    try:
-        stored, schedule, board = read_results(league, seed)
-        store = Store(league.database, write=False)
-        try:
-            write_report(league, list(schedule), stored, board, folder, load=store.stream)
-        finally:
-            store.close()
-    except (OSError, StoreError) as exc:
-        LOGGER.warning("the live pages in %s were not rewritten: %s", folder, exc)
+    return reading.standings(league, seed, stored)
 
 
 @dataclass
@@ -85,7 +65,7 @@ class _Latest:
     share one read."""
 
     key: tuple[Path, int, int] | None = None
-    results: Results | None = None
+    results: Standings | None = None
 
 
 _LATEST: Final = _Latest()
@@ -96,9 +76,9 @@ def encoded(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
-def results(league: League, seed: int, state: int) -> Results:
-    """The summaries, schedule and leaderboard of ``state`` (the server's count of changes to the
-    results), read once per state in this process."""
+def results(league: League, seed: int, state: int) -> Standings:
+    """The standings of ``state`` (the server's count of changes to the results), read once per state
+    in this process."""
     key = (league.database, seed, state)
     if _LATEST.results is None or _LATEST.key != key:
         _LATEST.key, _LATEST.results = key, read_results(league, seed)
@@ -106,8 +86,7 @@ def results(league: League, seed: int, state: int) -> Results:
 
 
 def leaderboard(league: League, seed: int, state: int) -> bytes:
-    _, _, board = results(league, seed, state)
-    rows = json.loads(leaderboard_json(board, league))
+    rows = json.loads(leaderboard_json(results(league, seed, state).board, league))
     return encoded({"version": VERSION, "league": league.name, "standings": rows})
 
 
@@ -117,10 +96,11 @@ def exported(
     """The stored matches (or the one ``only``) as ``referee export`` writes them, in schedule order.
     The summaries and the records are two reads: a new version's matches deleted in between (the runner
     replays them) make the second miss one, and the whole is read again."""
-    stored, schedule, _ = results(league, seed, state)
+    read = results(league, seed, state)
     store = Store(league.database, write=False)
     try:
-        lines = export_lines(league, schedule, stored, store.stream, only=None if only is None else {only})
+        wanted = None if only is None else {only}
+        lines = export_lines(league, read.schedule, read.stored, store.stream, only=wanted)
         return [json.loads(line) for line in lines]
     except StoreError:
         if tries <= 1:
@@ -144,10 +124,9 @@ def one_match(league: League, seed: int, state: int, match_id: str) -> bytes | N
 
 def standings(league: League, seed: int, state: int) -> dict[str, dict[str, Any]]:
     """Each rated entrant's rank, rating and matches."""
-    _, _, board = results(league, seed, state)
     return {
         s.entrant: {"rank": s.rank, "mu": s.mu, "sigma": s.sigma, "matches": s.matches}
-        for s in board.standings
+        for s in results(league, seed, state).board.standings
     }
 
 
@@ -155,7 +134,7 @@ def entrant(league: League, seed: int, state: int, name: str) -> bytes | None:
     """One entrant and each version's results: the one playing now, then the replaced ones."""
     if name not in {e.name for e in league.entrants}:
         return None
-    stored, _, _ = results(league, seed, state)
+    stored = results(league, seed, state).stored
     found = league.entrant(name)
     now = summary(name, found.version or fingerprint(found)[:8], stored.values())
     earlier = VersionArchive(archive_path(league)).of(name)
@@ -178,8 +157,17 @@ def page(folder: Path, name: str) -> bytes | None:
 
 
 def rewrite(league: League, seed: int, folder: Path) -> None:
-    """The report rewritten in ``folder`` (:func:`write_site`)."""
-    write_site(league, seed, folder)
+    """Rewrites the report in ``folder`` from the stored results
+    (:func:`referee.report.site.rewrite_report`); a failure is logged, and the pages keep what they
+    showed (the next change rewrites them)."""
+    try:
+        store = Store(league.database, write=False)
+        try:
+            rewrite_report(league, seed, folder, store)
+        finally:
+            store.close()
+    except (OSError, StoreError) as exc:
+        LOGGER.warning("the live pages in %s were not rewritten: %s", folder, exc)
 
 
 def human_lines(path: Path) -> list[tuple[int, float, dict[str, Any]]]:

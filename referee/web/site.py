@@ -1,6 +1,6 @@
 """The report's folder that ``referee serve`` serves, rewritten whenever the results change.
 
-The rewrite (:func:`referee.web.reads.write_site`) runs in a reader process (:mod:`referee.web.readers`),
+The rewrite (:func:`referee.web.reads.rewrite`) runs in a reader process (:mod:`referee.web.readers`),
 never in the one that plays, and the play does not wait for it: the matches stored while the report is
 being rewritten are in the next rewrite, which starts as soon as this one ends (one at a time, from the
 latest results each time). Each finished rewrite is told to the pages as a ``pages`` event, on which
