@@ -71,10 +71,13 @@ from referee.results.reading import open_results
 from referee.results.store import Store
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
 from reads import played
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
+from support import ROOT
+from support.cli import REFEREE
+from support.net import free_port
+
 NAMES = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal")
 BOTS = ("sample_bots.heuristic:HeuristicBot", "sample_bots.random_bot:RandomBot")
 LOADS = ("none", "static", "matches", "leaderboard", "page", "match", "listeners")
@@ -124,12 +127,6 @@ def count(database: Path) -> int:
 def stored_ids(database: Path) -> list[str]:
     with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
         return [str(row[0]) for row in db.execute("SELECT match_id FROM matches")]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -35,7 +35,6 @@ import itertools
 import os
 import resource
 import signal
-import socket
 import sqlite3
 import ssl
 import statistics
@@ -46,8 +45,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
+from support import ROOT
+from support.cli import REFEREE
+from support.net import free_port
+
 KINDS = {
     "tcp": ("tcp", ["127.0.0.1"]),
     "tls": ("tls", ["127.0.0.1"]),
@@ -85,12 +87,6 @@ def certificates(folder: Path) -> None:
         "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
         "-days", "2", "-extfile", "ext.cnf", "-out", "server.pem",
     )  # fmt: skip
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 # --- the attacker and the sink, each in a process of its own ----------------------------------------

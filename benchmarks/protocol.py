@@ -20,7 +20,8 @@ from referee.match.faults import FaultKind
 from referee.match.runner import play_match
 from referee.match.setup import open_table
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
+from support import ROOT
 
 
 async def main(matches: int) -> None:

@@ -40,8 +40,10 @@ from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.results.reading import open_results
 from referee.results.store import Store
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
+from support import ROOT
+from support.cli import REFEREE
+
 YARDSTICKS = [up / "shared" / "bench" / "reference_engine.py" for up in (ROOT.parent, ROOT.parent.parent)]
 """``../shared/bench`` beside the checkout, or beside the folder of worktrees it is in."""
 NAMES = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal")

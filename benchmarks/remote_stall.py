@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -35,8 +34,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
+from support import ROOT
+from support.cli import REFEREE
+from support.net import free_port
+
 SCENARIOS = ("honest", "absent", "revoked", "stalled")
 LOCAL = 7
 
@@ -53,12 +55,6 @@ def league_text(folder: Path, rounds: int) -> str:
         f"database: {folder / 'results.sqlite'}\nremote: {{wait: 300s}}\n"
         f"entrants:\n{entrants}  - name: far\n    remote: true\n"
     )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def stored(database: Path) -> list[tuple[float, bool]]:

@@ -40,8 +40,10 @@ from referee.league.ratings import rate
 from referee.league.schedule import ScheduledMatch, tables
 from referee.results.store import Store
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
+from support import ROOT
+from support.cli import REFEREE
+
 BOTS = {"r": "sample_bots.random_bot:RandomBot", "h": "sample_bots.heuristic:HeuristicBot"}
 STRONG = "h"
 MATCHES_PER_TABLE = {"cyclic": 4, "balanced": 12}

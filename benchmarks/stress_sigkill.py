@@ -33,9 +33,12 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
-LEAGUE = """\
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
+from support import ROOT
+from support.cli import REFEREE
+from support.leagues import PROCESS_BOTS, write_league
+
+LEAGUE = f"""\
 name: Stress
 seed: 11
 players: 2
@@ -44,15 +47,9 @@ time_control: {{per_action: 2s, bank: 20s}}
 concurrency: 2
 database: results.sqlite
 entrants:
-  - name: random
+{PROCESS_BOTS}  - name: random2
     command: python sample_bots/random_bot.py
-    cwd: {root}
-  - name: heuristic
-    command: python sample_bots/heuristic.py
-    cwd: {root}
-  - name: random2
-    command: python sample_bots/random_bot.py
-    cwd: {root}
+    cwd: {ROOT}
 """
 
 
@@ -125,8 +122,7 @@ def one_round(
     """One run killed after ``delay`` seconds (or, with ``on_start``, that many seconds after the first
     bot process it starts after ``delay``); the processes still alive ``settle`` seconds later."""
     shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    (folder / "league.yaml").write_text(LEAGUE.format(root=ROOT), encoding="utf-8")
+    write_league(folder, LEAGUE)
     mark = f"PYRAMID_STRESS_RUN={uuid.uuid4().hex}"
     env = {**os.environ, "PYRAMID_STRESS_RUN": mark.split("=", 1)[1]}
     tracer = []

@@ -24,6 +24,7 @@ import asyncio
 import resource
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -34,7 +35,8 @@ from referee.run.competition import Competition
 from referee.run.host import Host
 from referee.run.local_driver import LocalDriver
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
+from support import ROOT
 
 FAST_LEAGUE = """\
 name: Fast League

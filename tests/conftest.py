@@ -1,6 +1,6 @@
 import pytest
 
-from support.arena import bot_processes, stop_bot_processes
+from support.processes import bot_processes, stop_bot_processes
 
 
 @pytest.fixture(autouse=True)

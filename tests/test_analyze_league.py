@@ -6,7 +6,6 @@ the one the record holds) and against a table whose deals are hidden again (a ma
 import json
 import re
 import sqlite3
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -14,8 +13,7 @@ from selenium.webdriver.common.keys import Keys
 
 from support.browser import needs_chromium
 from support.cli import export, referee
-
-ROOT = Path(__file__).resolve().parent.parent
+from support.leagues import MODULE_BOTS
 
 LEAGUE = f"""\
 name: Analysed League
@@ -23,13 +21,7 @@ seed: 5
 players: 2
 schedule: {{format: round-robin, rounds: 1, seating: balanced}}
 entrants:
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-"""
+{MODULE_BOTS}"""
 
 
 @pytest.fixture(scope="module")

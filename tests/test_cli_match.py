@@ -1,10 +1,7 @@
 """`referee match` from the command line: options and the one-line errors a bot author sees."""
 
-from pathlib import Path
-
 from support.cli import referee
 
-ROOT = Path(__file__).resolve().parent.parent
 RANDOM = "sample_bots.random_bot:RandomBot"
 
 

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import click
 import pytest
@@ -21,9 +20,9 @@ from referee.cli import compare as compare_command
 from referee.cli.lazy import LazyGroup
 from referee.cli.results import FORMAT_NAMES
 from referee.report.text import FORMATS
+from support import ROOT
+from support.cli import referee
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 HEAVY = ("grpc", "google.protobuf", "rich", "pydantic", "trueskill", "distributed", "jinja2", "ruamel")
 """What a command's start must not load: the libraries the commands use only once they run."""
 
@@ -76,9 +75,7 @@ def imported(*args: str) -> set[str]:
     """The modules the real ``referee`` program imports for ``args``, as Python's import profile lists
     them."""
     environment = os.environ | {"PYTHONPROFILEIMPORTTIME": "1"}
-    result = subprocess.run(
-        [REFEREE, *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=60, check=False
-    )
+    result = referee(*args, timeout=60, env=environment)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Usage: referee" in result.stdout
     lines = [line for line in result.stderr.splitlines() if line.startswith("import time:")]

@@ -6,7 +6,6 @@ import os
 import shutil
 import statistics
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,9 +16,9 @@ from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
 from referee.match.runner import LocalSeat, play_match
 from sample_bots.montecarlo import MonteCarloBot, decisions_left
+from support import ROOT
 from support.arena import RANDOM, play
 
-ROOT = Path(__file__).resolve().parent.parent
 NODE_READY = bool(os.environ.get("CI")) or (
     shutil.which("node") is not None and (ROOT / "sdk/node/node_modules").is_dir()
 )

@@ -10,26 +10,22 @@ import re
 import select
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from referee.compare import SPRT_MIN_PAIRS, Estimate, Sprt, Verdict
-from support.arena import bot_processes
+from support import ROOT
+from support.cli import REFEREE, referee
+from support.processes import bot_processes
 
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
 RANDOM = "sample_bots.random_bot:RandomBot"
 HEURISTIC = "sample_bots.heuristic:HeuristicBot"
 
 
 def compare(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [REFEREE, "compare", *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
-    )
+    return referee("compare", *args)
 
 
 def compared(*args: str) -> tuple[int, dict]:

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from distributed import Client, LocalCluster
@@ -21,33 +20,9 @@ from referee.run.competition import Competition
 from referee.run.dask_driver import ClusterError, DaskDriver, Unplayable
 from referee.run.host import Host
 from support import ROOT
-from support.arena import RUN_MARK, bot_processes
 from support.cli import REFEREE, export, referee
 from support.leagues import complete_matches, sampled_league, small_league
-
-
-def worker_processes() -> list[str]:
-    """Dask worker processes started by this test session (they inherit its mark)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes()
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        if RUN_MARK.encode() in environ and "spawn_main" in cmdline and "\nState:\tZ" not in status:
-            found.append(f"{pid}: {cmdline}")
-    return found
-
-
-def settle(check, seconds=10.0):
-    deadline = time.monotonic() + seconds
-    while check() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return check()
+from support.processes import bot_processes, settle, worker_processes
 
 
 @pytest.fixture

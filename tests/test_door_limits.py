@@ -19,7 +19,7 @@ from referee.remote import door as door_module
 from referee.remote.door import CANNOT_CHECK, REFUSED
 from referee.remote.front import HANDSHAKE_TIMEOUT, Limits
 from referee.remote.lobby import Lobby
-from test_remote_door import admitted, doorway, hello, refusal, until
+from support.door import admitted, doorway, hello, refusal, until
 
 LIMITS = Limits(per_address=6, total=18, handshake=3.0, idle=3.0)
 """Lowered caps and timeouts: six connections per address, eighteen in all, three seconds to shake hands

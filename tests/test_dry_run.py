@@ -5,16 +5,14 @@ estimate is held against the real run of the same league."""
 import os
 import re
 import sqlite3
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from referee.run.dry_run import EXIT_PREFLIGHT
 from referee.starter import node_problem
-from support.cli import REFEREE, referee
+from support import ROOT
+from support.cli import referee
 
-ROOT = Path(__file__).resolve().parent.parent
 DECISIONS = 16 + 32 * 6  # a seat's decisions in a 2-player match: 16 declarations, a card a trick
 
 LEAGUE = f"""\
@@ -92,9 +90,7 @@ def test_the_dry_run_of_a_fresh_init_league_says_its_node_bot_is_built_by_the_ru
     """A fresh `referee init` league: its Node.js bot needs the SDK its build step (npm install) brings,
     which a dry run does not run. The dry run says so and never predicts the preflight's exit 4, since
     the run builds first and plays (issue #32, item 7)."""
-    init = subprocess.run(
-        [REFEREE, "init", "fresh"], capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path
-    )
+    init = referee("init", "fresh", cwd=tmp_path, timeout=120)
     assert init.returncode == 0, init.stderr
     league = tmp_path / "fresh" / "league.yaml"
     assert not (tmp_path / "fresh" / "node-bot" / "node_modules").exists()  # nothing built yet

@@ -11,14 +11,13 @@ import json
 import re
 import sqlite3
 import statistics
-from pathlib import Path
 
 from referee.figures import difference, likelihood
 from referee.report.crosstable import HeadToHead
+from support import ROOT
 from support.cli import export, referee
 from support.leagues import copy_league
 
-ROOT = Path(__file__).resolve().parent.parent
 WORST = {0: -2, 1: 0, 2: 2, 3: 4, 4: 2, 5: 0, 6: -2}
 """The worst score of each declared number, written out here rather than taken from the code under test."""
 OTHERS = ("floaty", "random", "heuristic")

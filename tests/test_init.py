@@ -18,9 +18,8 @@ from referee.league.versions import code_files
 from referee.match.sandbox import bubblewrap_problem
 from referee.starter import node_problem, write_starter
 from sample_bots.node_heuristic import installed
+from support import ROOT
 from support.cli import export, referee
-
-ROOT = Path(__file__).resolve().parent.parent
 
 needs_sandbox = pytest.mark.skipif(
     bool(bubblewrap_problem()) and not os.environ.get("CI"),

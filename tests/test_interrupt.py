@@ -22,10 +22,10 @@ from referee.match.bots import BotSpec
 from referee.match.sessions import INTERRUPTED
 from referee.match.setup import open_launcher
 from support import ROOT
-from support.arena import PY, bot_processes
+from support.arena import PY
 from support.cli import REFEREE, export, referee
 from support.leagues import complete_matches
-from test_dask_driver import settle, worker_processes
+from support.processes import bot_processes, settle, worker_processes
 
 LEAGUE = f"""\
 name: Interrupted

@@ -2,8 +2,6 @@
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,9 +10,8 @@ from referee.league.config import LeagueError, add_entrant, load_league, parse_d
 from referee.league.modes import Design, Format, Seating
 from referee.league.ratings import RatingMode
 from referee.match.sandbox import Limits, SandboxMode
-
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
+from support import ROOT
+from support.cli import referee
 
 GOOD = f"""\
 name: Test League
@@ -341,22 +338,14 @@ def test_an_interpreter_s_script_or_module_that_exists_passes_the_load_time_chec
 def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp_path, case):
     text = next(c[1] for c in BROKEN if c[0] == case)
     path = write(tmp_path, text)
-    result = subprocess.run(
-        [REFEREE, "run", str(path)], capture_output=True, text=True, timeout=60, check=False
-    )
+    result = referee("run", path, timeout=60)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     # One line: no usage banner before it (that is for wrong flags), nothing after it.
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert result.stderr.startswith(f"Error: {path}:")
     assert not (tmp_path / "out").exists()  # no database, no logs: nothing started
-    result = subprocess.run(
-        [REFEREE, "run", str(tmp_path / "missing.yaml")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = referee("run", tmp_path / "missing.yaml", timeout=60)
     assert result.returncode == 2
     assert result.stderr.startswith(f"Error: {tmp_path / 'missing.yaml'}: cannot read the league file")
     assert len(result.stderr.splitlines()) == 1, result.stderr
@@ -365,13 +354,7 @@ def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp
 @pytest.mark.slow
 def test_a_wrong_flag_still_shows_the_usage(tmp_path):
     path = write(tmp_path, GOOD)
-    result = subprocess.run(
-        [REFEREE, "run", str(path), "--concurrency", "0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = referee("run", path, "--concurrency", "0", timeout=60)
     assert result.returncode == 2
     assert result.stderr.startswith("Usage: referee run [OPTIONS] LEAGUE")
     assert "--concurrency" in result.stderr.splitlines()[-1]

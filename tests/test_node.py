@@ -14,9 +14,9 @@ from pyramid_sdk import Match
 from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
 from sample_bots.random_bot import RandomBot
+from support import ROOT
 from support.arena import FAST, RANDOM, assert_no_unknown_cards, assert_played_as, play
 
-ROOT = Path(__file__).resolve().parent.parent
 NODE_SDK = ROOT / "sdk/node"
 NODE_BOT = "node sample_bots/node/heuristic.js"
 

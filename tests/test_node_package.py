@@ -9,15 +9,15 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from support import ROOT
+from support.cli import REFEREE
+
 NODE_SDK = ROOT / "sdk/node"
-REFEREE = str(Path(sys.executable).parent / "referee")
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("CI") and (shutil.which("npm") is None or not (NODE_SDK / "node_modules").is_dir()),

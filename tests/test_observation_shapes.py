@@ -36,9 +36,9 @@ from pyramid_sdk.encoding import (
 )
 from pyramid_sdk.observation import Observation, Phase, Trick
 from pyramid_sdk.v1 import pyramid_pb2 as pb
+from support import ROOT
 from support.playthrough import play_random
 
-ROOT = Path(__file__).resolve().parent.parent
 PROTO = ROOT / "proto/pyramid/v1/pyramid.proto"
 NODE_SDK = ROOT / "sdk/node"
 

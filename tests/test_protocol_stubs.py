@@ -4,14 +4,13 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from google.protobuf.descriptor import FieldDescriptor
 
 from pyramid_sdk.v1 import pyramid_pb2, views_pb2
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "sdk/python/pyramid_sdk/v1"
 
 

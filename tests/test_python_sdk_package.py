@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from support import ROOT
+from support.cli import REFEREE
+
 SDK = ROOT / "sdk/python"
-REFEREE = str(Path(sys.executable).parent / "referee")
 
 
 def run(*args: str | Path, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:

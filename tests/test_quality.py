@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from support import ROOT
+
 BIN = Path(sys.executable).parent
 
 
@@ -185,3 +186,48 @@ def test_one_function_makes_a_seat_of_a_started_process():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         found |= {f"{module}:{name}" for name in makers(tree, "<module>")}
     assert found == {"referee/match/table.py:seat_of"}, f"RemoteSeat( is made in: {sorted(found)}"
+
+
+@pytest.mark.quick
+def test_no_module_of_the_tests_imports_a_test_module():
+    """What tests share is in ``tests/support/``, one module per concern: a test module imported by
+    another runs its tests' imports and fixtures there, and ties the two files' helpers together."""
+    modules = sorted([*(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")])
+    assert any(path.name == "test_quality.py" for path in modules)  # the scan looks where it thinks
+    importing = {
+        str(path.relative_to(ROOT)): sorted(name for name in _imports(path) if name.startswith("test_"))
+        for path in modules
+    }
+    found = {path: names for path, names in importing.items() if names}
+    assert not found, f"these modules import test modules (move what they share to tests/support/): {found}"
+
+
+SHARED = ("ROOT", "REFEREE", "referee", "export", "write_league", "free_port", "serve", "chromium")
+SHARED += ("make_certificates", "bot_processes", "worker_processes", "doorway", "refusal", "admitted")
+"""What ``tests/support/`` holds that tests and benchmarks once wrote for themselves, each in several
+files."""
+
+
+def _defined(path: Path) -> set[str]:
+    """The names a module defines at its top: functions, classes and assigned names."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+    return names
+
+
+@pytest.mark.quick
+def test_the_shared_helpers_are_written_once_in_tests_support():
+    """One of each: a helper ``tests/support/`` holds is not written again in a test or a benchmark,
+    where a fix would land in one copy only."""
+    defined = set().union(*map(_defined, (ROOT / "tests/support").glob("*.py")))
+    assert set(SHARED) <= defined, set(SHARED) - defined
+    again = [
+        f"{path.relative_to(ROOT)}: {sorted(_defined(path) & set(SHARED))}"
+        for path in sorted([*(ROOT / "tests").glob("*.py"), *(ROOT / "benchmarks").glob("*.py")])
+        if _defined(path) & set(SHARED)
+    ]
+    assert not again, f"written again outside tests/support/: {again}"

@@ -5,10 +5,10 @@ import os
 import re
 from pathlib import Path
 
+from support import ROOT
 from support.cli import referee
 from support.leagues import write_league
 
-ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests/bots"
 
 LEAGUE = f"""\

@@ -16,7 +16,8 @@ import pytest
 
 from support import ROOT
 from support.cli import export, referee
-from support.remote import free_port, issue, league, remote_env, start_bot, start_referee, stop, wait_for
+from support.net import free_port
+from support.remote import issue, league, remote_env, start_bot, start_referee, stop, wait_for
 from support.tls import make_certificates
 
 PY = sys.executable

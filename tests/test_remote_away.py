@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 from support.cli import referee
-from support.remote import free_port, issue, remote_env, start_bot, start_referee, stop, wait_for
+from support.net import free_port
+from support.remote import issue, remote_env, start_bot, start_referee, stop, wait_for
 
 PY = sys.executable
 LOCAL = ("l0", "l1", "l2", "l3")

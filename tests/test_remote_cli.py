@@ -15,8 +15,19 @@ from pathlib import Path
 
 from referee.remote.front import DESCRIPTOR_RESERVE, DESCRIPTORS_PER_CONNECTION
 from support.cli import REFEREE, referee
-from support.remote import free_port, issue, league, remote_env, start_bot, start_referee, wait_for
-from test_serve_remote import end, interrupt, stored, until, write_league
+from support.net import free_port
+from support.remote import (
+    end,
+    interrupt,
+    issue,
+    league,
+    remote_env,
+    served_league,
+    start_bot,
+    start_referee,
+    wait_for,
+)
+from support.serve import stored, until
 
 PY = sys.executable
 GRPC_LINE = "ssl_transport_security"
@@ -73,7 +84,7 @@ def test_beside_a_running_server_the_record_shows_what_the_remote_bot_played(tmp
     bot plays over TLS, and ``referee leaderboard`` and ``referee token list`` run beside the server
     show its round trip and its decisions, not "never connected". Garbage at the door leaves no gRPC
     line in the server's output."""
-    path = write_league(tmp_path, ["far"])
+    path = served_league(tmp_path, ["far"])
     tls_in_file(path, certs)
     token = issue(path, "far")
     http, door = free_port(), free_port()
@@ -109,7 +120,7 @@ def test_beside_a_running_server_the_record_shows_what_the_remote_bot_played(tmp
 
 
 def test_with_log_level_debug_grpcs_own_lines_are_shown(tmp_path, certs):
-    path = write_league(tmp_path, ["far"])
+    path = served_league(tmp_path, ["far"])
     tls_in_file(path, certs)
     issue(path, "far")
     http, door = free_port(), free_port()

@@ -22,8 +22,9 @@ from referee.remote.door import Keepalive
 from referee.remote.lobby import Absent, Lobby
 from support import ROOT
 from support.cli import referee
-from support.remote import free_port, issue, league, remote_env, start_bot, stop
-from test_remote_door import doorway, sdk_bot, until
+from support.door import doorway, sdk_bot, until
+from support.net import free_port
+from support.remote import issue, league, remote_env, start_bot, stop
 
 PY = sys.executable
 NO_KEEPALIVE = Keepalive(interval=60, timeout=120)

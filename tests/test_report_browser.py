@@ -1,19 +1,14 @@
 """The HTML report of a real small league, rendered in a real headless Chromium and checked in its DOM."""
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from selenium.webdriver.common.by import By
 
 from referee.league.config import load_league
 from referee.report.site import rewrite_report
 from referee.results.store import Store
+from support import ROOT
 from support.browser import artifacts, fits_a_phone, needs_chromium, phone
-
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
+from support.cli import referee
 
 pytestmark = needs_chromium
 
@@ -43,13 +38,7 @@ entrants:
 def site(tmp_path_factory):
     folder = tmp_path_factory.mktemp("league")
     (folder / "league.yaml").write_text(LEAGUE, encoding="utf-8")
-    result = subprocess.run(
-        [REFEREE, "run", str(folder / "league.yaml"), "--report", str(folder / "site")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    result = referee("run", folder / "league.yaml", "--report", folder / "site", timeout=600)
     assert result.returncode == 0, result.stderr
     return folder / "site"
 

@@ -8,7 +8,6 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
@@ -20,10 +19,10 @@ from bots.talker import MESSAGE
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.rules import TrickWinner, trick_winner_index
 from referee.results.store import Store
+from support import ROOT
 from support.browser import artifacts, chromium, needs_chromium
 from support.cli import export, referee
-
-ROOT = Path(__file__).resolve().parent.parent
+from support.leagues import MODULE_BOTS
 
 pytestmark = needs_chromium
 
@@ -35,13 +34,7 @@ schedule: {{format: round-robin, rounds: 1, seating: single}}
 rules: {{talk: open}}
 database: results.sqlite
 entrants:
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-  - name: talker
+{MODULE_BOTS}  - name: talker
     module: tests.bots.talker:Talker
     cwd: {ROOT}
   - name: tricky

@@ -20,10 +20,9 @@ from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import MatchStatus
 from referee.report.text import forfeited_lines, leaderboard_markdown, replay_text
 from referee.results.store import StoredMatch
-from support.cli import REFEREE, referee
+from support import ROOT
+from support.cli import referee
 from support.leagues import copy_league
-
-ROOT = Path(__file__).resolve().parent.parent
 
 LEAGUE = f"""\
 name: Read League
@@ -266,13 +265,8 @@ PLAYING_ONLY = ("grpc", "google.protobuf", "jinja2", "distributed", "referee.mat
 def test_the_commands_that_read_results_load_nothing_that_plays(played, command):
     """A long-running server re-rates after every match, and a user reads the leaderboard often: what it
     imports is its start-up. Checked on Python's import profile of the real command."""
-    result = subprocess.run(
-        [REFEREE, command[0], str(played), *command[1:]],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=os.environ | {"PYTHONPROFILEIMPORTTIME": "1"},
+    result = referee(
+        command[0], played, *command[1:], timeout=120, env=os.environ | {"PYTHONPROFILEIMPORTTIME": "1"}
     )
     assert result.returncode == 0, result.stderr[-2000:]
     lines = [line for line in result.stderr.splitlines() if line.startswith("import time:")]

@@ -5,7 +5,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,13 +15,14 @@ from referee.match.launcher import Confinement
 from referee.match.outcome import MatchStatus
 from referee.match.sandbox import Limits, SandboxMode, SandboxPlan, bubblewrap_problem, entrant_uid
 from support import ROOT
-from support.arena import FAST, PY, RANDOM, bot_processes, play
+from support.arena import FAST, PY, RANDOM, play
+from support.cli import REFEREE, referee
+from support.processes import bot_processes
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("CI") and bool(bubblewrap_problem()),
     reason=f"the sandbox cannot run here: {bubblewrap_problem()} (CI installs bubblewrap)",
 )
-REFEREE = str(Path(sys.executable).parent / "referee")
 HOSTILE = f"{PY} {ROOT}/tests/bots/hostile.py"
 REQUIRED = Confinement(SandboxMode.REQUIRED)
 
@@ -41,7 +41,7 @@ def attempts(log: Path) -> dict[str, list[str]]:
 
 
 def run_league(league: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([REFEREE, "run", league], capture_output=True, text=True, timeout=300, check=False)
+    return referee("run", league)
 
 
 def hostile_match(tmp_path: Path, attack: str, *args: str, confinement: Confinement = REQUIRED, **kwargs):
@@ -116,13 +116,7 @@ def test_a_bot_can_neither_read_nor_write_the_league_its_logs_or_another_entrant
         f"  - {{name: other, command: 'python {ROOT}/sample_bots/random_bot.py', cwd: ../other}}\n",
         encoding="utf-8",
     )
-    result = subprocess.run(
-        [REFEREE, "run", league, "--report", home / "report"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = referee("run", league, "--report", home / "report")
     assert result.returncode == 0, result.stderr
     seen = attempts(home / "league" / "league-logs" / "spy.log")
     got = {what: results for what, results in seen.items() if any("GOT" in r for r in results)}
@@ -273,14 +267,7 @@ def test_a_bot_keeps_nothing_from_one_match_to_the_next(tmp_path):
 
 def test_a_bot_cannot_predict_its_hand_from_what_it_receives(tmp_path):
     for match in range(2):
-        result = subprocess.run(
-            [REFEREE, "match", f"{HOSTILE} predict", RANDOM, "--logs", tmp_path / str(match)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        result = referee("match", f"{HOSTILE} predict", RANDOM, "--logs", tmp_path / str(match))
         assert result.returncode == 0, result.stderr
         seen = attempts(tmp_path / str(match) / "hostile.log")
         assert seen["predict my first hand"][0].startswith("none of"), seen

@@ -32,8 +32,10 @@ from referee.remote.door import KEEPALIVE_INTERVAL, Keepalive
 from referee.remote.files import tokens_path
 from referee.remote.tokens import TokenBook
 from support import ROOT
+from support.leagues import remote_entrants, write_league
+from support.net import free_port
 from support.relay import Relay
-from support.remote import free_port, remote_env, start_bot, start_referee, wait_for
+from support.remote import remote_env, start_bot, start_referee, wait_for
 from support.tls import Certificates, make_certificates
 
 PY = sys.executable
@@ -86,20 +88,18 @@ def start(
     return Bot(kind, entrant, log, start_bot(command, remote_env(address, token, ca) | extra | env, log))
 
 
-def write_league(folder: Path, remote: list[str], rounds: int) -> Path:
+def reconnect_league(folder: Path, remote: list[str], rounds: int) -> Path:
     """A 2-player league of the ``remote`` entrants, ``rounds`` of a round robin."""
-    entrants = "".join(f"  - name: {name}\n    remote: true\n" for name in remote)
-    path = folder / "league.yaml"
-    path.write_text(
+    entrants = remote_entrants(remote)
+    return write_league(
+        folder,
         "name: Reconnecting\nseed: 6\nplayers: 2\n"
         f"schedule: {{format: round-robin, rounds: {rounds}, seating: single}}\n"
         f"time_control: {{per_action: {TIME_CONTROL.per_action * 1000:g}ms, "
         f"bank: {TIME_CONTROL.bank * 1000:g}ms}}\n"
         "concurrency: 2\ndatabase: results.sqlite\nremote: {wait: 1s}\n"
         f"entrants:\n{entrants}",
-        encoding="utf-8",
     )
-    return path
 
 
 @dataclass
@@ -162,7 +162,7 @@ def until(what: str | Callable[[], str], check: Callable[[], bool], timeout: flo
 
 def open_arena(folder: Path, rounds: int, certs: Certificates | None = None) -> Arena:
     names = [f"far-{kind}" for kind in kinds()]
-    path = write_league(folder, names, rounds)
+    path = reconnect_league(folder, names, rounds)
     book = TokenBook(tokens_path(load_league(path).database))  # as `referee token issue` (test_remote.py)
     tokens = {}
     for name in names:

@@ -17,9 +17,9 @@ from referee.match.outcome import MatchStatus
 from referee.results.disclosure import disclosure
 from referee.results.store import StoredMatch
 from referee.run.preflight import PREFLIGHT_SEED
+from support import ROOT
 from support.cli import export, referee
-
-ROOT = Path(__file__).resolve().parent.parent
+from support.leagues import MODULE_BOTS
 
 LEAGUE = f"""\
 name: Secret League
@@ -32,13 +32,7 @@ entrants:
   - name: hooks
     command: python tests/bots/hooks.py
     cwd: {ROOT}
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-"""
+{MODULE_BOTS}"""
 
 
 def spellings(seed: int) -> list[str]:

@@ -7,12 +7,9 @@ from __future__ import annotations
 import json
 import re
 import signal
-import socket
 import sqlite3
-import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,11 +18,13 @@ from selenium.common.exceptions import NoAlertPresentException, StaleElementRefe
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
-from support.arena import bot_processes, stop_bot_processes
+from support import ROOT
 from support.browser import artifacts, fits_a_phone, needs_chromium, phone
-from support.cli import REFEREE, export, referee
+from support.cli import export, referee
+from support.leagues import MODULE_BOTS
+from support.processes import bot_processes, stop_bot_processes
+from support.serve import Served, serve, wait_for
 
-ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = "<script>alert(1)</script>"
 
 LEAGUE = f"""\
@@ -41,13 +40,7 @@ entrants:
   - name: slow
     command: python tests/bots/slow_talker.py 0.03
     cwd: {ROOT}
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-"""
+{MODULE_BOTS}"""
 
 DUEL = f"""\
 name: Duel
@@ -57,13 +50,7 @@ schedule: {{format: round-robin, rounds: 1, seating: single}}
 rules: {{talk: open}}
 database: results.sqlite
 entrants:
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-"""
+{MODULE_BOTS}"""
 
 
 @pytest.fixture(autouse=True)
@@ -83,53 +70,6 @@ def no_bot_left_behind_the_module():
     left = bot_processes()
     stop_bot_processes(left)  # the module fails for them; the modules after it start clean
     assert left == [], "a bot process outlived its server"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Served:
-    def __init__(self, folder: Path, process: subprocess.Popen[str], port: int) -> None:
-        self.folder = folder
-        self.process = process
-        self.url = f"http://127.0.0.1:{port}"
-
-    def get(self, path: str) -> object:
-        with urllib.request.urlopen(self.url + path, timeout=30) as answer:
-            return json.loads(answer.read())
-
-
-def serve(folder: Path, text: str, *options: str) -> Iterator[Served]:
-    (folder / "league.yaml").write_text(text, encoding="utf-8")
-    port = free_port()
-    process = subprocess.Popen(
-        [REFEREE, "serve", "league.yaml", "--http", f"127.0.0.1:{port}", *options],
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    served = Served(folder, process, port)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            served.get("/api/v1/live")
-            break
-        except OSError:
-            time.sleep(0.2)
-    try:
-        yield served
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 @pytest.fixture(scope="module")
@@ -166,16 +106,6 @@ def index_window(league, browser) -> IndexWindow:
     index = IndexWindow(browser.current_window_handle, main, text, done)
     browser.switch_to.window(main)
     return index
-
-
-def wait_for(condition, timeout: float = 120.0, every: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"not within {timeout}s")
 
 
 def no_alert(driver) -> None:
@@ -467,14 +397,7 @@ def test_ctrl_c_stops_the_server_and_the_league_with_nothing_lost(tmp_path):
     stored = referee("matches", "league.yaml", cwd=league.folder, check=True).stdout if played else ""
     assert stored.count("complete") == played + (1 if played else 0)  # each one, and the summary line
     served.close()
-    again = subprocess.run(
-        [REFEREE, "run", "league.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    again = referee("run", "league.yaml", cwd=tmp_path, timeout=600)
     assert again.returncode == 0, again.stderr
     assert "3/3 matches" in again.stdout
 
@@ -484,9 +407,7 @@ def test_serve_fresh_forgets_the_stored_results_once_and_keeps_a_copy(tmp_path):
     the results stored before are forgotten, a copy of them kept beside them; then it plays on."""
     text = DUEL.replace("name: Duel", "name: Fresh duel")
     (tmp_path / "league.yaml").write_text(text, encoding="utf-8")
-    before = subprocess.run(
-        [REFEREE, "run", "league.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False
-    )
+    before = referee("run", "league.yaml", cwd=tmp_path)
     assert before.returncode == 0, before.stderr
     served_generator = serve(tmp_path, text, "--fresh")
     served = next(served_generator)
@@ -499,9 +420,7 @@ def test_serve_fresh_forgets_the_stored_results_once_and_keeps_a_copy(tmp_path):
     assert len(copies) == 1, err
     assert f"--fresh: the 1 match(es) stored in {tmp_path / 'results.sqlite'} are forgotten" in err
     assert served.process.returncode == 0, err
-    kept = subprocess.run(
-        [REFEREE, "matches", "league.yaml"], cwd=tmp_path, capture_output=True, text=True, check=True
-    )
+    kept = referee("matches", "league.yaml", cwd=tmp_path, check=True)
     assert "1 of 1 scheduled matches stored" in kept.stdout  # played again by the server, and stored
 
 
@@ -529,8 +448,6 @@ def test_a_served_league_stores_its_ratings_as_a_run_does(tmp_path):
     finally:
         served_generator.close()
     assert {row[2] for row in by_serve} == {"heuristic", "random"}
-    again = subprocess.run(
-        [REFEREE, "run", "league.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False
-    )
+    again = referee("run", "league.yaml", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert stored_ratings(database) == by_serve

@@ -11,22 +11,20 @@ import json
 import signal
 import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from referee.web.events import LISTENERS_PER_ADDRESS, SEND_DEADLINE
 from referee.web.limits import CONNECTIONS_PER_ADDRESS, REQUEST_BURST, REQUEST_DEADLINE
-
-ROOT = Path(__file__).resolve().parent.parent
-REFEREE = str(Path(sys.executable).parent / "referee")
+from support import ROOT
+from support.cli import referee
+from support.leagues import MODULE_BOTS
+from support.serve import Served, serve, wait_for
 
 LEAGUE = f"""\
 name: Busy duel
@@ -35,13 +33,7 @@ players: 2
 schedule: {{format: round-robin, rounds: 400, seating: single}}
 database: results.sqlite
 entrants:
-  - name: heuristic
-    module: sample_bots.heuristic:HeuristicBot
-    cwd: {ROOT}
-  - name: random
-    module: sample_bots.random_bot:RandomBot
-    cwd: {ROOT}
-  - name: other
+{MODULE_BOTS}  - name: other
     module: sample_bots.random_bot:RandomBot
     cwd: {ROOT}
 """
@@ -53,83 +45,9 @@ DROPPED_WITHIN = SEND_DEADLINE + 30.0
 fill within a few matches, then its queue or its send deadline drops it."""
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-class Served:
-    def __init__(self, folder: Path, process: subprocess.Popen[str], host: str, port: int) -> None:
-        self.folder = folder
-        self.process = process
-        self.host = host
-        self.port = port
-
-    def request(
-        self, path: str, source: str = "127.0.0.1", host: str | None = None
-    ) -> tuple[int, dict[str, str], bytes]:
-        connection = http.client.HTTPConnection(self.host, self.port, timeout=60, source_address=(source, 0))
-        try:
-            connection.request("GET", path, headers={"Host": host or f"{self.host}:{self.port}"})
-            answer = connection.getresponse()
-            return answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read()
-        finally:
-            connection.close()
-
-    def stored(self) -> int:
-        database = self.folder / "results.sqlite"
-        with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)) as db:
-            return int(db.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
-
-    def log(self) -> str:
-        logs = list(self.folder.glob("*-logs/referee.log"))
-        return logs[0].read_text(encoding="utf-8") if logs else ""
-
-
-def serve(folder: Path, text: str, *options: str, host: str = "127.0.0.1") -> Iterator[Served]:
-    (folder / "league.yaml").write_text(text, encoding="utf-8")
-    port = free_port(host)
-    process = subprocess.Popen(
-        [REFEREE, "serve", "league.yaml", "--http", f"{host}:{port}", *options],
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    served = Served(folder, process, host, port)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            served.request("/api/v1/live")
-            break
-        except OSError:
-            time.sleep(0.2)
-    try:
-        yield served
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.communicate()
-
-
 @pytest.fixture(scope="module")
 def busy(tmp_path_factory) -> Iterator[Served]:
     yield from serve(tmp_path_factory.mktemp("busy"), LEAGUE)
-
-
-def wait_for(condition, timeout: float, every: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"not within {timeout}s")
 
 
 def test_requests_beyond_the_rate_of_an_address_are_refused_with_retry_after(busy):
@@ -171,7 +89,7 @@ def test_play_goes_on_while_a_flood_of_reads_runs(busy):
     """Clients from four addresses (so that the rate per address does not refuse them) ask without a
     pause for what costs the server most: every match, the leaderboard, one match, a match's page. The
     reads run in reader processes, and the league goes on storing matches meanwhile."""
-    wait_for(lambda: busy.stored() >= 60, timeout=300)
+    wait_for(lambda: busy.stored() >= 60, timeout=300, every=0.2)
     quiet_from = busy.stored()
     time.sleep(8)
     quiet = busy.stored() - quiet_from
@@ -256,7 +174,7 @@ def _server_sockets(server_port: int, client_ports: set[int]) -> list[str]:
 
 
 def test_event_streams_that_never_read_are_dropped_and_their_sockets_closed(busy):
-    wait_for(lambda: busy.stored() >= 1, timeout=120)
+    wait_for(lambda: busy.stored() >= 1, timeout=120, every=0.2)
     held = [_listener(busy.port, "127.0.0.30") for _ in range(LISTENERS_PER_ADDRESS)]
     extra = _listener(busy.port, "127.0.0.30")  # one too many for the address
     extra.settimeout(10)
@@ -277,7 +195,7 @@ def test_event_streams_that_never_read_are_dropped_and_their_sockets_closed(busy
     ports = {sock.getsockname()[1] for sock in gone}
     for sock in gone:
         sock.close()
-    wait_for(lambda: not _server_sockets(busy.port, ports), timeout=5)
+    wait_for(lambda: not _server_sockets(busy.port, ports), timeout=5, every=0.2)
 
 
 def test_connections_are_capped_per_address_and_idle_ones_closed(busy):
@@ -318,13 +236,8 @@ def test_only_the_bound_loopback_address_and_the_public_hosts_are_answered(tmp_p
 
 def test_a_bad_public_host_is_one_line(tmp_path):
     (tmp_path / "league.yaml").write_text(LEAGUE, encoding="utf-8")
-    result = subprocess.run(
-        [REFEREE, "serve", "league.yaml", "--http", "127.0.0.1:0", "--public-host", "*"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    result = referee(
+        "serve", "league.yaml", "--http", "127.0.0.1:0", "--public-host", "*", cwd=tmp_path, timeout=60
     )
     assert result.returncode == 2
     assert "--public-host" in result.stderr
@@ -350,7 +263,7 @@ def test_ctrl_c_during_a_human_match_stores_nothing_of_it(tmp_path):
             connection.request("GET", f"/api/v1/human/{token}")
             return bool(json.loads(connection.getresponse().read())["your_turn"])
 
-        wait_for(asked, timeout=120)
+        wait_for(asked, timeout=120, every=0.2)
     finally:
         connection.close()
     duel.process.send_signal(signal.SIGINT)

@@ -7,65 +7,32 @@ round, the local entrants in the referee's process."""
 from __future__ import annotations
 
 import json
-import signal
 import sqlite3
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from support import ROOT
 from support.cli import referee
-from support.remote import free_port, issue, remote_env, start_bot, start_referee, stop, wait_for
+from support.net import free_port
+from support.remote import (
+    end,
+    interrupt,
+    issue,
+    remote_env,
+    served_league,
+    start_bot,
+    start_referee,
+    wait_for,
+)
+from support.serve import get, stored, until
 
 PY = sys.executable
-WAIT = 1.0
-"""The league's ``remote: wait``: short, so that a server that tried an absent entrant's matches would
-disqualify it (three failed starts in a row) well within :data:`ABSENCE` seconds."""
 ABSENCE = 8.0
-
-
-def write_league(folder: Path, remote: list[str]) -> Path:
-    """Two in-process bots and the remote entrants ``remote``: a 2-player round robin, one round."""
-    entrants = "".join(
-        f"  - name: {name}\n    module: sample_bots.{module}\n    cwd: {ROOT}\n"
-        for name, module in (("heuristic", "heuristic:HeuristicBot"), ("random", "random_bot:RandomBot"))
-    )
-    entrants += "".join(f"  - name: {name}\n    remote: true\n" for name in remote)
-    path = folder / "league.yaml"
-    path.write_text(
-        "name: Served Remote\nseed: 5\nplayers: 2\n"
-        "schedule: {format: round-robin, rounds: 1, seating: single}\n"
-        "time_control: {per_action: 2s, bank: 20s}\nconcurrency: 2\ndatabase: results.sqlite\n"
-        f"remote: {{wait: {WAIT:g}s}}\nentrants:\n{entrants}",
-        encoding="utf-8",
-    )
-    return path
-
-
-def get(port: int, path: str) -> Any:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as answer:
-        return json.loads(answer.read())
-
-
-def until(what: str, check: Callable[[], bool], timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except (OSError, urllib.error.HTTPError):
-            pass  # the server is still starting
-        time.sleep(0.3)
-    raise AssertionError(f"not within {timeout}s: {what}")
-
-
-def stored(port: int) -> list[dict[str, Any]]:
-    return list(get(port, "/api/v1/matches")["matches"])
+"""Seconds after which a server that tried an absent entrant's matches would have disqualified it: three
+failed starts in a row, each of :data:`support.remote.SERVED_WAIT` seconds."""
 
 
 def disqualified(database: Path) -> list[str]:
@@ -73,20 +40,8 @@ def disqualified(database: Path) -> list[str]:
         return [row[0] for row in connection.execute("SELECT name FROM disqualified")]
 
 
-def interrupt(process: subprocess.Popen[bytes]) -> int:
-    process.send_signal(signal.SIGINT)
-    return stop(process, 30)
-
-
-def end(bot: subprocess.Popen[bytes]) -> None:
-    """A remote bot told CANCELLED waits for the referee to come back: its author stops it."""
-    if bot.poll() is None:
-        bot.send_signal(signal.SIGINT)
-    stop(bot, 30)
-
-
 def test_a_remote_entrant_that_connects_late_is_not_disqualified_and_plays_over_tls(tmp_path, certs):
-    path = write_league(tmp_path, ["far"])
+    path = served_league(tmp_path, ["far"])
     token = issue(path, "far")
     http, door = free_port(), free_port()
     log = tmp_path / "serve.log"
@@ -145,7 +100,7 @@ def get_text(port: int, path: str) -> str:
 
 
 def test_a_remote_entrant_added_to_the_league_file_plays_once_it_has_a_token(tmp_path):
-    path = write_league(tmp_path, ["far"])
+    path = served_league(tmp_path, ["far"])
     far_token = issue(path, "far")
     http, door = free_port(), free_port()
     log = tmp_path / "serve.log"
@@ -189,7 +144,7 @@ def test_a_remote_entrant_added_to_the_league_file_plays_once_it_has_a_token(tmp
 
 
 def test_serve_refuses_remote_entrants_without_a_door_in_one_line(tmp_path):
-    path = write_league(tmp_path, ["far"])
+    path = served_league(tmp_path, ["far"])
     for options, text in (
         ((), "remote entrant(s) far: give --listen HOST:PORT"),
         (("--listen", "0.0.0.0:7443"), "is not a loopback address and has no TLS"),
@@ -211,7 +166,7 @@ def test_a_second_serve_of_a_busy_league_names_the_holder_and_opens_no_door(tmp_
     """The door opens once the server holds the league: a second ``serve`` of it, even on the same
     ``--listen``, says who holds it (exit 5) and never listens, so no bot is admitted to a league it does
     not hold."""
-    path = write_league(tmp_path, ["far"])
+    path = served_league(tmp_path, ["far"])
     issue(path, "far")
     door = free_port()
     first = start_referee(
@@ -246,7 +201,7 @@ def test_a_revoked_or_removed_remote_entrant_is_disconnected_at_once(tmp_path):
     """A token revoked, or an entrant taken out of the league file, while its bot waits between matches:
     the server ends that connection when it notices the change (within a second or two), as
     ``referee token revoke`` promises, instead of when a match next looks for the entrant."""
-    path = write_league(tmp_path, ["far", "near"])
+    path = served_league(tmp_path, ["far", "near"])
     far, near = issue(path, "far"), issue(path, "near")
     http, door = free_port(), free_port()
     log = tmp_path / "serve.log"

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from referee.results.store import Store
+from support import ROOT
 from support.cli import REFEREE, export, referee
 from support.leagues import complete_matches, write_league
 
-ROOT = Path(__file__).resolve().parent.parent
 MAX = 400
 
 LEAGUE = """\

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from support import ROOT
 from support.cli import export, referee
-from support.leagues import complete_matches, write_league
+from support.leagues import PROCESS_BOTS, complete_matches, write_league
 
 LEAGUE = f"""\
 name: Start Failures
@@ -18,13 +18,7 @@ concurrency: 1
 sandbox: none   # the flaky bot keeps its count of starts in a file outside /tmp
 database: results.sqlite
 entrants:
-  - name: random
-    command: python sample_bots/random_bot.py
-    cwd: {ROOT}
-  - name: heuristic
-    command: python sample_bots/heuristic.py
-    cwd: {ROOT}
-  - name: flaky
+{PROCESS_BOTS}  - name: flaky
     command: python tests/bots/flaky_start.py {{counter}} {{starts}}
     cwd: {ROOT}
 """

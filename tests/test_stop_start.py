@@ -29,10 +29,9 @@ from referee.match.launcher import Confinement
 from referee.match.sandbox import SandboxMode, bubblewrap_problem
 from referee.match.setup import open_launcher
 from support import ROOT
-from support.arena import bot_processes
 from support.cli import REFEREE
-from support.remote import free_port
-from test_dask_driver import settle, worker_processes
+from support.net import free_port
+from support.processes import bot_processes, settle, worker_processes
 
 NO_SANDBOX = bubblewrap_problem()
 needs_sandbox = pytest.mark.skipif(

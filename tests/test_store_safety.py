@@ -18,12 +18,12 @@ from referee.match.sandbox import bubblewrap_problem
 from referee.results.errors import StoreError
 from referee.results.history import VersionArchive
 from referee.web.human_store import HumanStore
-from support.arena import bot_processes
+from support import ROOT
 from support.cli import REFEREE, referee
-from support.leagues import complete_matches, dump, write_league
-from support.remote import free_port
+from support.leagues import PROCESS_BOTS, complete_matches, dump, write_league
+from support.net import free_port
+from support.processes import bot_processes
 
-ROOT = Path(__file__).resolve().parent.parent
 EXIT_BUSY = 5
 EXIT_STORAGE = 6
 
@@ -53,13 +53,7 @@ players: 2
 schedule: {{rounds: 2}}
 time_control: {{per_action: 2s, bank: 20s}}
 entrants:
-  - name: random
-    command: python sample_bots/random_bot.py
-    cwd: {ROOT}
-  - name: heuristic
-    command: python sample_bots/heuristic.py
-    cwd: {ROOT}
-  - name: r2
+{PROCESS_BOTS}  - name: r2
     command: python sample_bots/random_bot.py
     cwd: {ROOT}
 """

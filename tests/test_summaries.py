@@ -19,8 +19,6 @@ from referee.results.reading import open_results, standings
 from support.cli import referee
 from support.leagues import copy_league
 
-ROOT = Path(__file__).resolve().parent.parent
-
 READS = (("leaderboard", "--crosstable"), ("leaderboard", "--format", "json"), ("matches",), ("export",))
 
 

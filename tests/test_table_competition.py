@@ -25,8 +25,8 @@ from referee.run.competition import START_FAILURES, Competition
 from referee.run.host import Host
 from referee.run.local_driver import LocalDriver
 from referee.run.pending import LOOK_AGAIN, REISSUE_GRACE, Pending
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 RANDOM = "sample_bots.random_bot:RandomBot"
 
 

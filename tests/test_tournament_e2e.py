@@ -13,9 +13,9 @@ from pyramid_sdk import Match, MatchRecord
 from referee.league.modes import Seating
 from referee.league.schedule import build_schedule
 from support import ROOT
-from support.arena import bot_processes
 from support.cli import REFEREE, export, referee
 from support.leagues import complete_matches, dump, sampled_league, small_league
+from support.processes import bot_processes
 
 
 def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished):

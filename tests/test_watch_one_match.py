@@ -16,10 +16,10 @@ from selenium.webdriver.common.keys import Keys
 from pyramid_sdk.cards import Card, Suit
 from pyramid_sdk.rules import TrickWinner, trick_winner_index
 from referee.match.sandbox import bubblewrap_problem
+from support import ROOT
 from support.browser import artifacts, needs_chromium
 from support.cli import referee
 
-ROOT = Path(__file__).resolve().parent.parent
 RANDOM = "python -m sample_bots.random_bot"
 SEATS = (RANDOM, "sample_bots.heuristic:HeuristicBot", RANDOM)
 KEEP = ("--html", "match.html", "--record", "match.jsonl")

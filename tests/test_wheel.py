@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from support import ROOT
+
 SOURCES = {
     "referee": ROOT / "referee",
     "pyramid_sdk": ROOT / "sdk/python/pyramid_sdk",

@@ -1,10 +1,6 @@
 """One wrong message costs at most one fault and never the pending request (issue #24, item 3): real bot
 processes over real gRPC, and the real CLI for what the organiser sees."""
 
-import subprocess
-import sys
-from pathlib import Path
-
 from pyramid_sdk import Bot, Card, Declare, Observation, Play
 from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
@@ -12,8 +8,7 @@ from referee.match.sessions import MAX_NOTES, MAX_VIOLATIONS
 from sample_bots.random_bot import RandomBot
 from support import ROOT
 from support.arena import FAST, RANDOM, assert_played_as, misbehaving, play
-
-REFEREE = str(Path(sys.executable).parent / "referee")
+from support.cli import referee
 
 
 class FirstLegal(Bot):
@@ -107,14 +102,7 @@ def test_a_second_hello_is_refused_shown_to_the_organiser_and_the_bot_and_costs_
     assert told[0].startswith("hello refused: this stream said hello already (session s")
     assert told[1] == f"fault 1 of 3 (malformed): {outcome.faults[0].detail}"
     # The organiser sees the refusal, as the refusals of replayed tokens: `referee match` logs it.
-    result = subprocess.run(
-        [REFEREE, "match", misbehaving("second-hello"), "sample_bots.random_bot:RandomBot", "--seed", "8"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = referee("match", misbehaving("second-hello"), "sample_bots.random_bot:RandomBot", "--seed", "8")
     assert result.returncode == 0, result.stdout + result.stderr
     refusals = [line for line in result.stderr.splitlines() if "refused: " in line]
     assert len(refusals) == 1, result.stderr
@@ -146,9 +134,7 @@ entrants:
 """,
         encoding="utf-8",
     )
-    result = subprocess.run(
-        [REFEREE, "run", str(league)], capture_output=True, text=True, timeout=300, check=False
-    )
+    result = referee("run", league)
     assert result.returncode == 0, result.stderr
     refusals = [line for line in result.stderr.splitlines() if line.startswith("refused: ")]
     assert len(refusals) == 2, result.stderr  # one in each of its two matches

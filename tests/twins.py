@@ -30,9 +30,9 @@ from referee.run.host import Host
 from referee.run.local_driver import LocalDriver
 from sample_bots.montecarlo import MonteCarloBot
 from sample_bots.random_bot import RandomBot
+from support import ROOT
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 
 SAMPLES = 4
 

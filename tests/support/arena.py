@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import signal
 import sys
-import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -77,38 +73,6 @@ def play(
             )
 
     return asyncio.run(main()), sent
-
-
-# Every process started by this test session inherits this mark, so the leak check sees our bots only
-# (other sessions on the machine may run bots too), including bots whose referee was killed.
-RUN_MARK = f"PYRAMID_TEST_RUN={uuid.uuid4().hex}"
-os.environ["PYRAMID_TEST_RUN"] = RUN_MARK.split("=", 1)[1]
-
-
-def stop_bot_processes(found: Sequence[str]) -> None:
-    """SIGKILLs the bot processes ``found`` lists (as :func:`bot_processes` gives them): a test that left
-    them behind has failed for it, and the tests after it must not fail for the same processes."""
-    for line in found:
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(int(line.split(":", 1)[0]), signal.SIGKILL)
-
-
-def bot_processes() -> list[str]:
-    """Command lines of live bot processes started by this test session."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-            status = Path(f"/proc/{pid}/status").read_text()
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        is_bot = any(item.startswith(b"PYRAMID_TOKEN_FD=") for item in environ)
-        if is_bot and RUN_MARK.encode() in environ and "\nState:\tZ" not in status:
-            found.append(f"{pid}: {cmdline}")
-    return found
 
 
 def actions_in(record: MatchRecord) -> list[tuple[int, int, Action]]:

@@ -22,6 +22,34 @@ import pytest
 from support import ROOT
 from support.cli import export, referee
 
+PROCESS_BOTS = f"""\
+  - name: random
+    command: python sample_bots/random_bot.py
+    cwd: {ROOT}
+  - name: heuristic
+    command: python sample_bots/heuristic.py
+    cwd: {ROOT}
+"""
+"""The two sample bots as bot processes run from the checkout (a fresh process a match): the start of
+an ``entrants:`` list."""
+
+MODULE_BOTS = f"""\
+  - name: heuristic
+    module: sample_bots.heuristic:HeuristicBot
+    cwd: {ROOT}
+  - name: random
+    module: sample_bots.random_bot:RandomBot
+    cwd: {ROOT}
+"""
+"""The two sample bots in the referee's own process (a few milliseconds a match): the start of an
+``entrants:`` list."""
+
+
+def remote_entrants(names: list[str]) -> str:
+    """The remote entrants ``names`` (their bots connect to the referee) as lines of ``entrants:``."""
+    return "".join(f"  - name: {name}\n    remote: true\n" for name in names)
+
+
 SMALL = f"""\
 # a small test league
 name: Small League
@@ -53,13 +81,7 @@ schedule: {{format: sampled, tables_per_entrant: 2}}
 time_control: {{per_action: 2s, bank: 20s}}
 concurrency: 2
 entrants:
-  - name: random
-    command: python sample_bots/random_bot.py
-    cwd: {ROOT}
-  - name: heuristic
-    command: python sample_bots/heuristic.py
-    cwd: {ROOT}
-  - name: r1
+{PROCESS_BOTS}  - name: r1
     module: sample_bots.random_bot:RandomBot
     cwd: {ROOT}
   - name: r2

@@ -6,20 +6,14 @@ and the ``referee`` process they connect to, watched through its log. The certif
 from __future__ import annotations
 
 import os
-import socket
+import signal
 import subprocess
 import time
 from pathlib import Path
 
 from support import ROOT
 from support.cli import REFEREE, referee
-from support.leagues import write_league
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from support.leagues import MODULE_BOTS, remote_entrants, write_league
 
 
 def league(folder: Path, remote: list[str], local: int = 1, wait: str = "60s", extra: str = "") -> Path:
@@ -29,13 +23,31 @@ def league(folder: Path, remote: list[str], local: int = 1, wait: str = "60s", e
         f"  - name: random{n}\n    command: python sample_bots/random_bot.py\n    cwd: {ROOT}\n"
         for n in range(local)
     )
-    entrants += "".join(f"  - name: {name}\n    remote: true\n" for name in remote)
+    entrants += remote_entrants(remote)
     return write_league(
         folder,
         "name: Remote League\nseed: 4\nplayers: 2\n"
         "schedule: {format: round-robin, rounds: 1, seating: balanced}\n"
         "time_control: {per_action: 2s, bank: 20s}\nconcurrency: 2\ndatabase: results.sqlite\n"
         f"remote: {{wait: {wait}}}\n{extra}entrants:\n{entrants}",
+    )
+
+
+SERVED_WAIT = 1.0
+""":func:`served_league`'s ``remote: wait``: short, so that a server that tried an absent entrant's
+matches would disqualify it (three failed starts in a row) within a few seconds."""
+
+
+def served_league(folder: Path, remote: list[str]) -> Path:
+    """Two in-process bots and the remote entrants ``remote``: a 2-player round robin, one round, for
+    ``referee serve``."""
+    entrants = MODULE_BOTS + remote_entrants(remote)
+    return write_league(
+        folder,
+        "name: Served Remote\nseed: 5\nplayers: 2\n"
+        "schedule: {format: round-robin, rounds: 1, seating: single}\n"
+        "time_control: {per_action: 2s, bank: 20s}\nconcurrency: 2\ndatabase: results.sqlite\n"
+        f"remote: {{wait: {SERVED_WAIT:g}s}}\nentrants:\n{entrants}",
     )
 
 
@@ -89,3 +101,16 @@ def stop(process: subprocess.Popen[bytes], timeout: float = 30.0) -> int:
         process.kill()
         process.wait()
         raise AssertionError(f"process {process.args} did not end within {timeout}s") from None
+
+
+def interrupt(process: subprocess.Popen[bytes]) -> int:
+    """Ctrl-C, as a person stops the referee: its exit code within 30 s."""
+    process.send_signal(signal.SIGINT)
+    return stop(process, 30)
+
+
+def end(bot: subprocess.Popen[bytes]) -> None:
+    """A remote bot told CANCELLED waits for the referee to come back: its author stops it."""
+    if bot.poll() is None:
+        bot.send_signal(signal.SIGINT)
+    stop(bot, 30)
