@@ -18,7 +18,7 @@ A bot is a :class:`Bot` instance (played in-process, trusted, and kept as it is 
 as ``"python my_bot.py"`` or ``"node my_bot.js"``, which runs as its own process over gRPC, in its sandbox,
 exactly as in a league: a fresh process for every match.
 
-Every match is played by a :class:`~referee.match.table.Table`, as in a league, under its fault policy:
+Every match is played by a :class:`~referee.match.arbiter.Arbiter`, as in a league, under its fault policy:
 a seat forfeits after ``max_faults`` faults, a start that fails is tried once more, a void match is
 played again from scratch. :func:`match` and :func:`series` block until their matches are played (in a
 notebook, whose event loop is already running, the matches run on a thread of their own, so the same
@@ -40,6 +40,7 @@ from pyramid_sdk import MatchRecord, Rules
 from pyramid_sdk.bot import Bot, TimeControl
 from pyramid_sdk.seeds import SEED_BITS, derive_seed
 from referee.league.modes import Seating, seatings
+from referee.match.arbiter import Arbiter, Sitting, own_name
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import MAX_FAULTS, Fault
 from referee.match.launcher import Confinement
@@ -48,7 +49,6 @@ from referee.match.runner import LocalSeat, Seat
 from referee.match.sandbox import SandboxMode
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher
-from referee.match.table import Sitting, Table, own_name
 from referee.report.transcript import brief, deal_text
 
 T = TypeVar("T")
@@ -198,8 +198,8 @@ async def play(
     entries = _entries(bots, cwd)
     rules = rules or Rules(players=len(entries))
     async with open_launcher(log_dir, confinement) as launcher:
-        table = Table(launcher, rules, time_control or TimeControl(), max_faults)
-        return await _play_one(table, entries, seed, MATCH_ID, names)
+        arbiter = Arbiter(launcher, rules, time_control or TimeControl(), max_faults)
+        return await _play_one(arbiter, entries, seed, MATCH_ID, names)
 
 
 def series(
@@ -237,13 +237,13 @@ def series(
     async def play() -> list[Played]:
         played = []
         async with open_launcher(log_dir, confinement) as launcher:
-            table = Table(launcher, rules, clock, max_faults)
+            arbiter = Arbiter(launcher, rules, clock, max_faults)
             for round_number in range(rounds):
                 deals = derive_seed(seed, "series", round_number)
                 for number, order in enumerate(orders, start=1):
                     seated = [entries[index] for index in order]
                     match_id = f"series-{round_number + 1}-{number}"
-                    played.append(await _play_one(table, seated, deals, match_id))
+                    played.append(await _play_one(arbiter, seated, deals, match_id))
         return played
 
     matches = tuple(_run(play()))
@@ -289,9 +289,9 @@ def _entries(bots: Sequence[BotLike], cwd: Path | str | None) -> list[Entry]:
 
 
 async def _play_one(
-    table: Table, entries: Sequence[Entry], seed: int, match_id: str, names: Sequence[str] | None = None
+    arbiter: Arbiter, entries: Sequence[Entry], seed: int, match_id: str, names: Sequence[str] | None = None
 ) -> Played:
-    """One match played by ``table``: fresh processes for the commands (stopped after it), a fresh
+    """One match played by ``arbiter``: fresh processes for the commands (stopped after it), a fresh
     object for a class, an object as it is; the seats named as :func:`play` says."""
     bots = tuple(
         replace(what, name=name) if isinstance(what, BotSpec) else LocalSeat(_object(what), name)
@@ -299,12 +299,12 @@ async def _play_one(
     )
     sitting = Sitting(match_id, seed, bots)
     try:
-        lineup = await table.seat(sitting)
+        lineup = await arbiter.seat(sitting)
         if names is not None and lineup.failed is None:
             sitting = _named(sitting, lineup.seats, names)
-        result = await table.play(sitting, lineup)
+        result = await arbiter.play(sitting, lineup)
     finally:  # a match cut short (Ctrl-C in a notebook, say) ends its bots' streams with CANCELLED
-        await table.close()
+        await arbiter.close()
     if isinstance(result, NotStarted):
         raise BotSpecError(result.reason)
     outcome = result.outcome

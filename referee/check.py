@@ -20,12 +20,12 @@ from typing import Final
 from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from pyramid_sdk.seeds import derive_seed
+from referee.match.arbiter import Arbiter, Sitting
 from referee.match.bots import BotSpec, BotSpecError, default_name
 from referee.match.faults import MAX_FAULTS, Fault
 from referee.match.launcher import Confinement, RemoteSource
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
-from referee.match.table import Sitting, Table
 
 CHECK_TIME: Final = TimeControl()
 """The check's time control: a league's default (and its fault limit a league's: :data:`MAX_FAULTS`)."""
@@ -104,26 +104,26 @@ async def check_bot(
         report.log = launcher.log_of(spec)
         for players in (2, 3, 4):
             if not await _check_match(
-                report, spec, Table(launcher, Rules(players=players), CHECK_TIME, MAX_FAULTS), seed
+                report, spec, Arbiter(launcher, Rules(players=players), CHECK_TIME, MAX_FAULTS), seed
             ):
                 break
     return report
 
 
-async def _check_match(report: CheckReport, spec: BotSpec, table: Table, seed: int) -> bool:
-    """One match of the check, played by ``table`` as a league plays it (a start tried once more, a void
+async def _check_match(report: CheckReport, spec: BotSpec, arbiter: Arbiter, seed: int) -> bool:
+    """One match of the check, played by ``arbiter`` as a league plays it (a start tried once more, a void
     match again from scratch), the bot in seat 0; whether the check goes on."""
-    players = table.rules.players
+    players = arbiter.rules.players
     opponents = tuple(replace(OPPONENT, name=f"random{i}") for i in range(1, players))
     sitting = Sitting(f"check-{players}p", derive_seed(seed, "check", players), (spec, *opponents))
     started = time.monotonic()
-    lineup = await table.seat(sitting)
+    lineup = await arbiter.seat(sitting)
     if lineup.failed is None and not spec.remote:  # a remote bot's wait is its author's, not a start-up
         report.handshake = max(report.handshake, time.monotonic() - started)
     try:
-        result = await table.play(sitting, lineup)
+        result = await arbiter.play(sitting, lineup)
     finally:  # every bot of this match stopped before the next one starts
-        await table.close()
+        await arbiter.close()
     if isinstance(result, NotStarted):
         report.error = result.reason
         return False

@@ -1,5 +1,5 @@
 """Plays a comparison (``referee compare A B``): its pairs in order, every match through a
-:class:`~referee.match.table.Table` (fresh bots, the start retry, void retries, stopping), until the
+:class:`~referee.match.arbiter.Arbiter` (fresh bots, the start retry, void retries, stopping), until the
 sequential test decides or every round is played. What a pair, a verdict or an estimate is lives in
 ``compare.py``.
 """
@@ -21,11 +21,11 @@ from referee.compare import (
     Side,
     Snapshot,
 )
+from referee.match.arbiter import Arbiter, Sitting, own_name
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.launcher import Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, NotStarted, VoidStreak
 from referee.match.setup import open_launcher
-from referee.match.table import Sitting, Table, own_name
 from referee.stats import Estimate, Verdict, fixed_verdict
 
 
@@ -50,7 +50,7 @@ async def compare(
         try:
             return await comparer.run()
         finally:
-            await comparer.table.close()
+            await comparer.arbiter.close()
 
 
 async def own_names(plan: Plan, launcher: Launcher) -> Plan:
@@ -63,10 +63,10 @@ async def own_names(plan: Plan, launcher: Launcher) -> Plan:
     Raises :class:`BotSpecError` when a bot cannot be loaded or started (tried twice)."""
     specs = [plan.a, plan.b, *plan.opponents]
     distinct = list({replace(spec, name=""): spec for spec in specs}.values())
-    table = Table(launcher, plan.rules, plan.time_control, plan.max_faults)
-    lineup = await table.seat(Sitting(MATCH_ID, 0, tuple(distinct)))
-    table.release(lineup)
-    await table.close()
+    arbiter = Arbiter(launcher, plan.rules, plan.time_control, plan.max_faults)
+    lineup = await arbiter.seat(Sitting(MATCH_ID, 0, tuple(distinct)))
+    arbiter.release(lineup)
+    await arbiter.close()
     if lineup.failed is not None:
         raise BotSpecError(lineup.failed.reason)
     seats = lineup.seats
@@ -97,7 +97,7 @@ class _Comparer:
         self.decided = False
         """The sequential test has decided: the matches still playing are cut short on purpose, and
         their bots see their streams end with OK, not CANCELLED as in an interrupted comparison."""
-        self.table = Table(
+        self.arbiter = Arbiter(
             launcher,
             plan.rules,
             plan.time_control,
@@ -168,10 +168,10 @@ class _Comparer:
         return DealPair(round_number, seat, Side.of(a, seat), Side.of(b, seat))
 
     async def _match(self, specs: list[BotSpec], seed: int) -> MatchOutcome | None:
-        """One match with fresh bots (a void one again from scratch, by the table); ``None`` if it stays
+        """One match with fresh bots (a void one again from scratch, by the arbiter); ``None`` if it stays
         void. A bot that does not start raises :class:`BotSpecError`: a comparison needs every bot."""
         async with self.slots:
-            result = await self.table.play(Sitting(MATCH_ID, seed, tuple(specs)))
+            result = await self.arbiter.play(Sitting(MATCH_ID, seed, tuple(specs)))
         if isinstance(result, NotStarted):
             raise BotSpecError(result.reason)
         if result.complete:

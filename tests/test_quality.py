@@ -165,7 +165,7 @@ def test_the_standings_are_computed_in_one_function():
 @pytest.mark.quick
 def test_one_function_makes_a_seat_of_a_started_process():
     """One seat-maker (issue #33): ``RemoteSeat(`` is called in one function of ``referee/`` alone,
-    ``referee.match.table.seat_of``, so that every seat of a process gets what that function gives."""
+    ``referee.match.arbiter.seat_of``, so that every seat of a process gets what that function gives."""
 
     def makes(node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and (
@@ -185,7 +185,7 @@ def test_one_function_makes_a_seat_of_a_started_process():
         module = str(path.relative_to(ROOT))
         tree = ast.parse(path.read_text(encoding="utf-8"))
         found |= {f"{module}:{name}" for name in makers(tree, "<module>")}
-    assert found == {"referee/match/table.py:seat_of"}, f"RemoteSeat( is made in: {sorted(found)}"
+    assert found == {"referee/match/arbiter.py:seat_of"}, f"RemoteSeat( is made in: {sorted(found)}"
 
 
 @pytest.mark.quick

@@ -52,7 +52,7 @@ QUICK_MODULES: Final = frozenset(
         "test_sessions",
         "test_stats",
         "test_stream",
-        "test_table_competition",
+        "test_arbiter_competition",
         "test_twins",
         "test_web",
         "test_wire",

@@ -1,5 +1,5 @@
 """What a played match comes to: its status and outcome, as values. The match runner makes them; the
-store, the ratings, the reports and the executors read them, without depending on how a match is played.
+store, the ratings, the reports and the drivers read them, without depending on how a match is played.
 """
 
 from __future__ import annotations
@@ -84,11 +84,11 @@ class NotStarted:
 
 
 TableResult = Finished | NotStarted
-"""What a :class:`~referee.match.table.Table` returns for one planned match."""
+"""What a :class:`~referee.match.arbiter.Arbiter` returns for one planned match."""
 
 
 class VoidStreak:
-    """Counts void matches in a row, whichever executor or command plays them; the count that reaches
+    """Counts void matches in a row, whichever driver or command plays them; the count that reaches
     :data:`VOIDS_IN_A_ROW` raises :class:`RefereeInternalError`, naming ``what`` was void (``matches``,
     ``pairs``) and what stopped (``run``, ``comparison``)."""
 

@@ -2,7 +2,7 @@
 the tests and the protocol benchmark, a table of seats kept for several matches (:func:`open_table`).
 
 Every match player opens its referee here, so all go through the same launcher and server code; the
-seats of a match are taken by :func:`referee.match.table.take_seats`, the one seat-taker.
+seats of a match are taken by :func:`referee.match.arbiter.take_seats`, the one seat-taker.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import tempfile
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+from referee.match.arbiter import Lineup, Tap, take_seats
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.launcher import CONNECT_TIMEOUT, Confinement, Launcher, RemoteSource
 from referee.match.runner import Seat
 from referee.match.server import HELLO_TIMEOUT, create_server
 from referee.match.sessions import SessionRegistry
-from referee.match.table import Lineup, Tap, take_seats
 
 
 @contextlib.asynccontextmanager

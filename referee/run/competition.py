@@ -4,7 +4,7 @@ job managers.)
 
 Every driver is a driver of one :class:`Competition`: it asks for the matches still to play (a batch
 at a time for an ``until: settled`` league), plays them where it likes (through a
-:class:`~referee.match.table.Table`), and hands each result back: :meth:`Competition.record` for every
+:class:`~referee.match.arbiter.Arbiter`), and hands each result back: :meth:`Competition.record` for every
 attempt (stored at once, one transaction per match), :meth:`Competition.finished` for a match played,
 :meth:`Competition.not_started` for one whose bots did not start (left unplayed, never a result). The
 competition alone counts progress, start failures, disqualifications and void matches in a row, and
@@ -28,6 +28,7 @@ from referee.league.location import backup_path
 from referee.league.planning import league_settings, plan_of, schedule_of, with_cohorts
 from referee.league.schedule import ScheduledMatch
 from referee.league.summary import Summarized
+from referee.match.arbiter import Sitting
 from referee.match.outcome import (
     VOID_RETRIES,
     Attempt,
@@ -37,7 +38,6 @@ from referee.match.outcome import (
     NotStarted,
     VoidStreak,
 )
-from referee.match.table import Sitting
 from referee.results.history import replay_new_versions
 from referee.results.reading import Standings, joined, known_seed, standings
 from referee.results.store import Store

@@ -10,8 +10,9 @@ not matter.
 
 This module is the client: a driver of the league's :class:`~referee.run.competition.Competition`,
 as the in-process driver (``local_driver.py``) is, and the only writer of the results. The workers play
-through the same :class:`~referee.match.table.Table` (``dask_worker.py``: its :class:`ArenaPlugin` keeps one
-referee and launcher per worker for the run, runs the builds and starts the next match's bots ahead).
+through the same :class:`~referee.match.arbiter.Arbiter` (``dask_worker.py``: its :class:`ArenaPlugin`
+keeps one referee and launcher per worker for the run, runs the builds and starts the next
+match's bots ahead).
 
 What may go wrong on a worker is told apart from what an entrant did:
 
@@ -62,7 +63,7 @@ from referee.run.dask_worker import (
     ArenaPlugin,
     ClusterError,
     MatchJob,
-    Played,
+    PlayedOnWorker,
     Unplayable,
     WorkerStats,
     interrupt_worker,
@@ -329,7 +330,7 @@ class DaskDriver:
         return future
 
     async def _played(
-        self, scheduled: ScheduledMatch, result: Played | Unplayable, client: Client
+        self, scheduled: ScheduledMatch, result: PlayedOnWorker | Unplayable, client: Client
     ) -> Progress:
         """Stores every attempt of a match played on a worker (void ones too) and counts it; a match whose
         retry after a void did not start is left for the next run, its void attempts stored."""

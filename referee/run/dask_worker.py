@@ -1,13 +1,13 @@
 """The worker side of the Dask driver (``dask_driver.py``): what passes between the client and the
 workers, and the :class:`ArenaPlugin` that plays matches on each worker through a
-:class:`~referee.match.table.Table`.
+:class:`~referee.match.arbiter.Arbiter`.
 
 On each worker the plugin (a Dask ``WorkerPlugin``, so that a worker that joins or is restarted mid-run
 gets one too) keeps, for the whole run, one referee server and one launcher with the league's sandbox,
 runs each entrant's ``build:`` before that entrant's first match there, and starts the bots of the match
 the client will most likely send it next while the current one plays. Match tasks are coroutines, run on
 the worker's own event loop, so the bot processes are children of the worker's main thread and die with
-it. A void match is played again on the same worker by the table; the client stores every attempt.
+it. A void match is played again on the same worker by the arbiter; the client stores every attempt.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any, Final
 from distributed import WorkerPlugin, get_worker
 
 from referee.league.schedule import ScheduledMatch
+from referee.match.arbiter import Arbiter, Lineup, Sitting
 from referee.match.outcome import Attempt, Finished, NotStarted
 from referee.match.sandbox import SandboxError, resolve_mode
 from referee.match.setup import open_launcher
-from referee.match.table import Lineup, Sitting, Table
 from referee.run.host import Host, run_build
 
 UNCLAIMED: Final = 60.0
@@ -50,7 +50,7 @@ class MatchJob:
 
 
 @dataclass(frozen=True, slots=True)
-class Played:
+class PlayedOnWorker:
     """A match played (complete, or void after its retries) on ``worker``."""
 
     result: Finished
@@ -105,7 +105,7 @@ class ArenaPlugin(WorkerPlugin):
         self.upcoming: dict[str, _Ahead] = {}
         self.builds: dict[str, asyncio.Task[str | None]] = {}
         self.stack = contextlib.AsyncExitStack()
-        self.table: Table | None = None
+        self.arbiter: Arbiter | None = None
         self.unfit = self.missing()
         if self.unfit:
             return
@@ -115,7 +115,7 @@ class ArenaPlugin(WorkerPlugin):
             launcher = await self.stack.enter_async_context(
                 open_launcher(self.host.log_dir, self.host.confinement)
             )
-            self.table = self.host.table(launcher)
+            self.arbiter = self.host.arbiter(launcher)
         except (SandboxError, OSError) as exc:
             self.unfit = [str(exc)]
 
@@ -135,16 +135,16 @@ class ArenaPlugin(WorkerPlugin):
         for task in self._waiting():
             task.cancel()
         await asyncio.gather(*self._waiting(), return_exceptions=True)
-        if self.table is not None:
-            await self.table.close()
+        if self.arbiter is not None:
+            await self.arbiter.close()
         await self.stack.aclose()
 
     async def stats(self) -> WorkerStats:
         cpu = _cpu() - self.cpu_at_setup
-        if self.table is None or self.table.launcher is None:
+        if self.arbiter is None or self.arbiter.launcher is None:
             return WorkerStats(0, (), cpu)
-        await self.table.close()
-        launcher = self.table.launcher
+        await self.arbiter.close()
+        launcher = self.arbiter.launcher
         return WorkerStats(launcher.started, tuple(launcher.registry.refusals), cpu)
 
     async def interrupt(self) -> None:
@@ -157,11 +157,11 @@ class ArenaPlugin(WorkerPlugin):
         for task in self._waiting():
             task.cancel()
         await asyncio.gather(*self._waiting(), return_exceptions=True)
-        if self.table is not None and self.table.launcher is not None:
-            await self.table.close()
-            await self.table.launcher.stop_all(interrupted=True)
+        if self.arbiter is not None and self.arbiter.launcher is not None:
+            await self.arbiter.close()
+            await self.arbiter.launcher.stop_all(interrupted=True)
 
-    async def play(self, job: MatchJob) -> Played | Unplayable:
+    async def play(self, job: MatchJob) -> PlayedOnWorker | Unplayable:
         task = asyncio.current_task()
         assert task is not None
         self.playing.add(task)
@@ -175,9 +175,9 @@ class ArenaPlugin(WorkerPlugin):
         finally:
             self.playing.discard(task)
 
-    async def _play(self, job: MatchJob) -> Played | Unplayable:
-        table = self.table
-        if self.unfit or table is None:
+    async def _play(self, job: MatchJob) -> PlayedOnWorker | Unplayable:
+        arbiter = self.arbiter
+        if self.unfit or arbiter is None:
             return Unplayable("unfit", self.worker, "", "; ".join(self.unfit))
         lineup = await self._claim(job)
         if lineup is None:
@@ -186,12 +186,12 @@ class ArenaPlugin(WorkerPlugin):
         try:
             if isinstance(lineup, Unplayable):
                 return lineup
-            result = await table.play(self._sitting(job.scheduled), lineup)
+            result = await arbiter.play(self._sitting(job.scheduled), lineup)
         finally:
             self._expire_later(job)
         if isinstance(result, NotStarted):
             return self._not_started(result)
-        return Played(result, self.worker)
+        return PlayedOnWorker(result, self.worker)
 
     async def _claim(self, job: MatchJob) -> Lineup | Unplayable | None:
         """The bots started ahead for ``job``, if they were started with its disqualifications."""
@@ -242,8 +242,8 @@ class ArenaPlugin(WorkerPlugin):
             asyncio.get_running_loop().call_later(UNCLAIMED, self._expire, job.following.match_id)
 
     def _release(self, lineup: Lineup | Unplayable) -> None:
-        if isinstance(lineup, Lineup) and self.table is not None:
-            self.table.release(lineup)
+        if isinstance(lineup, Lineup) and self.arbiter is not None:
+            self.arbiter.release(lineup)
 
     def _expire(self, match_id: str) -> None:
         """Stops bots started ahead for a match no task came for (the client went away, say)."""
@@ -260,14 +260,14 @@ class ArenaPlugin(WorkerPlugin):
         self, scheduled: ScheduledMatch, disqualified: tuple[tuple[str, str], ...]
     ) -> Lineup | Unplayable:
         """Builds (once per worker) and fresh seats for one match, all started at once."""
-        assert self.table is not None
+        assert self.arbiter is not None
         for name in scheduled.entrants:
             problem = await self._build(name)
             if problem is not None:
                 return Unplayable("build", self.worker, name, f"{problem} (on worker {self.worker})")
-        lineup = await self.table.seat(self._sitting(scheduled))
+        lineup = await self.arbiter.seat(self._sitting(scheduled))
         if lineup.failed is not None:
-            self.table.release(lineup)
+            self.arbiter.release(lineup)
             return self._not_started(lineup.failed)
         return lineup
 
@@ -320,7 +320,7 @@ def _plugin(name: str) -> ArenaPlugin:
     return plugin
 
 
-async def play_on_worker(job: MatchJob) -> Played | Unplayable:
+async def play_on_worker(job: MatchJob) -> PlayedOnWorker | Unplayable:
     """The task: play one scheduled match on the worker that runs it."""
     return await _plugin(job.plugin).play(job)
 

@@ -4,8 +4,8 @@
 A run begins (the matches still to play, the progress counting those stored), runs the entrants'
 builds, opens its seats, tries every entrant once (the preflight), plays the job source's batches and
 ends with its report, the standings rated and stored once. What a driver supplies is at most two
-things: its :class:`Seats`, how and where a match is played (this process's launcher and table for
-``referee run``, a Dask cluster's workers, ``referee serve``'s watched tables), and its
+things: its :class:`Seats`, how and where a match is played (this process's launcher and arbiter for
+``referee run``, a Dask cluster's workers, ``referee serve``'s watched arbiters), and its
 :class:`JobSource`, which matches and until when (``referee run``'s: the missing matches, then an
 ``until: settled`` league's next batches; ``referee serve``'s: one pass, until the league file changes).
 Every driver therefore begins, builds, checks and records the same way, and a fix to one of those steps

@@ -17,9 +17,9 @@ from typing import Final
 
 from referee.league.config import Entrant, League
 from referee.league.location import companions
+from referee.match.arbiter import Arbiter
 from referee.match.bots import BotSpecError
 from referee.match.launcher import Confinement, Launcher
-from referee.match.table import Table
 from referee.run.preflight import Broken, tail
 
 BUILD_TIMEOUT: Final = 600.0
@@ -40,10 +40,10 @@ class Host:
         log_dir = log_dir or log_dir_of(league)
         return cls(league, log_dir, confinement_of(league, log_dir, hidden))
 
-    def table(self, launcher: Launcher | None) -> Table:
-        """A table that plays this league's matches on ``launcher``."""
+    def arbiter(self, launcher: Launcher | None) -> Arbiter:
+        """An arbiter that plays this league's matches on ``launcher``."""
         league = self.league
-        return Table(launcher, league.rules, league.time_control, league.max_faults)
+        return Arbiter(launcher, league.rules, league.time_control, league.max_faults)
 
 
 def log_dir_of(league: League) -> Path:

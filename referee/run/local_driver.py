@@ -1,5 +1,5 @@
 """The in-process driver: a competition's matches played on this process's event loop, up to
-``concurrency`` at once, through one :class:`~referee.match.table.Table`.
+``concurrency`` at once, through one :class:`~referee.match.arbiter.Arbiter`.
 
 Each worker coroutine starts the bots of its next match while the current one plays (every match has
 fresh bots, so this hides their start-up). Each attempt is stored as soon as it ends, before the next is
@@ -20,10 +20,10 @@ from typing import Final
 
 from referee.league.config import League
 from referee.league.schedule import ScheduledMatch
+from referee.match.arbiter import Arbiter, Lineup
 from referee.match.launcher import Launcher, RemoteSource
 from referee.match.outcome import Attempt, NotStarted
 from referee.match.setup import open_launcher
-from referee.match.table import Lineup, Table
 from referee.run.competition import Competition, RunReport
 from referee.run.driver import OnProgress, Place, Tally, drive, held, quiet
 from referee.run.host import Host
@@ -49,15 +49,15 @@ class LocalDriver:
 
     @contextlib.asynccontextmanager
     async def opened(self, host: Host) -> AsyncIterator[Place]:
-        """One launcher and one table for the run, the remote entrants seated from :attr:`remote`."""
+        """One launcher and one arbiter for the run, the remote entrants seated from :attr:`remote`."""
         async with open_launcher(host.log_dir, host.confinement, remote=self.remote) as launcher:
-            table = host.table(launcher)
+            arbiter = host.arbiter(launcher)
             try:
-                yield _Here(self, launcher, table)
+                yield _Here(self, launcher, arbiter)
             finally:
-                await table.close()
+                await arbiter.close()
 
-    async def _play(self, table: Table, batch: list[ScheduledMatch], on_progress: OnProgress) -> None:
+    async def _play(self, arbiter: Arbiter, batch: list[ScheduledMatch], on_progress: OnProgress) -> None:
         """One pass of workers over a batch."""
         competition = self.competition
         remote = self.remote if competition.league.remote_names else None
@@ -65,7 +65,7 @@ class LocalDriver:
         pending = Pending(competition, remote, admitted)
         pending.put(batch)
         count = min(self.concurrency, len(batch))
-        workers = [asyncio.create_task(self._worker(table, pending, on_progress)) for _ in range(count)]
+        workers = [asyncio.create_task(self._worker(arbiter, pending, on_progress)) for _ in range(count)]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -73,7 +73,7 @@ class LocalDriver:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
 
-    async def _worker(self, table: Table, pending: Pending, on_progress: OnProgress) -> None:
+    async def _worker(self, arbiter: Arbiter, pending: Pending, on_progress: OnProgress) -> None:
         """Plays the matches of ``pending`` that can start, until none is left, the bots of the next
         started ahead; waits (without holding a match) while all that are left wait for a remote
         entrant."""
@@ -85,22 +85,22 @@ class LocalDriver:
                     first = await pending.next()
                     if first is None:
                         return
-                    upcoming = self._ahead(table, pending, first)
+                    upcoming = self._ahead(arbiter, pending, first)
                 (scheduled, starting), upcoming = upcoming, None
                 lineup = await starting
                 if lineup is None:  # an entrant of it is disqualified, or away again: not started
                     pending.done(scheduled)
                     continue
                 if lineup.failed is not None:  # not played: tried again later in the run, or left
-                    table.release(lineup)
+                    arbiter.release(lineup)
                     pending.done(scheduled)
                     pending.not_started(scheduled, lineup.failed)
                     continue
                 following = pending.take()  # the next match's bots start while this one plays
                 if following is not None:
-                    upcoming = self._ahead(table, pending, following)
+                    upcoming = self._ahead(arbiter, pending, following)
                 try:
-                    result = await table.play(
+                    result = await arbiter.play(
                         competition.sitting(scheduled), lineup, _recorder(competition, scheduled)
                     )
                 finally:
@@ -112,13 +112,13 @@ class LocalDriver:
                 on_progress(competition.finished(scheduled, result))
         finally:
             if upcoming is not None:
-                _drop(table, pending, upcoming)
+                _drop(arbiter, pending, upcoming)
 
-    def _ahead(self, table: Table, pending: Pending, scheduled: ScheduledMatch) -> _Ahead:
+    def _ahead(self, arbiter: Arbiter, pending: Pending, scheduled: ScheduledMatch) -> _Ahead:
         """Starts the bots of ``scheduled`` now."""
-        return scheduled, asyncio.create_task(self._lineup(table, pending, scheduled))
+        return scheduled, asyncio.create_task(self._lineup(arbiter, pending, scheduled))
 
-    async def _lineup(self, table: Table, pending: Pending, scheduled: ScheduledMatch) -> Lineup | None:
+    async def _lineup(self, arbiter: Arbiter, pending: Pending, scheduled: ScheduledMatch) -> Lineup | None:
         """Fresh seats for ``scheduled``; ``None`` if an entrant of it is disqualified, or if a remote
         entrant of it left between the look that chose the match and now (the match goes back to wait:
         a claim that would wait for it must not hold this worker)."""
@@ -130,7 +130,7 @@ class LocalDriver:
         if remote and self.remote is not None and not self.remote.ready(remote):
             pending.put([scheduled])
             return None
-        return await table.seat(competition.sitting(scheduled))
+        return await arbiter.seat(competition.sitting(scheduled))
 
 
 _Ahead = tuple[ScheduledMatch, "asyncio.Task[Lineup | None]"]
@@ -138,11 +138,11 @@ _Ahead = tuple[ScheduledMatch, "asyncio.Task[Lineup | None]"]
 
 @dataclass(frozen=True, slots=True)
 class _Here:
-    """The local driver's seats for one run: its launcher, lent to the preflight, and its table."""
+    """The local driver's seats for one run: its launcher, lent to the preflight, and its arbiter."""
 
     driver: LocalDriver
     launcher: Launcher
-    table: Table
+    arbiter: Arbiter
 
     def trying(self) -> AbstractAsyncContextManager[Launcher]:
         return held(self.launcher)
@@ -151,24 +151,24 @@ class _Here:
         return []  # a remote entrant without its token is refused before the run (door_settings)
 
     async def play(self, batch: list[ScheduledMatch], on_progress: OnProgress) -> None:
-        await self.driver._play(self.table, batch, on_progress)
+        await self.driver._play(self.arbiter, batch, on_progress)
 
     def tally(self) -> Tally:
         return Tally(self.launcher.started, tuple(self.launcher.registry.refusals))
 
 
-def _drop(table: Table, pending: Pending, upcoming: _Ahead) -> None:
+def _drop(arbiter: Arbiter, pending: Pending, upcoming: _Ahead) -> None:
     """A worker that stops (the run is interrupted, or failed) stops the bots it started ahead; those of
     an interrupted run see their streams end with CANCELLED, as the bots of the match in flight do, even
     when their start had finished (the callback runs outside the worker's task: asked here)."""
     scheduled, starting = upcoming
     pending.done(scheduled)
     starting.cancel()
-    cut = table.cut()
+    cut = arbiter.cut()
 
     def release(task: asyncio.Task[Lineup | None]) -> None:
         if not task.cancelled() and task.exception() is None and (lineup := task.result()) is not None:
-            table.release(lineup, cut)
+            arbiter.release(lineup, cut)
 
     starting.add_done_callback(release)
 

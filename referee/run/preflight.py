@@ -18,10 +18,10 @@ from pyramid_sdk.actions import IllegalActionError, IllegalTalkError, MalformedA
 from pyramid_sdk.bot import MatchInfo
 from pyramid_sdk.engine import Match
 from referee.league.config import Entrant, League
+from referee.match.arbiter import seat_of
 from referee.match.bots import BotSpecError
 from referee.match.launcher import BotProcess, Launcher, interrupted
 from referee.match.output import meaningful_lines
-from referee.match.table import seat_of
 
 PREFLIGHT_SEED: Final = 1
 """The seed of the preflight's deal: public, and no deal of any league (those come from the league seed)."""

@@ -27,7 +27,7 @@ from referee.remote.tokens import TokenBook, TokenError, tokens_path
 from referee.run.competition import Progress, RunReport
 
 
-class Seating(Protocol):
+class LobbyDriver(Protocol):
     """A driver that seats remote entrants from a lobby (``referee.run.local_driver.LocalDriver``)."""
 
     remote: RemoteSource | None
@@ -82,7 +82,7 @@ def no_token(league: League, name: str) -> str:
     return f"remote entrant {name!r} has no token: referee token issue {league.path} {name}"
 
 
-def with_door(league: League, driver: Seating, settings: RemoteSettings) -> DoorDriver:
+def with_door(league: League, driver: LobbyDriver, settings: RemoteSettings) -> DoorDriver:
     """``driver`` with the door open around its run; raises :class:`RemoteSettingsError` if a remote
     entrant has no token yet."""
     missing = missing_tokens(league)
@@ -184,7 +184,7 @@ class DoorDriver:
     """Runs ``driver`` with the door open: its lobby seats the remote entrants; the door's refusals join
     the run's report, and what the run saw of each connection is recorded beside the results."""
 
-    def __init__(self, league: League, driver: Seating, settings: RemoteSettings) -> None:
+    def __init__(self, league: League, driver: LobbyDriver, settings: RemoteSettings) -> None:
         self.league, self.driver, self.settings = league, driver, settings
 
     async def run(self, on_progress: Callable[[Progress], None]) -> RunReport:

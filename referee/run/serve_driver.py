@@ -5,7 +5,7 @@ app); again, for as long as the server runs.
 It drives the league's :class:`~referee.run.competition.Competition` as ``referee run``'s
 :class:`~referee.run.local_driver.LocalDriver` does, through the same public interfaces: the league's
 :class:`~referee.run.host.Host` (logs, sandbox, builds), the preflight, a
-:class:`~referee.match.table.Table` that plays each match, and the competition that plans the matches
+:class:`~referee.match.arbiter.Arbiter` that plays each match, and the competition that plans the matches
 and records each attempt, so a match played here is the match ``referee run`` would play: same seed,
 same seats, same record. The competition stays open (the league held) while the server runs. The league
 file is read again whenever it changes (a new entrant from ``referee submit``, a ``--replace``d
@@ -35,10 +35,10 @@ from typing import Any, Final, Protocol
 
 from referee.league.config import League, LeagueError, load_league
 from referee.league.schedule import ScheduledMatch
+from referee.match.arbiter import Arbiter
 from referee.match.launcher import Launcher
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
-from referee.match.table import Table
 from referee.match.watch import LiveMatch, watched
 from referee.remote.settings import RemoteSettingsError
 from referee.remote.tokens import tokens_path
@@ -228,7 +228,7 @@ class ServeDriver:
         host = Host.of(competition.league, self.hidden)
         await drive(competition, host, _Served(self, competition, digest), jobs=_ONE_PASS)
 
-    async def _serve(self, competition: Competition, table: Table, digest: str) -> None:
+    async def _serve(self, competition: Competition, arbiter: Arbiter, digest: str) -> None:
         """Plays the matches that can start, up to the league's ``concurrency`` at once, until the file
         changes; rates the league whenever nothing can be played now after something was."""
         concurrency = competition.league.concurrency
@@ -250,7 +250,7 @@ class ServeDriver:
                     waits.add(asyncio.ensure_future(asyncio.sleep(self.poll)))
                     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                     continue
-                task = asyncio.create_task(self._play_one(competition, table, scheduled))
+                task = asyncio.create_task(self._play_one(competition, arbiter, scheduled))
                 playing[scheduled.match_id] = (scheduled, task)
             if self.door is not None:  # a token revoked or reissued: that bot is told now
                 self.door.lobby.dismiss()
@@ -291,11 +291,11 @@ class ServeDriver:
         lobby = self.door.lobby if self.door is not None else None
         return lobby is not None and not seated.intersection(remote) and lobby.ready(remote)
 
-    async def _play_one(self, competition: Competition, table: Table, scheduled: ScheduledMatch) -> None:
+    async def _play_one(self, competition: Competition, arbiter: Arbiter, scheduled: ScheduledMatch) -> None:
         sitting = competition.sitting(scheduled)
-        lineup = await table.seat(sitting)
+        lineup = await arbiter.seat(sitting)
         if lineup.failed is not None:  # counted by the competition: three in a row disqualify
-            table.release(lineup)
+            arbiter.release(lineup)
             competition.not_started(scheduled, lineup.failed, tries=1)  # tried again while playable
             self._changed(competition)
             await asyncio.sleep(self.poll)
@@ -314,7 +314,7 @@ class ServeDriver:
         self.hub.publish("match_started", **live.summary())
         count = itertools.count()
         try:
-            result = await table.play(
+            result = await arbiter.play(
                 sitting, lineup, lambda attempt: competition.record(scheduled, attempt, next(count))
             )
         finally:
@@ -373,11 +373,11 @@ class _Served:
         async with open_launcher(
             host.log_dir, host.confinement, remote=door.lobby if door else None
         ) as launcher:
-            table = host.table(launcher)
+            arbiter = host.arbiter(launcher)
             try:
-                yield _ServedPlace(self.driver, self.competition, self.digest, launcher, table)
+                yield _ServedPlace(self.driver, self.competition, self.digest, launcher, arbiter)
             finally:
-                await table.close()
+                await arbiter.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,7 +388,7 @@ class _ServedPlace:
     competition: Competition
     digest: str
     launcher: Launcher
-    table: Table
+    arbiter: Arbiter
 
     def trying(self) -> AbstractAsyncContextManager[Launcher]:
         return held(self.launcher)
@@ -406,7 +406,7 @@ class _ServedPlace:
         them, until the league file changes."""
         competition = self.competition
         self.driver.problem = "; ".join(f"{b.name}: {b.reason}" for b in competition.broken)
-        await self.driver._serve(competition, self.table, self.digest)
+        await self.driver._serve(competition, self.arbiter, self.digest)
 
     def tally(self) -> Tally:
         return Tally(self.launcher.started, tuple(self.launcher.registry.refusals))

@@ -28,11 +28,11 @@ from pyramid_sdk.rules import DECLARATIONS_PER_PLAYER, TRICKS_PER_DEAL, Rules
 from pyramid_sdk.seeds import derive_seed
 from referee.league.config import League
 from referee.league.schedule import ScheduledMatch
+from referee.match.arbiter import seat_of
 from referee.match.bots import BotSpecError
 from referee.match.faults import FaultKind
 from referee.match.launcher import BotProcess, Launcher
 from referee.match.runner import LocalSeat, Seat
-from referee.match.table import seat_of
 from referee.run.preflight import PREFLIGHT_SEED
 
 TIMING_DEALS: Final = 4

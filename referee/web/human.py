@@ -2,7 +2,7 @@
 
 The person's seat is a :class:`HumanSeat`, a seat like any other to the match runner: the same referee,
 rules and checks, with a generous clock (:data:`HUMAN_CLOCK` a decision). The match is played by a
-:class:`~referee.match.table.Table` as a league match is, under the league's time control and fault
+:class:`~referee.match.arbiter.Arbiter` as a league match is, under the league's time control and fault
 limit, the person's seat given to it in place of a started bot: the opponents are the league's entrants,
 started fresh for the table, in the league's sandbox (an opponent that does not start, even once tried
 again, stops the table before it is played; a void match is played again). The deals come
@@ -35,13 +35,13 @@ from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.observation import Observation
 from pyramid_sdk.seeds import SEED_BITS
 from referee.league.config import League
+from referee.match.arbiter import Arbiter, Sitting
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import NotStarted
 from referee.match.runner import Answer, Seat
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher
-from referee.match.table import Sitting, Table
 from referee.match.watch import LiveMatch, public_view, watched
 from referee.run.host import confinement_of, log_dir_of
 from referee.web.human_store import HumanStore, human_database
@@ -203,7 +203,7 @@ class Tables:
         sitting = Sitting(HUMAN_MATCH_ID, table.seed, bots)
         try:
             async with open_launcher(log_dir, confinement_of(league, log_dir, self.hidden)) as launcher:
-                match_table = Table(launcher, league.rules, league.time_control, league.max_faults)
+                match_table = Arbiter(launcher, league.rules, league.time_control, league.max_faults)
                 try:
                     result = await match_table.play(sitting, dress=lambda seats: watched(seats, table.live))
                 finally:

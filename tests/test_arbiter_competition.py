@@ -13,13 +13,13 @@ from pyramid_sdk import Rules
 from pyramid_sdk.bot import TimeControl
 from referee.league.config import load_league
 from referee.league.schedule import ScheduledMatch
+from referee.match.arbiter import Arbiter, Sitting
 from referee.match.bots import BotSpec
 from referee.match.faults import RefereeInternalError
 from referee.match.launcher import Confinement, Launcher
 from referee.match.outcome import VOIDS_IN_A_ROW, Attempt, Finished, MatchStatus, NotStarted, VoidStreak
 from referee.match.sandbox import SandboxMode
 from referee.match.sessions import SessionRegistry
-from referee.match.table import Sitting, Table
 from referee.remote.lobby import Lobby
 from referee.run.competition import START_FAILURES, Competition
 from referee.run.host import Host
@@ -48,8 +48,8 @@ def league_file(folder: Path, seed: int | None = None, names: str = "abc") -> Pa
     return path
 
 
-def table() -> Table:
-    return Table(None, Rules(players=2), TimeControl(), max_faults=3)
+def table() -> Arbiter:
+    return Arbiter(None, Rules(players=2), TimeControl(), max_faults=3)
 
 
 def bots(*texts: str) -> tuple[BotSpec, ...]:
@@ -195,7 +195,7 @@ def test_a_tables_remote_seats_are_claimed_together_and_only_the_unconnected_are
     launcher = Launcher(SessionRegistry(), tmp_path / "none.sock", confinement=Confinement(SandboxMode.NONE))
     launcher.remote = lobby
     sitting = Sitting("m1", 7, (BotSpec("a", remote=True), BotSpec("b", remote=True)))
-    result = asyncio.run(Table(launcher, Rules(players=2), TimeControl(), max_faults=3).play(sitting))
+    result = asyncio.run(Arbiter(launcher, Rules(players=2), TimeControl(), max_faults=3).play(sitting))
     assert isinstance(result, NotStarted)
     assert result.charged == ("a", "b")
     assert result.started == ()

@@ -1,18 +1,20 @@
-"""One table: plays one planned match with fresh bots, and returns what it came to as a value.
+"""The arbiter: plays one planned match with fresh bots, and returns what it came to as a value. (As a
+chess arbiter runs a game of a tournament; a *table* is the league's: entrants who sit down together
+and the matches they play on the same deals, ``league/designs.py``.)
 
-Every match player plays through a :class:`Table` (every driver, ``referee compare``, ``referee check``,
+Every match player plays through an :class:`Arbiter` (every driver, ``referee compare``, ``referee check``,
 ``referee match`` and :mod:`referee.api`, the human seat), so the rules of playing a match live here
 once, the fault policy with them: every match gets fresh bot processes (a new object per in-process
 bot), so no bot carries memory from one match to the next; a start that fails is tried once more (a
 busy machine can make a start miss its window); a seat forfeits after ``max_faults`` faults; a void
 match (the referee's failure) is played again from scratch with fresh bots, up to
-:data:`~referee.match.outcome.VOID_RETRIES` times; every process the table started is stopped, however
+:data:`~referee.match.outcome.VOID_RETRIES` times; every process the arbiter started is stopped, however
 the match ends (an interrupted match's bots see their streams end with CANCELLED). What the match comes
 to is a :class:`~referee.match.outcome.Finished` or :class:`~referee.match.outcome.NotStarted` value;
 what it means for a league (stored, counted, an entrant disqualified) is the caller's business.
 
 Here too are the one seat-maker (:func:`seat_of`: the seat of a started process) and the one seat-taker
-(:func:`take_seats`: fresh seats for a match, which :meth:`Table.seat` uses).
+(:func:`take_seats`: fresh seats for a match, which :meth:`Arbiter.seat` uses).
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ Tap = Callable[[pb.ConnectResponse], None]
 
 @dataclass(frozen=True, slots=True)
 class Sitting:
-    """A planned match as a table plays it: its id (what every bot is told), its seed, and its bots in
+    """A planned match as an arbiter plays it: its id (what every bot is told), its seed, and its bots in
     seat order, each named as its seat is. A bot is a :class:`BotSpec`, started fresh for every play of
     the match, or a :class:`Seat` given as it is (a person at the human seat, an object the caller keeps):
-    the table neither starts nor stops a given seat, and plays a void match again with the same one."""
+    the arbiter neither starts nor stops a given seat, and plays a void match again with the same one."""
 
     match_id: str
     seed: int
@@ -68,10 +70,10 @@ def _ignore(attempt: Attempt) -> None:
     """No one to tell of an attempt as it ends: the caller reads them all from the result."""
 
 
-class Table:
+class Arbiter:
     """Plays matches on ``launcher``'s referee (``None``: in-process bots only) under one set of rules,
     time control and fault limit; several at once if the caller likes. The fault policy is made here,
-    once, for every match the table plays (a bad ``max_faults`` fails before any bot starts)."""
+    once, for every match the arbiter plays (a bad ``max_faults`` fails before any bot starts)."""
 
     def __init__(
         self,
@@ -152,7 +154,7 @@ class Table:
         task.add_done_callback(self.stopping.discard)
 
     async def close(self) -> None:
-        """Waits until every process this table started is stopped."""
+        """Waits until every process this arbiter started is stopped."""
         await asyncio.gather(*self.stopping, return_exceptions=True)
 
 
@@ -187,7 +189,7 @@ async def take_seats(
 
 async def _claim(launcher: Launcher | None, bots: list[BotSpec], lineup: Lineup) -> dict[str, BotProcess]:
     """The remote entrants' connections for a match, claimed all together before any other bot starts
-    (two tables never each hold an entrant the other waits for). One not connected within the league's
+    (two arbiters never each hold an entrant the other waits for). One not connected within the league's
     wait fails like a start; one still busy in another match is named but not charged."""
     if not bots:
         return {}
