@@ -17,7 +17,7 @@ from pathlib import Path
 from pyramid_sdk import Rules, stream, transport
 from referee.match.bots import BotSpec
 from referee.match.faults import FaultKind
-from referee.match.runner import play_match
+from referee.match.playing import play_match
 from referee.match.setup import open_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers

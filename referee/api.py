@@ -45,7 +45,7 @@ from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import MAX_FAULTS, Fault
 from referee.match.launcher import Confinement
 from referee.match.outcome import MatchStatus, NotStarted
-from referee.match.runner import LocalSeat, Seat
+from referee.match.playing import LocalSeat, Seat
 from referee.match.sandbox import SandboxMode
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher

@@ -1,7 +1,7 @@
 """The referee's own log: Python ``logging``, one module logger per layer, as python-chess's
 ``chess.engine`` logs every line in and out at DEBUG.
 
-``referee.match.runner`` logs each match's end and, with its traceback, any error of the referee's own
+``referee.match.playing`` logs each match's end and, with its traceback, any error of the referee's own
 that makes a match void; ``referee.run.competition`` the voids of a run and why it stopped;
 ``referee.match.sessions`` at DEBUG every message to and from each bot, and at WARNING every hello it
 refuses for a spent token or a second time on one stream. ``referee run`` writes the log to

@@ -10,7 +10,7 @@ import pytest
 from pyramid_sdk import Rules
 from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
-from referee.match.runner import MAX_ERROR
+from referee.match.playing import MAX_ERROR
 from support import ROOT
 from support.arena import FAST, RANDOM, misbehaving, play
 from support.cli import referee

@@ -14,7 +14,7 @@ from pyramid_sdk.bot import MatchInfo, TimeControl
 from referee.league.config import load_league
 from referee.match.faults import FaultKind
 from referee.match.outcome import MatchStatus
-from referee.match.runner import LocalSeat, play_match
+from referee.match.playing import LocalSeat, play_match
 from sample_bots.montecarlo import MonteCarloBot, decisions_left
 from support import ROOT
 from support.arena import RANDOM, play

@@ -5,7 +5,7 @@ import asyncio
 from pyramid_sdk import Rules
 from referee.match.faults import MAX_DETAIL, Fault, FaultKind
 from referee.match.outcome import MatchStatus
-from referee.match.runner import LocalSeat, play_match
+from referee.match.playing import LocalSeat, play_match
 from sample_bots.random_bot import RandomBot
 
 

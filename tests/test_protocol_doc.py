@@ -19,7 +19,7 @@ from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.v1 import pyramid_pb2_grpc as pb_grpc
 from referee.match.bots import BotSpec
 from referee.match.outcome import MatchStatus
-from referee.match.runner import LocalSeat, RemoteSeat, play_match
+from referee.match.playing import LocalSeat, RemoteSeat, play_match
 from referee.match.sandbox import SandboxMode, resolve_mode
 from referee.match.server import MAX_TRANSPORT_BYTES, SERVER_OPTIONS, create_server
 from referee.match.sessions import MAX_MESSAGE_BYTES, SessionRegistry

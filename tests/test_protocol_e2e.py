@@ -19,7 +19,7 @@ from referee.match import server as referee_server
 from referee.match.bots import BotSpec
 from referee.match.faults import FaultKind, FaultPolicy
 from referee.match.outcome import MatchStatus
-from referee.match.runner import LocalSeat, play_match
+from referee.match.playing import LocalSeat, play_match
 from referee.match.server import create_server
 from referee.match.sessions import SessionRegistry
 from referee.match.setup import open_table

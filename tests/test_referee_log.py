@@ -52,9 +52,8 @@ def test_a_void_match_logs_its_traceback_to_stderr():
         "match", "sample_bots.random_bot:RandomBot", "tests.bots.voider:Breaker", "--seed", "3", timeout=60
     )
     assert result.returncode == 1
-    assert (
-        "ERROR referee.match.runner: match match: referee error in deal 1; the match is void" in result.stderr
-    )
+    void = "ERROR referee.match.playing: match match: referee error in deal 1; the match is void"
+    assert void in result.stderr
     assert "Traceback (most recent call last)" in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
         "Error: the match is void: referee error: RuntimeError: a referee bug planted by a test bot"
@@ -98,7 +97,7 @@ def test_a_run_logs_each_match_to_referee_log_and_warns_of_more_matches_than_cpu
     assert calm.returncode == 0, calm.stderr
     assert "warning" not in calm.stderr
     log = (tmp_path / "league-logs" / "referee.log").read_text(encoding="utf-8")
-    assert len(re.findall(r"INFO referee\.match\.runner: match \S+: complete in", log)) == 2
+    assert len(re.findall(r"INFO referee\.match\.playing: match \S+: complete in", log)) == 2
     busy = referee("run", path, "--fresh", "--concurrency", "64")
     assert busy.returncode == 0, busy.stderr
     cpus = len(os.sched_getaffinity(0))

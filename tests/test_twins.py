@@ -13,7 +13,7 @@ import pytest
 from pyramid_sdk.bot import MatchInfo, TimeControl
 from pyramid_sdk.rules import Rules
 from referee.league.ratings import RatingMode
-from referee.match.runner import LocalSeat, play_match
+from referee.match.playing import LocalSeat, play_match
 from sample_bots.random_bot import RandomBot
 from twins import HEURISTIC, OTHER_RANDOM, RANDOM, play
 

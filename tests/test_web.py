@@ -16,13 +16,13 @@ from pyramid_sdk import Match, Rules
 from pyramid_sdk.actions import Action, Play
 from pyramid_sdk.rules import Talk
 from referee.cli.serve import parse_http
-from referee.match.runner import LocalSeat, play_match
+from referee.match.playing import LocalSeat, play_match
 from referee.match.watch import LiveMatch, public_view, watched
 from referee.run.serve_driver import ServeDriver
 from referee.web.app import create_app
 from referee.web.events import QUEUE, Hub, ListenerRefused
 from referee.web.hosts import Hosts, allowed, public_host
-from referee.web.human import Tables
+from referee.web.human import HumanMatches
 from referee.web.readers import Answers, Readers
 from referee.web.site import LiveSite
 from sample_bots.random_bot import RandomBot
@@ -131,12 +131,12 @@ def test_a_match_in_play_names_its_remote_seats():
 
 
 def _client(tmp_path: Path, hosts: Hosts | None = None) -> TestClient:
-    runner = ServeDriver(tmp_path / "league.yaml", Hub())
-    runner.problem = "<script>alert(1)</script> in league.yaml"
+    driver = ServeDriver(tmp_path / "league.yaml", Hub())
+    driver.problem = "<script>alert(1)</script> in league.yaml"
     readers = Readers(processes=0)  # no league is read: nothing to read
-    site = LiveSite(tmp_path, readers, runner.hub)
+    site = LiveSite(tmp_path, readers, driver.hub)
     hosts = hosts or Hosts(frozenset({"127.0.0.1", "testserver"}))
-    app = create_app(runner, runner.hub, site, Answers(readers), Tables(), hosts)
+    app = create_app(driver, driver.hub, site, Answers(readers), HumanMatches(), hosts)
     return TestClient(app)
 
 

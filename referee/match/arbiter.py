@@ -31,7 +31,7 @@ from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import FaultPolicy
 from referee.match.launcher import CONNECT_TIMEOUT, BotProcess, Launcher, Unclaimed, interrupted
 from referee.match.outcome import VOID_RETRIES, Attempt, Finished, MatchStatus, NotStarted, TableResult
-from referee.match.runner import AbsentSeat, LocalSeat, RemoteSeat, Seat, play_match
+from referee.match.playing import AbsentSeat, LocalSeat, RemoteSeat, Seat, play_match
 from referee.match.sessions import clean_name
 
 Tap = Callable[[pb.ConnectResponse], None]

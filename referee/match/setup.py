@@ -16,7 +16,7 @@ from pathlib import Path
 from referee.match.arbiter import Lineup, Tap, take_seats
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.launcher import CONNECT_TIMEOUT, Confinement, Launcher, RemoteSource
-from referee.match.runner import Seat
+from referee.match.playing import Seat
 from referee.match.server import HELLO_TIMEOUT, create_server
 from referee.match.sessions import SessionRegistry
 
@@ -62,7 +62,7 @@ async def open_table(
     of what a connection carries from one match to the next, the protocol benchmark).
 
     A bot that cannot start or connect raises :class:`BotSpecError`, or with ``absent_ok`` takes its seat
-    as an :class:`~referee.match.runner.AbsentSeat` that forfeits.
+    as an :class:`~referee.match.playing.AbsentSeat` that forfeits.
     """
     async with open_launcher(log_dir, confinement, hello_timeout) as launcher:
         lineup = Lineup()

@@ -20,7 +20,7 @@ from pyramid_sdk.bot import MatchInfo, MatchResult
 from pyramid_sdk.observation import Observation, Trick
 from pyramid_sdk.rules import Talk
 from referee.match.faults import Fault
-from referee.match.runner import Answer, Seat
+from referee.match.playing import Answer, Seat
 
 TURN: Final = 0.005
 """Seconds a match of in-process bots plays before it lets the server's event loop answer requests."""

@@ -3,7 +3,7 @@
 ``referee run LEAGUE --workers N`` starts a :class:`distributed.LocalCluster` of N worker processes on
 this machine; ``--dask tcp://HOST:8786`` uses a running cluster. Only *where* a match is played changes
 (architecture principle 9): a task is "play this scheduled match", with the schedule's seed, and returns
-its :class:`~referee.match.runner.MatchOutcome`; this process (the client) stores each outcome as it
+its :class:`~referee.match.playing.MatchOutcome`; this process (the client) stores each outcome as it
 arrives, one transaction per match, and stays the only writer of the results database. Ratings are
 computed from the stored matches in schedule order, as always, so the order in which workers finish does
 not matter.

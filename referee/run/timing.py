@@ -32,7 +32,7 @@ from referee.match.arbiter import seat_of
 from referee.match.bots import BotSpecError
 from referee.match.faults import FaultKind
 from referee.match.launcher import BotProcess, Launcher
-from referee.match.runner import LocalSeat, Seat
+from referee.match.playing import LocalSeat, Seat
 from referee.run.preflight import PREFLIGHT_SEED
 
 TIMING_DEALS: Final = 4

@@ -26,14 +26,14 @@ from referee.web.readers import RETRY_AFTER, Answers, Busy, ReadFailed
 from referee.web.reads import VERSION
 
 
-def _runner(request: Request) -> ServeDriver:
-    runner: ServeDriver = request.app.state.runner
-    return runner
+def _driver(request: Request) -> ServeDriver:
+    driver: ServeDriver = request.app.state.driver
+    return driver
 
 
 def _not_ready(request: Request) -> JSONResponse:
     return JSONResponse(
-        {"error": _runner(request).problem or "the league is starting: try again in a moment"},
+        {"error": _driver(request).problem or "the league is starting: try again in a moment"},
         status_code=503,
         headers={"retry-after": str(RETRY_AFTER)},
     )
@@ -51,13 +51,13 @@ def unavailable(exc: Busy | ReadFailed) -> JSONResponse:
 async def read(request: Request, key: Hashable, name: str, *args: Any) -> Any:
     """The answer ``key``: the results' read ``name`` on the league, its seed and the results' state,
     then ``args``; kept while those results are the latest."""
-    runner = _runner(request)
+    driver = _driver(request)
     answers: Answers = request.app.state.answers
 
     def job() -> tuple[str, tuple[Any, ...]]:
-        return name, (runner.league, runner.seed, runner.state, *args)
+        return name, (driver.league, driver.seed, driver.state, *args)
 
-    return await answers.get(key, lambda: runner.state, job)
+    return await answers.get(key, lambda: driver.state, job)
 
 
 def _json(body: bytes, status: int = 200) -> Response:
@@ -65,7 +65,7 @@ def _json(body: bytes, status: int = 200) -> Response:
 
 
 async def leaderboard(request: Request) -> Response:
-    if _runner(request).league is None:
+    if _driver(request).league is None:
         return _not_ready(request)
     try:
         return _json(await read(request, ("leaderboard",), "leaderboard"))
@@ -74,19 +74,19 @@ async def leaderboard(request: Request) -> Response:
 
 
 async def matches(request: Request) -> Response:
-    runner = _runner(request)
-    if runner.league is None:
+    driver = _driver(request)
+    if driver.league is None:
         return _not_ready(request)
     try:
         stored: bytes = await read(request, ("matches",), "matches")
     except (Busy, ReadFailed) as exc:
         return unavailable(exc)
-    in_play = json.dumps([live.summary() for live in runner.live.values()], ensure_ascii=False)
+    in_play = json.dumps([live.summary() for live in driver.live.values()], ensure_ascii=False)
     return _json(b'{"version":%d,"matches":%b,"in_play":%b}' % (VERSION, stored, in_play.encode()))
 
 
 async def one_match(request: Request) -> Response:
-    if _runner(request).league is None:
+    if _driver(request).league is None:
         return _not_ready(request)
     wanted = request.path_params["match_id"]
     try:
@@ -99,8 +99,8 @@ async def one_match(request: Request) -> Response:
 
 
 async def entrants(request: Request) -> Response:
-    runner = _runner(request)
-    league = runner.league
+    driver = _driver(request)
+    league = driver.league
     if league is None:
         return _not_ready(request)
     try:
@@ -114,7 +114,7 @@ async def entrants(request: Request) -> Response:
             {
                 "name": entrant.name,
                 "kind": _kind(entrant),
-                "connected": runner.connected(entrant.name) if entrant.spec.remote else None,
+                "connected": driver.connected(entrant.name) if entrant.spec.remote else None,
                 **standing,
             }
         )
@@ -131,7 +131,7 @@ def _kind(entrant: Entrant) -> str:
 
 async def entrant(request: Request) -> Response:
     """One entrant and each version's results: the one playing now, then the replaced ones."""
-    if _runner(request).league is None:
+    if _driver(request).league is None:
         return _not_ready(request)
     name = request.path_params["name"]
     try:
@@ -144,12 +144,12 @@ async def entrant(request: Request) -> Response:
 
 
 async def live_list(request: Request) -> Response:
-    runner = _runner(request)
-    return JSONResponse({"version": VERSION, "in_play": [m.summary() for m in runner.live.values()]})
+    driver = _driver(request)
+    return JSONResponse({"version": VERSION, "in_play": [m.summary() for m in driver.live.values()]})
 
 
 async def live_one(request: Request) -> Response:
-    live = _runner(request).live.get(request.path_params["match_id"])
+    live = _driver(request).live.get(request.path_params["match_id"])
     if live is None:
         return JSONResponse({"error": "not in play", "in_play": False}, status_code=404)
     return JSONResponse(live.state())

@@ -96,8 +96,8 @@ class SafetyHeaders:
 
 
 def _waiting(request: Request) -> HTMLResponse:
-    runner: ServeDriver = request.app.state.runner
-    return render("waiting.html", status=503, problem=runner.problem)
+    driver: ServeDriver = request.app.state.driver
+    return render("waiting.html", status=503, problem=driver.problem)
 
 
 def _not_found() -> Response:
@@ -112,8 +112,8 @@ async def page(request: Request) -> Response:
         return asset.response(request)  # type: ignore[no-any-return]
     if not is_page_name(name):
         return _not_found()
-    runner: ServeDriver = request.app.state.runner
-    if runner.league is None:  # no report yet
+    driver: ServeDriver = request.app.state.driver
+    if driver.league is None:  # no report yet
         return _waiting(request) if name == "index.html" else _not_found()
     site: LiveSite = request.app.state.site
     answers: Answers = request.app.state.answers
@@ -137,10 +137,10 @@ async def static(request: Request) -> Response:
 
 
 async def live_page(request: Request) -> Response:
-    runner: ServeDriver = request.app.state.runner
+    driver: ServeDriver = request.app.state.driver
     match_id = request.path_params["match_id"]
-    live = runner.live.get(match_id)
-    league = runner.league
+    live = driver.live.get(match_id)
+    league = driver.league
     return render(
         "live.html",
         league=league.name if league is not None else "",
@@ -151,11 +151,11 @@ async def live_page(request: Request) -> Response:
 
 
 def create_app(
-    runner: ServeDriver,
+    driver: ServeDriver,
     hub: Hub,
     site: LiveSite,
     answers: Answers,
-    tables: human.Tables,
+    tables: human.HumanMatches,
     hosts: Hosts,
     connections: Connections | None = None,
     rate: RequestRate | None = None,
@@ -181,7 +181,7 @@ def create_app(
             Middleware(HostGuard, hosts=hosts),
         ],
     )
-    app.state.runner = runner
+    app.state.driver = driver
     app.state.hub = hub
     app.state.site = site
     app.state.answers = answers

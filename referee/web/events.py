@@ -1,4 +1,4 @@
-"""The live feed: what the league runner and the human tables tell every open page.
+"""The live feed: what the league driver and the human tables tell every open page.
 
 Each listener (a browser's event stream) has a bounded queue of its own. Publishing never waits: a
 listener whose queue is full is a slow or gone browser, and it is dropped at once: its queue is

@@ -1,6 +1,6 @@
 """The human seat: a person plays a whole match in the browser against entrants of the league.
 
-The person's seat is a :class:`HumanSeat`, a seat like any other to the match runner: the same referee,
+The person's seat is a :class:`HumanSeat`, a seat like any other to the match driver: the same referee,
 rules and checks, with a generous clock (:data:`HUMAN_CLOCK` a decision). The match is played by a
 :class:`~referee.match.arbiter.Arbiter` as a league match is, under the league's time control and fault
 limit, the person's seat given to it in place of a started bot: the opponents are the league's entrants,
@@ -39,7 +39,7 @@ from referee.match.arbiter import Arbiter, Sitting
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import NotStarted
-from referee.match.runner import Answer, Seat
+from referee.match.playing import Answer, Seat
 from referee.match.sessions import clean_name
 from referee.match.setup import open_launcher
 from referee.match.watch import LiveMatch, public_view, watched
@@ -110,7 +110,7 @@ class HumanSeat:
 
 
 @dataclass(slots=True)
-class HumanTable:
+class HumanMatch:
     """One person's match in play, reached by ``token``."""
 
     token: str
@@ -149,19 +149,19 @@ class HumanTable:
         }
 
 
-class Tables:
+class HumanMatches:
     """The human tables in play; ``hidden`` are the paths no bot may read (the server's pages)."""
 
     def __init__(self, hidden: tuple[Path, ...] = ()) -> None:
         self.hidden = hidden
-        self.tables: dict[str, HumanTable] = {}
+        self.tables: dict[str, HumanMatch] = {}
         self.state = 0
         """Human matches stored since the server started: what is read of them is kept until it grows."""
 
     def in_play(self) -> int:
         return sum(1 for t in self.tables.values() if t.task is not None and not t.task.done())
 
-    def open(self, league: League, opponents: Sequence[str], name: str) -> HumanTable:
+    def open(self, league: League, opponents: Sequence[str], name: str) -> HumanMatch:
         """Starts a table of the person and ``opponents`` (entrant names); raises ``ValueError`` with
         the reason it cannot."""
         if len(opponents) != league.players - 1:
@@ -187,12 +187,12 @@ class Tables:
         token = secrets.token_urlsafe(16)
         seed = secrets.randbits(SEED_BITS)
         live = LiveMatch(HUMAN_MATCH_ID, tuple(names), True)
-        table = HumanTable(token, tuple(names), HumanSeat(person), live, seed)
+        table = HumanMatch(token, tuple(names), HumanSeat(person), live, seed)
         table.task = asyncio.create_task(self._play(league, table, list(opponents)))
         self.tables[token] = table
         return table
 
-    async def _play(self, league: League, table: HumanTable, opponents: list[str]) -> None:
+    async def _play(self, league: League, table: HumanMatch, opponents: list[str]) -> None:
         log_dir = log_dir_of(league)
         log_dir.mkdir(parents=True, exist_ok=True)
         specs = [
@@ -228,13 +228,13 @@ class Tables:
             await asyncio.gather(*(t.task for t in self.tables.values() if t.task), return_exceptions=True)
 
 
-def _tables(request: Request) -> Tables:
-    tables: Tables = request.app.state.tables
+def _tables(request: Request) -> HumanMatches:
+    tables: HumanMatches = request.app.state.tables
     return tables
 
 
 def _league(request: Request) -> League | None:
-    league: League | None = request.app.state.runner.league
+    league: League | None = request.app.state.driver.league
     return league
 
 
@@ -257,7 +257,7 @@ def _busy(exc: Busy | ReadFailed) -> HTMLResponse:
 async def play_page(request: Request) -> Response:
     league = _league(request)
     if league is None:
-        return render("waiting.html", status=503, problem=request.app.state.runner.problem)
+        return render("waiting.html", status=503, problem=request.app.state.driver.problem)
     path = human_database(league)
     try:
         played = await _read(request, ("human-lines", path), "human_lines", path)

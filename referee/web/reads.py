@@ -94,7 +94,7 @@ def exported(
     league: League, seed: int, state: int, only: str | None = None, tries: int = READ_TRIES
 ) -> list[dict[str, Any]]:
     """The stored matches (or the one ``only``) as ``referee export`` writes them, in schedule order.
-    The summaries and the records are two reads: a new version's matches deleted in between (the runner
+    The summaries and the records are two reads: a new version's matches deleted in between (the driver
     replays them) make the second miss one, and the whole is read again."""
     read = results(league, seed, state)
     store = Store(league.database, write=False)

@@ -1,4 +1,4 @@
-"""The process of ``referee serve``: the league runner and uvicorn's server on one event loop, and the
+"""The process of ``referee serve``: the league driver and uvicorn's server on one event loop, and the
 way both stop together (Ctrl-C, SIGTERM): the event streams end, the server closes within a few seconds,
 the match in play is cancelled and its bots stopped. A cancelled match is not stored: the next run plays
 it. Every stored match stays stored. With remote entrants, their door is open for the process's whole
@@ -28,7 +28,7 @@ from referee.run.serve_driver import ServeDriver
 from referee.web.app import create_app
 from referee.web.events import Hub
 from referee.web.hosts import allowed, shown
-from referee.web.human import Tables
+from referee.web.human import HumanMatches
 from referee.web.limits import Connections, capped_protocol
 from referee.web.readers import Answers, Readers, ReadFailed
 from referee.web.site import LiveSite
@@ -41,7 +41,7 @@ EXIT_STORAGE: Final = 6
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, leaving the signals to ``referee serve``, which stops the runner too."""
+    """uvicorn's server, leaving the signals to ``referee serve``, which stops the driver too."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
@@ -74,7 +74,7 @@ async def serve_forever(
     log: IO[Any] | None = None,
 ) -> int:
     """Runs until a signal or a failure of the league; the exit status. ``door``: the door of the
-    league's remote entrants, which the runner opens once it holds the league (a second serve of a busy
+    league's remote entrants, which the driver opens once it holds the league (a second serve of a busy
     league names the holder, exit 5, and admits no bot) and which is closed when serve stops (its bots
     told CANCELLED: they wait for the referee to come back), what its lobby saw of each connection added
     to the league's record. ``fresh``: the league's stored results are forgotten when it is first opened,
@@ -116,10 +116,10 @@ async def _serve(
 ) -> int:
     hub = Hub()
     site = LiveSite(folder, readers, hub)
-    runner = ServeDriver(league_file, hub, hidden=(folder,), on_stored=site.stale, door=door, fresh=fresh)
-    tables = Tables(hidden=(folder,))
+    driver = ServeDriver(league_file, hub, hidden=(folder,), on_stored=site.stale, door=door, fresh=fresh)
+    tables = HumanMatches(hidden=(folder,))
     connections = Connections()
-    app = create_app(runner, hub, site, Answers(readers), tables, allowed(host, public), connections)
+    app = create_app(driver, hub, site, Answers(readers), tables, allowed(host, public), connections)
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -129,7 +129,7 @@ async def _serve(
         proxy_headers=False,  # the client's address is its socket's: a header would let it pick one
     )
     server = _Server(config)
-    playing = asyncio.create_task(runner.run())
+    playing = asyncio.create_task(driver.run())
     serving = asyncio.create_task(server.serve(sockets=[sock]))
 
     def stop() -> None:
@@ -151,7 +151,7 @@ async def _serve(
     await tables.close()
     results = await asyncio.gather(playing, serving, return_exceptions=True)
     await site.close()
-    return _ending(results[0], runner.played)
+    return _ending(results[0], driver.played)
 
 
 def public_hint(host: str, public: Sequence[str]) -> str:

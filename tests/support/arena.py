@@ -17,7 +17,7 @@ from referee.match.bots import BotSpec
 from referee.match.faults import FaultPolicy
 from referee.match.launcher import Confinement
 from referee.match.outcome import MatchOutcome
-from referee.match.runner import play_match
+from referee.match.playing import play_match
 from referee.match.setup import open_table
 from support import ROOT
 
