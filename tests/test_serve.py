@@ -9,6 +9,7 @@ import re
 import signal
 import sqlite3
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,6 +204,38 @@ def test_the_api_answers_as_the_export(league):
     assert league.get("/api/v1/leaderboard")["standings"] == board
     names = [e["name"] for e in league.get("/api/v1/entrants")["entrants"]]
     assert names == ["slow", "heuristic", "random"]
+
+
+def test_the_list_of_matches_pages_by_cursor(league):
+    """``/api/v1/matches?after=ID&limit=N``: pages in schedule order that add up to the whole list, the
+    last one's ``next`` null; a cursor that names no stored match and a limit that is no count are
+    refused with 400 and one line."""
+    wait_for(lambda: len(league.get("/api/v1/matches")["matches"]) == 3, timeout=600, every=0.5)
+    whole = league.get("/api/v1/matches")
+    assert whole["next"] is None
+    pages, after = [], None
+    while True:
+        query = "?limit=1" + ("" if after is None else "&after=" + urllib.parse.quote(after, safe=""))
+        page = league.get("/api/v1/matches" + query)
+        pages.append(page["matches"])
+        after = page["next"]
+        if after is None:
+            break
+        assert after == page["matches"][-1]["match_id"]
+    assert [len(page) for page in pages] == [1, 1, 1]
+    assert [match for page in pages for match in page] == whole["matches"]
+    two = league.get("/api/v1/matches?limit=2&after=" + urllib.parse.quote(pages[0][0]["match_id"], safe=""))
+    assert two["matches"] == whole["matches"][1:]
+    assert two["next"] is None
+    for query, words in [
+        ("?after=r9:nobody", "after: no stored match 'r9:nobody'"),
+        ("?limit=0", "limit must be a whole number"),
+        ("?limit=abc", "limit must be a whole number"),
+        ("?limit=" + "9" * 5000, "limit must be a whole number"),
+    ]:
+        status, _, body = league.request("/api/v1/matches" + query)
+        assert status == 400, (query, body)
+        assert words in json.loads(body)["error"]
 
 
 def _sit_down(league: Served) -> str:

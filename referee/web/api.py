@@ -23,7 +23,7 @@ from referee.run.serve_driver import ServeDriver
 from referee.web.events import SEND_DEADLINE, Hub, Listener, ListenerRefused
 from referee.web.limits import Connections, client_address
 from referee.web.readers import RETRY_AFTER, Answers, Busy, ReadFailed
-from referee.web.reads import VERSION
+from referee.web.reads import MOST_ON_A_PAGE, PAGE, VERSION
 
 
 def _driver(request: Request) -> ServeDriver:
@@ -74,15 +74,38 @@ async def leaderboard(request: Request) -> Response:
 
 
 async def matches(request: Request) -> Response:
+    """A page of the stored matches (``?after=MATCH_ID&limit=N``, docs/SERVER.md), and the matches in
+    play."""
     driver = _driver(request)
     if driver.league is None:
         return _not_ready(request)
+    after = request.query_params.get("after")
+    raw = request.query_params.get("limit", str(PAGE))
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 9 and int(raw) >= 1):
+        return JSONResponse(
+            {"error": f"limit must be a whole number from 1 (at most {MOST_ON_A_PAGE} are given)"},
+            status_code=400,
+        )
+    limit = min(int(raw), MOST_ON_A_PAGE)
     try:
-        stored: bytes = await read(request, ("matches",), "matches")
+        page: tuple[bytes, str | None] | None = await read(
+            request, ("matches", after, limit), "matches", after, limit
+        )
     except (Busy, ReadFailed) as exc:
         return unavailable(exc)
+    if page is None:
+        named = (after or "")[:80]
+        return JSONResponse(
+            {"error": f"after: no stored match {named!r}; a page starts after a stored match's id"},
+            status_code=400,
+        )
     in_play = json.dumps([live.summary() for live in driver.live.values()], ensure_ascii=False)
-    return _json(b'{"version":%d,"matches":%b,"in_play":%b}' % (VERSION, stored, in_play.encode()))
+    listed, following = page
+    cursor = json.dumps(following, ensure_ascii=False)
+    return _json(
+        b'{"version":%d,"matches":%b,"next":%b,"in_play":%b}'
+        % (VERSION, listed, cursor.encode(), in_play.encode())
+    )
 
 
 async def one_match(request: Request) -> Response:

@@ -215,7 +215,9 @@ class _Entry:
 
 
 def _size(value: Any) -> int:
-    return len(value) if isinstance(value, bytes | str) else 4096
+    """The bytes an answer holds, roughly: a page of matches (its list and cursor) by its list's."""
+    held = value[0] if isinstance(value, tuple) and value else value
+    return len(held) if isinstance(held, bytes | str) else 4096
 
 
 Job = Callable[[], tuple[str, tuple[Any, ...]]]

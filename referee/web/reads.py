@@ -21,7 +21,7 @@ import logging
 import os
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -44,6 +44,10 @@ VERSION: Final = 1
 READ_TRIES: Final = 3
 SUMMARY_DROPS: Final = ("deals",)
 """What the list of matches leaves out of each exported match: it is for one match's answer."""
+PAGE: Final = 100
+"""Matches on a page of ``/api/v1/matches`` when the request names no ``limit``."""
+MOST_ON_A_PAGE: Final = 1000
+"""The largest ``limit`` of a page; a larger one is taken as this."""
 
 LOGGER = logging.getLogger(__name__)
 
@@ -91,16 +95,19 @@ def leaderboard(league: League, seed: int, state: int) -> bytes:
 
 
 def exported(
-    league: League, seed: int, state: int, only: str | None = None, tries: int = READ_TRIES
+    league: League,
+    seed: int,
+    state: int,
+    only: Collection[str] | None = None,
+    tries: int = READ_TRIES,
 ) -> list[dict[str, Any]]:
-    """The stored matches (or the one ``only``) as ``referee export`` writes them, in schedule order.
-    The summaries and the records are two reads: a new version's matches deleted in between (the driver
-    replays them) make the second miss one, and the whole is read again."""
+    """The stored matches (or those ``only``) as ``referee export`` writes them, in schedule order; only
+    those are decoded. The summaries and the records are two reads: a new version's matches deleted in
+    between (the driver replays them) make the second miss one, and the whole is read again."""
     read = results(league, seed, state)
     store = Store(league.database, write=False)
     try:
-        wanted = None if only is None else {only}
-        lines = export_lines(league, read.schedule, read.stored, store.stream, only=wanted)
+        lines = export_lines(league, read.schedule, read.stored, store.stream, only=only)
         return [json.loads(line) for line in lines]
     except StoreError:
         if tries <= 1:
@@ -111,14 +118,31 @@ def exported(
     return exported(league, seed, state, only, tries - 1)
 
 
-def matches(league: League, seed: int, state: int) -> bytes:
-    """The list of stored matches, as JSON: the API adds the matches in play around it."""
-    lines = exported(league, seed, state)
-    return encoded([{k: v for k, v in line.items() if k not in SUMMARY_DROPS} for line in lines])
+def matches(
+    league: League, seed: int, state: int, after: str | None = None, limit: int = PAGE
+) -> tuple[bytes, str | None] | None:
+    """A page of the stored matches in schedule order, without their deals: at most ``limit`` of them,
+    from the first or from the one after the stored match ``after``, as their list in JSON and the
+    cursor of the next page (the last match's id; ``None`` on the last page); ``None`` when ``after`` is
+    no stored match. Only the matches of the page are decoded, so a page costs the same in a league of
+    ten thousand matches as in one of a hundred. (A tuple, not a class of this module's: a reader runs
+    it as ``__main__``, whose classes the server could not unpickle.)"""
+    read = results(league, seed, state)
+    ids = [scheduled.match_id for scheduled in read.schedule if scheduled.match_id in read.stored]
+    start = 0
+    if after is not None:
+        if after not in read.stored:
+            return None
+        start = ids.index(after) + 1
+    wanted = ids[start : start + max(1, min(limit, MOST_ON_A_PAGE))]
+    lines = exported(league, seed, state, only=set(wanted)) if wanted else []
+    listed = encoded([{k: v for k, v in line.items() if k not in SUMMARY_DROPS} for line in lines])
+    more = start + len(wanted) < len(ids)
+    return listed, wanted[-1] if more and wanted else None
 
 
 def one_match(league: League, seed: int, state: int, match_id: str) -> bytes | None:
-    found = exported(league, seed, state, only=match_id)
+    found = exported(league, seed, state, only={match_id})
     return encoded(found[0]) if found else None
 
 

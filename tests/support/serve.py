@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,8 +31,13 @@ def get(port: int, path: str, host: str = "127.0.0.1") -> Any:
 
 
 def stored(port: int) -> list[dict[str, Any]]:
-    """The stored matches, as the JSON API lists them."""
-    return list(get(port, "/api/v1/matches")["matches"])
+    """The stored matches, as the JSON API lists them, page after page."""
+    page = get(port, "/api/v1/matches")
+    found = list(page["matches"])
+    while page["next"] is not None:
+        page = get(port, "/api/v1/matches?after=" + urllib.parse.quote(page["next"], safe=""))
+        found += page["matches"]
+    return found
 
 
 @dataclass
