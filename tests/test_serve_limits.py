@@ -182,8 +182,13 @@ def test_event_streams_that_never_read_are_dropped_and_their_sockets_closed(busy
     extra.close()
     ports = {sock.getsockname()[1] for sock in held}
     begun = time.monotonic()
-    wait_for(lambda: all(_closed(sock) for sock in held), timeout=DROPPED_WITHIN, every=0.5)
+    assert _server_sockets(busy.port, ports).count("01") == len(held)  # the server holds them all
+    # Never read until the server has let go of them all (its side no longer ESTABLISHED): reading here
+    # would make them listeners that keep up, and their drop would wait on how fast matches go.
+    wait_for(lambda: "01" not in _server_sockets(busy.port, ports), timeout=DROPPED_WITHIN, every=0.5)
     took = time.monotonic() - begun
+    wait_for(lambda: all(_closed(sock) for sock in held), timeout=10, every=0.2)  # the close reaches them
+    wait_for(lambda: not _server_sockets(busy.port, ports), timeout=10, every=0.2)
     left = _server_sockets(busy.port, ports)
     assert not left, left  # the server's side is gone too
     for sock in held:
