@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from distributed import Client, LocalCluster
@@ -125,9 +126,8 @@ def _suspicious(dask_scheduler, key):
     return None if task is None else task.suspicious
 
 
-def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_path):
-    reference = finished[2]
-    path = small_league(tmp_path)
+def run_on_workers_until(path: Path, stored: int) -> subprocess.Popen[str]:
+    """``referee run PATH --workers 2`` started, once ``stored`` matches of it are complete."""
     process = subprocess.Popen(
         [REFEREE, "run", str(path), "--workers", "2"],
         stdout=subprocess.PIPE,
@@ -135,9 +135,16 @@ def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_p
         text=True,
     )
     deadline = time.monotonic() + 120
-    while complete_matches(tmp_path / "results.sqlite") < 2 and time.monotonic() < deadline:
+    while complete_matches(path.parent / "results.sqlite") < stored and time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
         time.sleep(0.05)
+    return process
+
+
+def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_path):
+    reference = finished[2]
+    path = small_league(tmp_path)
+    process = run_on_workers_until(path, 2)
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=60)
     assert 2 <= complete_matches(tmp_path / "results.sqlite") < 6
@@ -149,16 +156,7 @@ def test_a_killed_referee_resumes_on_workers_to_the_same_results(finished, tmp_p
 
 def test_ctrl_c_closes_the_local_cluster(tmp_path):
     path = small_league(tmp_path)
-    process = subprocess.Popen(
-        [REFEREE, "run", str(path), "--workers", "2"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while complete_matches(tmp_path / "results.sqlite") < 1 and time.monotonic() < deadline:
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.05)
+    process = run_on_workers_until(path, 1)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
