@@ -50,15 +50,14 @@ PROCESSES = f"""\
 name: Busy League
 seed: 17
 players: 2
-schedule: {{rounds: 1}}
+schedule: {{rounds: 2}}
 time_control: {{per_action: 2s, bank: 20s}}
 entrants:
 {PROCESS_BOTS}  - name: r2
     command: python sample_bots/random_bot.py
     cwd: {ROOT}
 """
-"""Bot processes (a fresh one per match, in the sandbox where it works): 6 matches, a few seconds; a
-first run is stopped after its first, so a second run meets it playing and a third resumes it."""
+"""Bot processes (a fresh one per match, in the sandbox where it works): 12 matches, half a minute."""
 
 
 def fast_league(path: Path, name: str = "Fast League", seed: int = 3, rounds: int = 1, concurrency: int = 1):
@@ -252,14 +251,14 @@ def test_a_second_run_names_the_run_that_holds_the_league_and_a_dead_one_blocks_
             first.kill()
     assert lock.exists()
     stored = complete_matches(database)
-    assert 1 <= stored < 6  # the busy runs forgot nothing (--fresh among them)
+    assert 1 <= stored < 12  # the busy runs forgot nothing (--fresh among them)
     deadline = time.monotonic() + 10
     while bot_processes() and time.monotonic() < deadline:
         time.sleep(0.1)
     resumed = referee("run", league, check=True)
-    assert f"{stored + 1}/6 matches" in resumed.stdout  # it played only what was missing
-    assert "6/6 matches" in resumed.stdout
-    assert complete_matches(database) == 6
+    assert f"{stored + 1}/12 matches" in resumed.stdout  # it played only what was missing
+    assert "12/12 matches" in resumed.stdout
+    assert complete_matches(database) == 12
     assert not lock.exists()  # a run that ends removes its lock file
 
 
