@@ -36,13 +36,23 @@ def compared(*args: str) -> tuple[int, dict]:
     return result.returncode, json.loads(result.stdout)
 
 
-def test_heuristic_against_random_is_better_with_an_interval_above_zero():
-    result = compare(HEURISTIC, RANDOM, "--fixed", "--matches", "64", "--seed", "11")
+FORWARD = (HEURISTIC, RANDOM, "--fixed", "--matches", "64", "--seed", "11")
+"""Heuristic against random on 64 seeded matches of four: the comparison two tests read as JSON."""
+
+
+@pytest.fixture(scope="module")
+def forward() -> tuple[int, dict]:
+    """The JSON result of :data:`FORWARD`, compared once for the tests that only read it."""
+    return compared(*FORWARD)
+
+
+def test_heuristic_against_random_is_better_with_an_interval_above_zero(forward):
+    result = compare(*FORWARD)
     assert result.returncode == 0, result.stderr
     assert "verdict: A is better: the 95% CI lies above 0 (exit 0)" in result.stdout
     assert "seed 11 (--seed 11 replays this comparison)" in result.stdout
     assert "matches  A-B +" in result.stderr  # progress, on stderr: stdout is the result's
-    code, data = compared(HEURISTIC, RANDOM, "--fixed", "--matches", "64", "--seed", "11")
+    code, data = forward
     assert code == 0
     assert data["players"] == 4
     assert data["pairs"] == 32
@@ -60,15 +70,15 @@ def test_heuristic_against_random_is_better_with_an_interval_above_zero():
     assert sum(pair["difference"] for pair in data["differences"]) / 32 == data["mean"]
 
 
-def test_random_against_heuristic_is_not_better_on_the_very_same_deals():
+def test_random_against_heuristic_is_not_better_on_the_very_same_deals(forward):
     code, data = compared(RANDOM, HEURISTIC, "--fixed", "--matches", "64", "--seed", "11")
     assert code == 1
     assert data["ci95"][1] < 0
     assert data["los"] < 0.01
     # Same deals, seats and opponents as the test above with A and B swapped: every pair is its mirror.
-    _, forward = compared(HEURISTIC, RANDOM, "--fixed", "--matches", "64", "--seed", "11")
+    _, mirrored = forward
     assert [(p["round"], p["seat"], -p["difference"]) for p in data["differences"]] == [
-        (p["round"], p["seat"], p["difference"]) for p in forward["differences"]
+        (p["round"], p["seat"], p["difference"]) for p in mirrored["differences"]
     ]
 
 
@@ -100,7 +110,7 @@ def test_a_bot_against_itself_differs_by_exactly_zero_in_every_pair():
 def test_progress_is_one_updating_line_on_a_terminal():
     controller, terminal = pty.openpty()
     process = subprocess.Popen(
-        [REFEREE, "compare", HEURISTIC, RANDOM, "--fixed", "--matches", "64", "--seed", "11"],
+        [REFEREE, "compare", *FORWARD],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=terminal,

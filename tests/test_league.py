@@ -345,6 +345,11 @@ def test_the_cli_refuses_a_broken_league_with_exit_code_2_and_starts_nothing(tmp
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert result.stderr.startswith(f"Error: {path}:")
     assert not (tmp_path / "out").exists()  # no database, no logs: nothing started
+
+
+@pytest.mark.slow
+def test_the_cli_refuses_a_missing_league_file_in_one_line_with_exit_code_2(tmp_path):
+    """Once, not once per broken league above: the same command on the same missing file."""
     result = referee("run", tmp_path / "missing.yaml", timeout=60)
     assert result.returncode == 2
     assert result.stderr.startswith(f"Error: {tmp_path / 'missing.yaml'}: cannot read the league file")

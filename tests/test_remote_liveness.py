@@ -115,11 +115,15 @@ def test_a_connection_the_keepalive_cuts_in_a_match_has_a_fault_that_says_so(tmp
     the keepalive cut it, and how long the bot had been silent, not that the bot closed its stream."""
 
     async def main() -> None:
-        lobby = Lobby(wait=30, ping_timeout=1.0, idle_ping_every=600)
+        # A short wait: once the cut bot is gone, the check's next match waits it out for a bot that
+        # cannot come back (30 s of nothing). The bot is connected before the check starts, so its first
+        # claim does not wait on its start either.
+        lobby = Lobby(wait=3, ping_timeout=1.0, idle_ping_every=600)
         keepalive = Keepalive(interval=0.5, timeout=2.0)
         async with doorway(tmp_path, certs, keepalive, names=("remote",), lobby=lobby) as way:
             bot = sdk_bot(way, tmp_path, "remote", str(ROOT / "sample_bots/random_bot.py"))
             try:
+                await until(lambda: lobby.connected("remote"), 60, "connected")
                 check = asyncio.create_task(check_bot((), remote=lobby))
                 await until(lambda: lobby.playing("remote"), 60, "in a match")
                 os.kill(bot.pid, signal.SIGSTOP)

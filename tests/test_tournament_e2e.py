@@ -6,6 +6,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +15,16 @@ from referee.league.modes import Seating
 from referee.league.schedule import build_schedule
 from support import ROOT
 from support.cli import REFEREE, export, referee
-from support.leagues import complete_matches, dump, sampled_league, small_league
+from support.leagues import Played, complete_matches, dump, sampled_league, small_league
 from support.processes import bot_processes
+
+
+def played_copy(finished: Played, folder: Path) -> Path:
+    """:data:`SMALL` in ``folder`` with a copy of the database ``finished`` played: the very league a
+    first ``referee run`` of it plays (seed 11, concurrency 1), without playing its 6 matches again."""
+    path = small_league(folder)
+    (folder / "results.sqlite").write_bytes((finished.path.parent / "results.sqlite").read_bytes())
+    return path
 
 
 def test_a_league_runs_to_a_leaderboard_and_its_export_obeys_the_rules(finished):
@@ -149,8 +158,7 @@ def test_an_interrupted_run_resumes_to_the_same_results(finished, tmp_path, how)
 
 
 def test_an_edit_that_changes_results_needs_fresh(finished, tmp_path):
-    path = small_league(tmp_path)
-    referee("run", path, check=True)
+    path = played_copy(finished, tmp_path)
     path.write_text(path.read_text().replace("seed: 11", "seed: 12"))
     refused = referee("run", path)
     assert refused.returncode == 1
@@ -159,9 +167,8 @@ def test_an_edit_that_changes_results_needs_fresh(finished, tmp_path):
     assert export(path)[0]["seed"] != export(finished[0])[0]["seed"]
 
 
-def test_table_ids_stay_unique_and_unchanged_when_an_entrant_is_added_in_front(tmp_path):
-    path = small_league(tmp_path)
-    referee("run", path, check=True)
+def test_table_ids_stay_unique_and_unchanged_when_an_entrant_is_added_in_front(finished, tmp_path):
+    path = played_copy(finished, tmp_path)
     before = {line["match_id"]: line for line in export(path)}
     text = path.read_text().replace(
         "entrants:\n",
@@ -185,8 +192,7 @@ def test_table_ids_stay_unique_and_unchanged_when_an_entrant_is_added_in_front(t
 
 
 def test_adding_an_entrant_only_adds_matches(finished, tmp_path):
-    path = small_league(tmp_path)
-    referee("run", path, check=True)
+    path = played_copy(finished, tmp_path)
     before = {line["match_id"]: line for line in export(path)}
     result = referee(
         "submit",
@@ -277,8 +283,7 @@ def eta_seconds(line: str) -> int:
 def test_the_first_eta_after_a_resume_comes_from_this_run_s_matches_and_lines_fit_80_columns(
     finished, tmp_path
 ):
-    path, _, _ = finished
-    copy = small_league(tmp_path)
+    copy = played_copy(finished, tmp_path)
     # A slow build before the first match: the old ETA counted it as match time.
     copy.write_text(
         copy.read_text().replace(
@@ -287,7 +292,6 @@ def test_the_first_eta_after_a_resume_comes_from_this_run_s_matches_and_lines_fi
         )
     )
     database = tmp_path / "results.sqlite"
-    database.write_bytes((path.parent / "results.sqlite").read_bytes())
     with sqlite3.connect(database) as db:  # as a run interrupted after three matches leaves it
         db.execute("PRAGMA foreign_keys = ON")
         db.execute("DELETE FROM matches WHERE position >= 3")
