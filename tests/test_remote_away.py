@@ -105,8 +105,8 @@ def test_a_revoked_remote_entrant_is_left_out_with_one_line_and_waited_for_no_mo
     began = time.time()
     run = start_referee("run", path, "--listen", f"127.0.0.1:{port}", log=run_log)
     wait_for(run_log, "listening for remote entrants")
-    bot = start_bot(
-        [PY, "-m", "sample_bots.random_bot"],
+    bot = start_bot(  # half a second a match, so that the revoke comes while it has matches left
+        [PY, "tests/bots/ponderer.py", "0.5"],
         remote_env(f"127.0.0.1:{port}", token, None),
         tmp_path / "bot.log",
     )
