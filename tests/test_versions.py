@@ -120,13 +120,19 @@ entrants:
 """
 
 
-def test_a_new_version_in_a_settled_league_is_planned_from_what_is_left(tmp_path):
-    """The run that deletes a new version's matches plans the batches from the results left, as a run
-    opened afresh on them would: not from the results it read before deleting them."""
-    path = tmp_path / "league.yaml"
+def _played_then_a_new_version(folder: Path) -> Path:
+    """The settled league played to its end, then its file naming a new version of entrant ``a``."""
+    path = folder / "league.yaml"
     path.write_text(SETTLING.format(root=ROOT, version=""), encoding="utf-8")
     referee("run", path, check=True)
     path.write_text(SETTLING.format(root=ROOT, version=', version: "2"'), encoding="utf-8")
+    return path
+
+
+def test_a_new_version_in_a_settled_league_is_planned_from_what_is_left(tmp_path):
+    """The run that deletes a new version's matches plans the batches from the results left, as a run
+    opened afresh on them would: not from the results it read before deleting them."""
+    path = _played_then_a_new_version(tmp_path)
     said: list[str] = []
     run = LeagueRun.open(load_league(path), say=said.append)
     try:
@@ -145,10 +151,7 @@ def test_a_new_version_in_a_settled_league_is_planned_from_what_is_left(tmp_path
 def test_the_competition_opens_whole(tmp_path):
     """`Competition.open` alone does the opening: a new version's matches are deleted before the schedule
     is planned, so a caller needs no replay nor replan of its own (`referee serve` calls nothing more)."""
-    path = tmp_path / "league.yaml"
-    path.write_text(SETTLING.format(root=ROOT, version=""), encoding="utf-8")
-    referee("run", path, check=True)
-    path.write_text(SETTLING.format(root=ROOT, version=', version: "2"'), encoding="utf-8")
+    path = _played_then_a_new_version(tmp_path)
     said: list[str] = []
     opened = Competition.open(load_league(path), say=said.append)
     try:
