@@ -72,11 +72,11 @@ from referee.results.store import Store
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
-from reads import played
 
 from support import ROOT
 from support.cli import REFEREE
 from support.net import free_port
+from support.playthrough import played_outcome
 
 NAMES = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal")
 BOTS = ("sample_bots.heuristic:HeuristicBot", "sample_bots.random_bot:RandomBot")
@@ -112,7 +112,7 @@ def build(folder: Path, stored: int) -> None:
     try:
         store.bind(league.name, league_settings(league, league.seed), path)
         for scheduled in schedule_of(league, league.seed)[:stored]:
-            store.save(scheduled, played(scheduled, league.rules), time.time())
+            store.save(scheduled, played_outcome(scheduled, league.rules), time.time())
     finally:
         store.close()
     opened, _, _ = open_results(league, str(path))  # converted as every reader will find it

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import re
 import subprocess
 import sys
@@ -32,17 +31,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from pyramid_sdk import Action, Match, Rules
 from referee.league.config import load_league
 from referee.league.planning import league_settings, schedule_of
-from referee.league.schedule import ScheduledMatch
-from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.results.reading import open_results
 from referee.results.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
 from support import ROOT
 from support.cli import REFEREE
+from support.playthrough import played_outcome
 
 YARDSTICKS = [up / "shared" / "bench" / "reference_engine.py" for up in (ROOT.parent, ROOT.parent.parent)]
 """``../shared/bench`` beside the checkout, or beside the folder of worktrees it is in."""
@@ -67,22 +64,6 @@ def league_text() -> str:
     )
 
 
-def played(scheduled: ScheduledMatch, rules: Rules) -> MatchOutcome:
-    """The scheduled match played to its end by random agents (seeded by the match), as an outcome."""
-    match = Match(rules, scheduled.seed, list(scheduled.entrants))
-    rng = random.Random(scheduled.seed)
-    decisions: list[list[float]] = [[] for _ in scheduled.entrants]
-
-    def choose(match: Match, seat: int) -> Action:
-        legal = match.observation(seat).legal_actions
-        decisions[seat].append(0.001)
-        return legal[rng.randrange(len(legal))]
-
-    match.play_out(choose)
-    latencies = tuple(tuple(seat) for seat in decisions)
-    return MatchOutcome(scheduled.match_id, MatchStatus.COMPLETE, match.record(), (), "", latencies, 1.0)
-
-
 def build(folder: Path, tables: int) -> Path:
     """The league file in ``folder`` and its database with the first ``tables`` tables stored."""
     path = folder / "league.yaml"
@@ -93,7 +74,7 @@ def build(folder: Path, tables: int) -> Path:
     try:
         store.bind(league.name, league_settings(league, league.seed), path)
         for scheduled in schedule:
-            store.save(scheduled, played(scheduled, league.rules), time.time())
+            store.save(scheduled, played_outcome(scheduled, league.rules), time.time())
     finally:
         store.close()
     opened, _, _ = open_results(league, str(path))  # reads as every read command will

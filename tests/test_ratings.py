@@ -5,8 +5,19 @@ import math
 import statistics
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from referee.league.ratings import RatingMode, ci95, game_ranks, rate
+from referee.league.ratings import (
+    ENVIRONMENT,
+    Fold,
+    RatingMode,
+    ci95,
+    game_ranks,
+    rate,
+    rate_game,
+    rated_games,
+)
 from referee.report.crosstable import crosstable
 from twins import HEURISTIC, OTHER_RANDOM, RANDOM, play
 
@@ -99,3 +110,49 @@ def test_one_table_gives_a_difference_without_interval(three_tables):
     assert math.isinf(pair.ci95)
     assert pair.los is None
     assert not pair.significant
+
+
+def rated_afresh(schedule, stored, mode):
+    """The history and final ratings of the stored games, rated one after another from the start."""
+    ratings = {name: ENVIRONMENT.create_rating() for name in NAMES}
+    history = []
+    for game in rated_games(schedule, stored, mode):
+        ratings = rate_game(ratings, game)
+        last = game[-1][0]
+        label = last.table_id if mode is RatingMode.DUPLICATE else last.match_id
+        history += [(last.position, label, n, ratings[n].mu, ratings[n].sigma) for n in game[0][0].entrants]
+    return tuple(history), {name: (r.mu, r.sigma) for name, r in ratings.items()}
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(range(18)), mode=st.sampled_from(RatingMode))
+def test_a_fold_fed_match_by_match_in_any_order_gives_the_leaderboard_of_rating_afresh(
+    three_tables, order, mode
+):
+    """What serve's pages keep (``Fold``) against what every command computes (``rate``): after each
+    match stored, in any order of completion, the two leaderboards are the same, history included."""
+    schedule = tuple(three_tables.schedule)
+    fold = Fold(tuple(NAMES), schedule, mode)
+    stored = {}
+    for number in order:
+        match_id = schedule[number].match_id
+        stored[match_id] = three_tables.stored[match_id]
+        board = fold.board(stored, [match_id])
+        assert board == rate(NAMES, schedule, stored, mode)
+        assert (board.history, {s.entrant: (s.mu, s.sigma) for s in board.standings}) == rated_afresh(
+            schedule, stored, mode
+        )
+    assert fold.done == 3  # every table folded into the kept state
+
+
+def test_a_fold_restarted_after_a_change_to_its_prefix_reads_it_again(three_tables):
+    schedule = tuple(three_tables.schedule)
+    fold = Fold(tuple(NAMES), schedule, RatingMode.DUPLICATE)
+    stored = dict(three_tables.stored)
+    fold.board(stored)
+    first = schedule[0].match_id
+    assert first in fold.folded
+    del stored[first]  # its entrant's new version: the match is deleted
+    fold.restart()
+    assert fold.board(stored, []) == rate(NAMES, schedule, stored, RatingMode.DUPLICATE)
+    assert fold.done == 0

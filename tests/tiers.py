@@ -32,6 +32,7 @@ QUICK_MODULES: Final = frozenset(
         "test_clock",
         "test_docs",
         "test_engine",
+        "test_following",
         "test_faults",
         "test_front_relay",
         "test_golden",

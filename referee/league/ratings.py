@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import trueskill
@@ -195,24 +195,109 @@ def rate(
     mode: RatingMode = RatingMode.DUPLICATE,
 ) -> Leaderboard:
     """Standings of ``entrants`` from the complete stored games of ``schedule``, in schedule order."""
-    standings = {name: Standing(name) for name in entrants}
-    ratings = {name: ENVIRONMENT.create_rating() for name in standings}
-    history: list[tuple[int, str, str, float, float]] = []
-    for game in rated_games(schedule, stored, mode):
+    return Fold(tuple(entrants), tuple(schedule), mode).board(stored)
+
+
+@dataclass(slots=True)
+class _State:
+    """Ratings and counts after some rated games, and the history of them."""
+
+    ratings: dict[str, trueskill.Rating]
+    standings: dict[str, Standing]
+    history: list[tuple[int, str, str, float, float]]
+
+    def copy(self) -> _State:
+        """A state to fold further without changing this one: each standing's lists of points are those
+        of tables it holds already, which no later game adds to, so they are shared, not copied."""
+        standings = {
+            name: replace(standing, table_points=dict(standing.table_points))
+            for name, standing in self.standings.items()
+        }
+        return _State(dict(self.ratings), standings, list(self.history))
+
+    def add(self, game: Game, mode: RatingMode) -> None:
         last = game[-1][0]
-        ratings = rate_game(ratings, game)
+        self.ratings = rate_game(self.ratings, game)
         label = last.table_id if mode is RatingMode.DUPLICATE else last.match_id
         for name in game[0][0].entrants:
-            rating = ratings[name]
-            history.append((last.position, label, name, rating.mu, rating.sigma))
+            rating = self.ratings[name]
+            self.history.append((last.position, label, name, rating.mu, rating.sigma))
         for scheduled, match in game:
-            _count(standings, scheduled, match)
-    for name, rating in ratings.items():
-        standings[name].mu, standings[name].sigma = rating.mu, rating.sigma
-    ordered = sorted(standings.values(), key=lambda s: (-s.conservative, s.entrant))
-    for place, standing in enumerate(ordered, start=1):
-        standing.rank = place
-    return Leaderboard(tuple(ordered), tuple(history), mode)
+            _count(self.standings, scheduled, match)
+
+
+class Fold:
+    """The leaderboard of a schedule, kept as its stored results grow: what a long-running reader
+    (``referee serve``'s pages) holds, so that the cost of a read after a new match does not grow with
+    the matches stored before it.
+
+    Ratings are folded in schedule order, so the state after the *complete prefix* (the tables, from the
+    schedule's first, whose every match is stored) is final: a match stored later cannot change it. It
+    is kept, and each :meth:`board` folds it forward over the tables completed since, in order; the
+    tables beyond the first one not yet complete (completed out of order, or in duplicate mode... none
+    rated until whole) are rated on a copy each time, until the gap before them fills. A stored match
+    of the prefix that changes (a void match replayed, an entrant's matches deleted for a new version)
+    makes the caller :meth:`restart` it."""
+
+    def __init__(
+        self, entrants: tuple[str, ...], schedule: tuple[ScheduledMatch, ...], mode: RatingMode
+    ) -> None:
+        self.entrants = entrants
+        self.schedule = schedule
+        self.mode = mode
+        self._tables = list(tables(schedule))
+        self._table_of = {s.match_id: number for number, table in enumerate(self._tables) for s in table}
+        self.restart()
+
+    def restart(self) -> None:
+        """Forgets what was folded: the next :meth:`board` folds from the schedule's first table."""
+        self.done = 0
+        """Tables of the complete prefix folded into the kept state."""
+        self.folded: set[str] = set()
+        """The match ids of the prefix: a change to one of them needs a :meth:`restart`."""
+        self._started: set[int] = set()
+        """Tables beyond the prefix with a stored match, by number."""
+        self._rescan = True
+        """Whether the next :meth:`board` looks at every stored match, whatever it is told was added."""
+        self._state = _State(
+            {name: ENVIRONMENT.create_rating() for name in self.entrants},
+            {name: Standing(name) for name in self.entrants},
+            [],
+        )
+
+    def board(self, stored: Mapping[str, Summarized], added: Iterable[str] | None = None) -> Leaderboard:
+        """The leaderboard of ``stored``, which holds every match of the prefix folded so far. ``added``:
+        the ids stored since the last call (then only their tables are looked at), or ``None`` to look at
+        every stored match."""
+        self._started.update(
+            number
+            for match_id in (stored if added is None or self._rescan else added)
+            if (number := self._table_of.get(match_id)) is not None
+        )
+        self._rescan = False
+        while self.done < len(self._tables) and all(s.match_id in stored for s in self._tables[self.done]):
+            table = self._tables[self.done]
+            for game in rated_games(table, stored, self.mode):
+                self._state.add(game, self.mode)
+            self.folded.update(s.match_id for s in table)
+            self._started.discard(self.done)
+            self.done += 1
+        state = self._state
+        beyond = [s for number in sorted(self._started) for s in self._tables[number]]
+        if tail := rated_games(beyond, stored, self.mode):
+            state = state.copy()
+            for game in tail:
+                state.add(game, self.mode)
+        standings = {
+            name: replace(standing, table_points=dict(standing.table_points))
+            for name, standing in state.standings.items()
+        }
+        for name, rating in state.ratings.items():
+            standings[name].mu, standings[name].sigma = rating.mu, rating.sigma
+        ordered = sorted(standings.values(), key=lambda s: (-s.conservative, s.entrant))
+        for place, standing in enumerate(ordered, start=1):
+            standing.rank = place
+        return Leaderboard(tuple(ordered), tuple(state.history), self.mode)
 
 
 def _count(standings: dict[str, Standing], scheduled: ScheduledMatch, match: Summarized) -> None:

@@ -11,13 +11,13 @@ command plays it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from referee.league.config import League
 from referee.league.planning import league_settings, plan_of, schedule_of, with_cohorts
-from referee.league.ratings import Leaderboard, rate
+from referee.league.ratings import Fold, Leaderboard, rate
 from referee.league.schedule import ScheduledMatch
 from referee.league.summary import Summarized
 from referee.results.errors import StoreError
@@ -67,19 +67,26 @@ def standings(
     seed: int,
     stored: Mapping[str, Summarized],
     fixed: tuple[ScheduledMatch, ...] | None = None,
+    fold: Fold | None = None,
+    added: Iterable[str] | None = None,
 ) -> Standings:
     """The standings of ``stored`` (summaries or whole matches) under the league's ``seed``: the one place
     they are computed, so that the leaderboard, the report, the web API and ``referee analyze`` never
     disagree (``tests/test_quality.py`` checks that nothing else rates). An ``until: settled`` league is
     planned once, for both its schedule and its settlement; a fixed schedule the caller holds already
-    (``fixed``: a competition's) is not planned again."""
+    (``fixed``: a competition's) is not planned again. ``fold``: the ratings of ``fixed`` kept by a
+    reader that follows the results (:mod:`referee.results.following`), folded forward over ``added``,
+    the matches stored since it last read."""
     settlement = None
     if league.settling is not None:
         plan = plan_of(league, seed, stored)
         schedule, settlement = plan.schedule, plan.settlement
     else:
         schedule = fixed if fixed is not None else schedule_of(league, seed, stored)
-    board = rate([entrant.name for entrant in league.entrants], schedule, stored, league.rating)
+    if fold is not None and fixed is not None:
+        board = fold.board(stored, added)
+    else:
+        board = rate([entrant.name for entrant in league.entrants], schedule, stored, league.rating)
     return Standings(stored, schedule, board, settlement)
 
 

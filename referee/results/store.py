@@ -66,6 +66,19 @@ def _guarded(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate
 
 
 @dataclass(frozen=True, slots=True)
+class Since:
+    """What :meth:`Store.summaries_since` read."""
+
+    summaries: dict[str, MatchSummary]
+    last: int
+    """The largest row number of a stored match: where the next read starts."""
+    count: int
+    """Matches stored."""
+    deletions: int
+    """Times stored matches were deleted (a new version's, ``--fresh``) since the file was made."""
+
+
+@dataclass(frozen=True, slots=True)
 class StoredMatch:
     match_id: str
     round: int
@@ -236,6 +249,11 @@ class Store:
     def _set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
+    def _deleted(self) -> None:
+        """Counts a deletion of stored matches (``meta`` key ``deletions``), in its transaction: what tells
+        a reader that follows the results (:meth:`summaries_since`) to read them all again."""
+        self._set_meta("deletions", str(int(self._meta("deletions") or 0) + 1))
+
     @_guarded
     def owner(self) -> Owner:
         recorded = self._meta("league_file")
@@ -312,6 +330,7 @@ class Store:
             for table in (*RESULT_TABLES, "entrants", "disqualified"):
                 self.db.execute(f"DELETE FROM {table}")
             self.db.execute("DELETE FROM meta WHERE key IN ('settings', 'cohorts')")
+            self._deleted()
         return count
 
     @_guarded
@@ -373,6 +392,8 @@ class Store:
                     "DELETE FROM matches WHERE match_id IN (SELECT match_id FROM seats WHERE entrant = ?)",
                     (name,),
                 )
+            if invalid:
+                self._deleted()
             self.db.executemany(
                 "UPDATE entrants SET fingerprint = ? WHERE name = ?",
                 [(value, name) for name, value in fingerprints.items()],
@@ -547,10 +568,30 @@ class Store:
         """Every stored match's summary by id, in the order :meth:`matches` gives them, without decoding
         a deal. A match without a stored summary (a file from before them, read-only) is decoded alone
         and summarized: the result is the same either way."""
+        return self._summaries("", ())
+
+    @_guarded
+    def summaries_since(self, after: int, again: Collection[str]) -> Since:
+        """What a reader that follows the results (:class:`referee.results.following.Follower`) reads
+        after a change: the summaries of the matches stored in a row after ``after`` (the largest row
+        number it has read) and of the matches ``again`` (void ones, which a replay replaces, perhaps in
+        the same row), with what tells it whether it missed a deletion. One read transaction: all of it
+        is of one moment. Its cost is that of the matches read, not of those stored."""
+        self.db.execute("BEGIN")
+        try:
+            last, count = self.db.execute("SELECT coalesce(max(rowid), 0), count(*) FROM matches").fetchone()
+            marks = ",".join("?" * len(again))
+            where = f" WHERE m.rowid > ? OR m.match_id IN ({marks})"
+            found = self._summaries(where, (after, *again))
+            return Since(found, int(last), int(count), int(self._meta("deletions") or 0))
+        finally:
+            self.db.execute("COMMIT")
+
+    def _summaries(self, where: str, args: Sequence[object]) -> dict[str, MatchSummary]:
         has_table = self.db.execute(
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='summaries'"
         ).fetchone()
-        rows = self.db.execute(JOINED if has_table else ROWS.format("NULL"))
+        rows = self.db.execute((JOINED if has_table else ROWS.format("NULL")) + where, args)
         summaries: dict[str, MatchSummary | None] = {str(row[0]): from_row(row) for row in rows}
         missing = [match_id for match_id, summary in summaries.items() if summary is None]
         for start in range(0, len(missing), FILL_BATCH):

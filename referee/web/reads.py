@@ -30,8 +30,8 @@ from referee.league.config import League
 from referee.league.versions import fingerprint
 from referee.report.site import match_page, rewrite_report
 from referee.report.text import export_lines, leaderboard_json
-from referee.results import reading
 from referee.results.errors import StoreError
+from referee.results.following import Follower
 from referee.results.history import VersionArchive, archive_path, as_json, summary
 from referee.results.reading import Standings
 from referee.results.store import Store
@@ -52,15 +52,8 @@ MOST_ON_A_PAGE: Final = 1000
 LOGGER = logging.getLogger(__name__)
 
 
-def read_results(league: League, seed: int) -> Standings:
-    """The standings of the stored matches' summaries (no deal decoded) under the league's ``seed``,
-    read on a connection of the caller's own: what the pages and the API show."""
-    store = Store(league.database, write=False)
-    try:
-        stored = store.summaries()
-    finally:
-        store.close()
-    return reading.standings(league, seed, stored)
+_FOLLOWERS: Final[dict[Path, Follower]] = {}
+"""The results this process follows, by database: each read after a change reads only what changed."""
 
 
 @dataclass
@@ -75,6 +68,13 @@ class _Latest:
 _LATEST: Final = _Latest()
 
 
+def _follower(league: League) -> Follower:
+    follower = _FOLLOWERS.get(league.database)
+    if follower is None:
+        follower = _FOLLOWERS[league.database] = Follower(league.database)
+    return follower
+
+
 def encoded(value: object) -> bytes:
     """JSON as the API writes it (as Starlette's ``JSONResponse`` does)."""
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
@@ -85,7 +85,7 @@ def results(league: League, seed: int, state: int) -> Standings:
     in this process."""
     key = (league.database, seed, state)
     if _LATEST.results is None or _LATEST.key != key:
-        _LATEST.key, _LATEST.results = key, read_results(league, seed)
+        _LATEST.key, _LATEST.results = key, _follower(league).read(league, seed)
     return _LATEST.results
 
 
@@ -105,15 +105,14 @@ def exported(
     those are decoded. The summaries and the records are two reads: a new version's matches deleted in
     between (the driver replays them) make the second miss one, and the whole is read again."""
     read = results(league, seed, state)
-    store = Store(league.database, write=False)
+    follower = _follower(league)
     try:
-        lines = export_lines(league, read.schedule, read.stored, store.stream, only=only)
+        lines = export_lines(league, read.schedule, read.stored, follower.opened().stream, only=only)
         return [json.loads(line) for line in lines]
     except StoreError:
+        follower.close()
         if tries <= 1:
             raise
-    finally:
-        store.close()
     _LATEST.results = None
     return exported(league, seed, state, only, tries - 1)
 

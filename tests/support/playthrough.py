@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pyramid_sdk import Action, Card, Match, MatchRecord, Observation, Play, Pyramid, Rules
+from referee.league.schedule import ScheduledMatch
+from referee.match.outcome import MatchOutcome, MatchStatus
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 TALK_WORDS = ("low", "high", "trump", "duck", "win", "hold")
@@ -24,6 +26,7 @@ def play_random(
     agent_seed: int,
     visit: Callable[[Match, Observation], None] | None = None,
     talk: bool = True,
+    seats: list[str] | None = None,
 ) -> Match:
     rng = random.Random(agent_seed)
 
@@ -38,9 +41,19 @@ def play_random(
             action = Play(action.card, " ".join(rng.sample(TALK_WORDS, 2)))
         return action
 
-    match = Match(rules, seed)
+    match = Match(rules, seed, seats)
     match.play_out(choose)
     return match
+
+
+def played_outcome(
+    scheduled: ScheduledMatch, rules: Rules, status: MatchStatus = MatchStatus.COMPLETE
+) -> MatchOutcome:
+    """A scheduled match played to its end by random agents (seeded by the match), as the outcome the
+    referee stores: real matches for a results database without a bot process."""
+    match = play_random(rules, scheduled.seed, scheduled.seed, talk=False, seats=list(scheduled.entrants))
+    latencies = tuple((0.001,) * 16 for _ in scheduled.entrants)
+    return MatchOutcome(scheduled.match_id, status, match.record(), (), "", latencies, 1.0)
 
 
 def cards_in(value: object) -> Iterator[Card]:

@@ -1,0 +1,85 @@
+"""A reader that follows the results (``referee serve``'s): after each change it reads only what
+changed, and what it shows is always what a command reading everything afresh shows."""
+
+import random
+import time
+
+import pytest
+
+from referee.league.config import load_league
+from referee.league.planning import league_settings, schedule_of
+from referee.match.outcome import MatchStatus
+from referee.results.following import Follower
+from referee.results.reading import standings
+from referee.results.store import Store
+from support.playthrough import played_outcome
+from twins import league_text
+
+FIELD = (("ann", "sample_bots.random_bot:RandomBot"), ("bob", "sample_bots.random_bot:RandomBot"))
+FIELD += (("cid", "sample_bots.random_bot:RandomBot"), ("dee", "sample_bots.random_bot:RandomBot"))
+
+
+@pytest.fixture
+def league(tmp_path):
+    path = tmp_path / "league.yaml"
+    text = league_text(7, FIELD, "balanced", "duplicate", 3).replace("rounds: 1", "rounds: 2")
+    path.write_text(text, encoding="utf-8")
+    league = load_league(path)
+    store = Store(league.database)
+    store.bind(league.name, league_settings(league, league.seed), path)
+    yield league, store
+    store.close()
+
+
+def afresh(league):
+    """The standings as every command reads them: every summary, rated from the start."""
+    store = Store(league.database, write=False)
+    try:
+        return standings(league, league.seed, store.summaries())
+    finally:
+        store.close()
+
+
+def same(followed, fresh):
+    assert followed.board == fresh.board
+    assert dict(followed.stored) == dict(fresh.stored)
+    assert followed.schedule == fresh.schedule
+
+
+def test_a_follower_reads_each_match_once_in_any_order_of_completion(league):
+    league, store = league
+    schedule = schedule_of(league, league.seed)
+    order = list(schedule)
+    random.Random(3).shuffle(order[: len(order) // 2])  # the first half out of order, then in order
+    follower = Follower(league.database)
+    for scheduled in order:
+        store.save(scheduled, played_outcome(scheduled, league.rules), time.time())
+        same(follower.read(league, league.seed), afresh(league))
+    assert follower.reads == 1  # the first read only: every later one read the new match alone
+
+
+def test_a_void_match_replayed_in_its_own_row_and_deleted_matches_are_seen(league):
+    league, store = league
+    schedule = schedule_of(league, league.seed)
+    follower = Follower(league.database)
+    for scheduled in schedule[:6]:
+        store.save(scheduled, played_outcome(scheduled, league.rules), time.time())
+    last = schedule[6]
+    store.save(last, played_outcome(last, league.rules, MatchStatus.VOID), time.time())
+    read = follower.read(league, league.seed)
+    assert read.stored[last.match_id].status is MatchStatus.VOID
+    # the replay takes the void match's place, in the same row (the last one, deleted then inserted)
+    store.save(last, played_outcome(last, league.rules), time.time())
+    read = follower.read(league, league.seed)
+    assert read.stored[last.match_id].status is MatchStatus.COMPLETE
+    same(read, afresh(league))
+    # a match of the folded prefix replaced: the ratings are folded again from the start
+    first = schedule[0]
+    store.save(first, played_outcome(first, league.rules, MatchStatus.VOID), time.time())
+    same(follower.read(league, league.seed), afresh(league))
+    assert follower.reads == 1
+    store.set_versions({}, ["ann"])  # ann's new version: her matches are deleted
+    read = follower.read(league, league.seed)
+    same(read, afresh(league))
+    assert follower.reads == 2
+    assert all("ann" not in match.seats for match in read.stored.values())
