@@ -1,5 +1,6 @@
-"""A reader that follows the results (``referee serve``'s): after each change it reads only what
-changed, and what it shows is always what a command reading everything afresh shows."""
+"""A reader that follows the results (``referee serve``'s, ``referee run --report``'s): after each
+change it reads and writes only what changed, and what it shows is always what a command reading
+everything afresh shows."""
 
 import random
 import time
@@ -9,6 +10,7 @@ import pytest
 from referee.league.config import load_league
 from referee.league.planning import league_settings, schedule_of
 from referee.match.outcome import MatchStatus
+from referee.report.site import Written, rewrite_report
 from referee.results.following import Follower
 from referee.results.reading import standings
 from referee.results.store import Store
@@ -83,3 +85,23 @@ def test_a_void_match_replayed_in_its_own_row_and_deleted_matches_are_seen(leagu
     same(read, afresh(league))
     assert follower.reads == 2
     assert all("ann" not in match.seats for match in read.stored.values())
+
+
+def test_a_report_rewritten_after_each_match_writes_only_what_changed_and_equals_one_written_afresh(
+    league, tmp_path
+):
+    league, store = league
+    schedule = schedule_of(league, league.seed)
+    table = max(sum(1 for s in schedule if s.table_id == t.table_id) for t in schedule)
+    written = Written()
+    for number, scheduled in enumerate(schedule):
+        store.save(scheduled, played_outcome(scheduled, league.rules), time.time())
+        before = written.decoded
+        rewrite_report(league, league.seed, tmp_path / "kept", store, written=written)
+        # the new match, and when it completes its table, the table's others (their deals now shown)
+        assert written.decoded - before <= table
+        if number % 5 == 4 or number == len(schedule) - 1:
+            rewrite_report(league, league.seed, tmp_path / "afresh", store)
+            kept = {p.name: p.read_bytes() for p in (tmp_path / "kept").iterdir()}
+            assert kept == {p.name: p.read_bytes() for p in (tmp_path / "afresh").iterdir()}
+    assert written.decoded < 2 * len(schedule)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from referee.cli.display import RunDisplay
     from referee.cli.storage import StoreFailure
     from referee.league.config import League
+    from referee.report.site import Written
     from referee.results.errors import StorageError
     from referee.results.store import Store
     from referee.run.competition import Progress, RunReport
@@ -134,8 +135,11 @@ def _on_progress(
     """Shows each step of the run, and rewrites the live report at most every ``REPORT_EVERY`` seconds."""
     import asyncio
 
+    from referee.report.site import Written
+
     pending: list[asyncio.Future[Path | None]] = []
     last_report = [0.0]
+    written = Written()  # one rewrite at a time (below), so the rewrites can share it
 
     def on_progress(progress: Progress) -> None:
         display(progress)
@@ -144,7 +148,7 @@ def _on_progress(
         if time.monotonic() - last_report[0] >= REPORT_EVERY or progress.done == progress.total:
             # In a thread with its own connection: rendering must never stall the bots' clocks.
             last_report[0] = time.monotonic()
-            rewrite = asyncio.to_thread(_report_in_thread, league, seed, report_dir)
+            rewrite = asyncio.to_thread(_report_in_thread, league, seed, report_dir, written)
             pending.append(asyncio.ensure_future(rewrite))
 
     return on_progress
@@ -272,9 +276,9 @@ def _in_run(exc: StorageError, store: Store, total: int) -> StoreFailure:
     return failure(exc, f"{stored} (a match in play when it failed is not: the next run plays it)")
 
 
-def _report_in_thread(league: League, seed: int, folder: Path) -> Path | None:
-    """Rewrites the live report; one that cannot be written (a full disk) is logged and skipped: the
-    run goes on, and its end says what went wrong."""
+def _report_in_thread(league: League, seed: int, folder: Path, written: Written) -> Path | None:
+    """Rewrites the live report (only the match pages that changed since ``written``); one that cannot
+    be written (a full disk) is logged and skipped: the run goes on, and its end says what went wrong."""
     from referee.report.site import rewrite_report
     from referee.results.errors import StoreError
     from referee.results.store import Store
@@ -282,7 +286,7 @@ def _report_in_thread(league: League, seed: int, folder: Path) -> Path | None:
     try:
         store = Store(league.database, write=False)
         try:
-            return rewrite_report(league, seed, folder, store, live=True)
+            return rewrite_report(league, seed, folder, store, live=True, written=written)
         finally:
             store.close()
     except (OSError, StoreError) as exc:

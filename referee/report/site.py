@@ -265,6 +265,18 @@ class EntrantTally:
             self.trumps[deal.declaration.trump]["points"] += deal.points
         self.faults += [(scheduled, fault, True) for fault in match.faults if fault.seat == seat]
 
+    def merge(self, part: EntrantTally) -> None:
+        """Adds what ``part`` counted (one seat of one match, kept by :class:`Written`)."""
+        for row, more in zip(self.numbers, part.numbers, strict=True):
+            for key in ("declared", "exact", "off", "points"):
+                row[key] += more[key]
+        for suit, more in part.trumps.items():
+            self.trumps[suit]["deals"] += more["deals"]
+            self.trumps[suit]["points"] += more["points"]
+        self.faults += part.faults
+        self.matches += part.matches
+        self.hidden += part.hidden
+
     def page(self) -> dict[str, Any]:
         """The entrant page's figures."""
         for row in self.numbers:
@@ -292,6 +304,29 @@ def _heat(rate: float | None) -> str:
         return "#f2f2f2"
     red, green = round(250 - 80 * rate), round(205 + 40 * rate)
     return f"rgb({red},{green},{round(205 - 20 * rate)})"
+
+
+@dataclass(eq=False)
+class Written:
+    """What a writer that rewrites one report again and again (``referee serve``'s reader, ``referee run
+    --report``) keeps of the match pages it wrote: for each match, what its page was written from, and
+    what the entrants' pages and the index count of it. A rewrite decodes and writes again only the
+    matches whose page would change (a new match, a table whose deals may now be shown, an analysis
+    kept since, another set of entrants), so that it costs the matches that changed, not the league."""
+
+    folder: Path | None = None
+    pages: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    """By match id: what its page was written from."""
+    parts: dict[str, tuple[dict[int, EntrantTally], Analysis | None]] = field(default_factory=dict)
+    """By match id: each seat's tally of it, and its analysis."""
+    decoded: int = 0
+    """Matches decoded since it was made: for the tests."""
+
+    def of(self, folder: Path) -> Written:
+        """This, forgetting what it kept of another folder."""
+        if self.folder != folder:
+            self.folder, self.pages, self.parts = folder, {}, {}
+        return self
 
 
 def script_json(data: object) -> str:
@@ -455,18 +490,26 @@ def write_match_page(
 
 
 def rewrite_report(
-    league: League, seed: int, folder: Path, store: Store, live: bool = False, read: Standings | None = None
+    league: League,
+    seed: int,
+    folder: Path,
+    store: Store,
+    live: bool = False,
+    read: Standings | None = None,
+    written: Written | None = None,
 ) -> Path:
     """Rewrites the report of ``league``'s results under ``seed`` as ``store`` holds them now into
     ``folder``; returns its index page. The one way every writer of a report reads it from the database:
     ``referee report``, ``referee run --report`` (live, and at its end), ``referee analyze --all --report``
     and ``referee serve``'s pages. It reads the summaries (or takes ``read``, the standings a caller has
     already read from ``store``) and decodes each match as its page is written, so that memory does not
-    grow with the league. Raises what the store raises (:class:`~referee.results.errors.StoreError`) and
-    :class:`OSError` when the folder cannot be written."""
+    grow with the league. ``written``: what the caller's earlier rewrites of ``folder`` wrote, so that
+    only the match pages that change are written again. Raises what the store raises
+    (:class:`~referee.results.errors.StoreError`) and :class:`OSError` when the folder cannot be
+    written."""
     if read is None:
         read = standings(league, seed, store.summaries())
-    return write_report(league, read, folder, live, store.stream)
+    return write_report(league, read, folder, live, store.stream, written)
 
 
 def write_report(
@@ -475,6 +518,7 @@ def write_report(
     folder: Path,
     live: bool = False,
     load: Callable[[Sequence[str]], Iterator[StoredMatch]] | None = None,
+    written: Written | None = None,
 ) -> Path:
     """Writes (or rewrites) the whole site of ``read`` into ``folder``; returns the index page. Its
     stored matches may be summaries only: ``load`` then decodes each match as its page is written, one at
@@ -502,9 +546,8 @@ def write_report(
             folder / asset, (resources.files("referee.report") / "templates" / asset).read_text("utf-8")
         )
     shown = disclosure(schedule, summaries)
-    tallies, analysed = _match_pages(
-        folder, league, played, fetch([s.match_id for s, _ in played]), shown, common, live, names
-    )
+    kept = (written or Written()).of(folder)
+    tallies, analysed = _match_pages(folder, league, played, fetch, shown, common, live, names, kept)
     losses: dict[str, Summary] = {summary.name: summary for summary in summarise(analysed)}
     for name in names:
         standing = next(s for s in board.standings if s.entrant == name)
@@ -545,34 +588,68 @@ def _match_pages(
     folder: Path,
     league: League,
     played: list[tuple[ScheduledMatch, MatchSummary]],
-    matches: Iterator[StoredMatch],
+    fetch: Callable[[Sequence[str]], Iterator[StoredMatch]],
     shown: Disclosure,
     common: dict[str, Any],
     live: bool,
     names: list[str],
+    written: Written,
 ) -> tuple[dict[str, EntrantTally], list[tuple[Analysis, tuple[str, ...]]]]:
-    """Writes each played match's page as ``matches`` decodes it (one at a time), and returns what the
-    entrants' pages sum up of them: their tallies, and the analyses kept by ``referee analyze``."""
+    """Writes the page of each played match whose page ``written`` does not hold as it would be now,
+    decoding those matches one at a time, and returns what the entrants' pages sum up of every played
+    match: their tallies, and the analyses kept by ``referee analyze``."""
     render = _ENVIRONMENT.get_template
     colours = common["colours"]
     match_pages = common["match_pages"]
-    tallies = {name: EntrantTally() for name in names}
-    analysed: list[tuple[Analysis, tuple[str, ...]]] = []
-    for (scheduled, summary), match in zip(played, matches, strict=True):
+    around = (live, tuple(sorted(names)), tuple(colours.items()), league.name)
+    wanted: dict[str, tuple[object, ...]] = {}
+    for scheduled, summary in played:
         shows = shown.deals_shown(summary)
-        analysis = None
         # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
         # run's matches (a 4-player match's analysis takes a tenth of a second to read).
-        if not live and shows and summary.status is MatchStatus.COMPLETE:
+        analysable = not live and shows and summary.status is MatchStatus.COMPLETE
+        stamp = _stamp(analyses.analysis_path(league.database, summary.match_id)) if analysable else None
+        wanted[summary.match_id] = (summary, scheduled, shows, stamp, around)
+    for gone in set(written.pages) - set(wanted):
+        del written.pages[gone]
+        written.parts.pop(gone, None)
+    changed = [s for s, _ in played if written.pages.get(s.match_id) != wanted[s.match_id]]
+    by_id = {s.match_id: s for s in changed}
+    for match in fetch([s.match_id for s in changed]):
+        written.decoded += 1
+        scheduled = by_id[match.match_id]
+        shows = shown.deals_shown(match.summary)
+        analysis = None
+        if wanted[match.match_id][3] is not None:
             analysis = analyses.load(league.database, match.match_id, match.record)
-        if analysis is not None:
-            analysed.append((analysis, scheduled.entrants))
         view = match_view(scheduled, match, shows, colours, analysis)
         write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
+        parts = {}
         for seat, name in enumerate(scheduled.entrants):
-            if name in tallies and scheduled.entrants.index(name) == seat:
-                tallies[name].add(scheduled, match, seat, shows)
+            if scheduled.entrants.index(name) == seat:
+                parts[seat] = part = EntrantTally()
+                part.add(scheduled, match, seat, shows)
+        written.parts[match.match_id] = (parts, analysis)
+        written.pages[match.match_id] = wanted[match.match_id]
+    tallies = {name: EntrantTally() for name in names}
+    analysed: list[tuple[Analysis, tuple[str, ...]]] = []
+    for scheduled, _ in played:
+        parts, analysis = written.parts[scheduled.match_id]
+        if analysis is not None:
+            analysed.append((analysis, scheduled.entrants))
+        for seat, part in parts.items():
+            if (name := scheduled.entrants[seat]) in tallies:
+                tallies[name].merge(part)
     return tallies, analysed
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """When and how large the file at ``path`` was last written, or ``None`` when there is none."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
 
 
 def _whole(stored: Mapping[str, Summarized]) -> Callable[[Sequence[str]], Iterator[StoredMatch]]:

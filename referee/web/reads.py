@@ -28,13 +28,12 @@ from typing import Any, BinaryIO, Final
 
 from referee.league.config import League
 from referee.league.versions import fingerprint
-from referee.report.site import match_page, rewrite_report
+from referee.report.site import Written, match_page, rewrite_report
 from referee.report.text import export_lines, leaderboard_json
 from referee.results.errors import StoreError
 from referee.results.following import Follower
 from referee.results.history import VersionArchive, archive_path, as_json, summary
 from referee.results.reading import Standings
-from referee.results.store import Store
 from referee.web.human_store import HumanStore
 from referee.web.pages import is_page_name, with_live_script
 from referee.web.readers import LENGTH
@@ -52,6 +51,9 @@ MOST_ON_A_PAGE: Final = 1000
 LOGGER = logging.getLogger(__name__)
 
 
+_WRITTEN: Final[dict[Path, Written]] = {}
+"""What this process wrote of the report in each folder: a rewrite writes only the match pages that
+changed."""
 _FOLLOWERS: Final[dict[Path, Follower]] = {}
 """The results this process follows, by database: each read after a change reads only what changed."""
 
@@ -180,16 +182,16 @@ def page(folder: Path, name: str) -> bytes | None:
 
 
 def rewrite(league: League, seed: int, folder: Path) -> None:
-    """Rewrites the report in ``folder`` from the stored results
-    (:func:`referee.report.site.rewrite_report`); a failure is logged, and the pages keep what they
-    showed (the next change rewrites them)."""
+    """Rewrites the report in ``folder`` from the stored results as this process follows them
+    (:func:`referee.report.site.rewrite_report`, only the match pages that changed); a failure is
+    logged, and the pages keep what they showed (the next change rewrites them)."""
+    follower = _follower(league)
     try:
-        store = Store(league.database, write=False)
-        try:
-            rewrite_report(league, seed, folder, store)
-        finally:
-            store.close()
+        read = follower.read(league, seed)
+        written = _WRITTEN.setdefault(folder, Written())
+        rewrite_report(league, seed, folder, follower.opened(), read=read, written=written)
     except (OSError, StoreError) as exc:
+        follower.close()
         LOGGER.warning("the live pages in %s were not rewritten: %s", folder, exc)
 
 
