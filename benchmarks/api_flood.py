@@ -91,22 +91,22 @@ ANSWER = 120.0
 """Seconds a client waits for an answer: past it, counted as ``timeout`` and the connection dropped."""
 
 
-def league_text() -> str:
+def league_text(rounds: int = 3) -> str:
     entrants = "\n".join(
         f"  - {{name: {name}, module: '{BOTS[number % 2]}', cwd: {ROOT}}}"
         for number, name in enumerate(NAMES)
     )
     return (
         "name: api flood benchmark\nseed: 25\nplayers: 4\n"
-        "schedule: {format: round-robin, rounds: 3, seating: balanced}\ndatabase: league.sqlite\n"
+        f"schedule: {{format: round-robin, rounds: {rounds}, seating: balanced}}\ndatabase: league.sqlite\n"
         f"entrants:\n{entrants}\n"
     )
 
 
-def build(folder: Path, stored: int) -> None:
+def build(folder: Path, stored: int, rounds: int = 3) -> None:
     """The league file in ``folder`` and its database with the first ``stored`` matches of its schedule."""
     path = folder / "league.yaml"
-    path.write_text(league_text(), encoding="utf-8")
+    path.write_text(league_text(rounds), encoding="utf-8")
     league = load_league(path)
     store = Store(league.database)
     try:
