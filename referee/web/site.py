@@ -3,8 +3,8 @@
 The rewrite (:func:`referee.web.reads.rewrite`) runs in a reader process (:mod:`referee.web.readers`),
 never in the one that plays, and the play does not wait for it: the matches stored while the report is
 being rewritten are in the next rewrite, which starts once this one has ended and :data:`PAGES_EVERY`
-has passed since it began (one at a time, from the latest results each time). Each finished rewrite is told to the
-pages as a ``pages`` event, on which they fetch themselves again.
+has passed since it began (one at a time, from the latest results each time). Each finished rewrite is
+told to the pages as a ``pages`` event, on which they fetch themselves again.
 """
 
 from __future__ import annotations
