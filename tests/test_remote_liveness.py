@@ -150,10 +150,9 @@ def test_a_bot_that_forfeits_by_timeouts_answers_a_ping_before_its_next_match(tm
     path.write_text(path.read_text().replace("per_action: 2s, bank: 20s", "per_action: 300ms, bank: 500ms"))
     token = issue(path, "far")
     port = free_port()
-    # The SDK's asyncio stream: its default single-thread stream does not yet see a stream the referee
-    # ended while the bot's code was stalled with requests queued, and never reconnects (issue #32,
-    # item 1, the SDK's part).
-    env = remote_env(f"127.0.0.1:{port}", token, None) | {"PYRAMID_STREAM": "asyncio"}
+    # The SDK's default stream, what a bot author runs: it sees the stream the referee ended while the
+    # bot's code was stalled with requests queued, and reconnects.
+    env = remote_env(f"127.0.0.1:{port}", token, None)
     bot = start_bot([PY, str(ROOT / "tests/bots/staller.py"), "6"], env, tmp_path / "far.log")
     try:
         result = referee("run", path, "--listen", f"127.0.0.1:{port}", timeout=240)

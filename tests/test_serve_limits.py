@@ -246,10 +246,32 @@ def test_only_the_bound_loopback_address_and_the_public_hosts_are_answered(tmp_p
         assert busy2.request("/api/v1/live", source="127.0.0.2", host="evil.example")[0] == 400
         assert busy2.request("/api/v1/live", source="127.0.0.2", host=f"localhost:{port}")[0] == 400
         assert busy2.request("/api/v1/live", source="127.0.0.2", host=f"127.0.0.1:{port}")[0] == 400
+        busy2.process.send_signal(signal.SIGINT)
+        out, err = busy2.process.communicate(timeout=30)  # stopped here, to read what it said
     finally:
         served.close()
-    out, _ = busy2.process.communicate(timeout=30)
+    out += err
+    assert "(Ctrl-C stops it)" in out  # what it said was read
     assert "--public-host NAME" not in out  # loopback: no hint
+
+
+def test_a_server_bound_to_every_address_answers_its_own_addresses_only_and_says_how_to_name_a_host(tmp_path):
+    """Bound beyond loopback with no ``--public-host``: a request naming any other host is refused, and
+    the start says how to name the public one (docs/SERVER.md, "Safety")."""
+    served = serve(tmp_path, LEAGUE.replace("rounds: 400", "rounds: 1"), host="0.0.0.0")
+    wide = next(served)
+    try:
+        port = wide.port
+        assert wide.request("/api/v1/live", host=f"127.0.0.1:{port}")[0] == 200
+        assert wide.request("/api/v1/live", host="evil.example")[0] == 400
+        assert wide.request("/api/v1/live", host=f"127.0.0.1.evil.example:{port}")[0] == 400
+        wide.process.send_signal(signal.SIGINT)
+        out, err = wide.process.communicate(timeout=30)  # stopped here, to read what it said
+    finally:
+        served.close()
+    out += err
+    assert "only requests for an address of this machine are answered" in out
+    assert "add --public-host NAME" in out
 
 
 def test_a_bad_public_host_is_one_line(tmp_path):

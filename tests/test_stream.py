@@ -193,10 +193,14 @@ def test_a_call_ended_while_the_bot_thinks_ends_with_its_own_status(kind, status
 
     server = server_with(script)
     if kind == "asyncio":
-        # gRPC's asyncio API turns the failed write into INTERNAL, whatever the status (see AsyncioStream).
-        with pytest.raises(StreamEnded) as ended:
-            reply_late(kind, server.port)
-        assert ended.value.code is grpc.StatusCode.INTERNAL
+        # gRPC's asyncio API mostly turns the failed write into INTERNAL, whatever the status (see
+        # AsyncioStream); when the status reaches it before the write, it is the referee's own.
+        try:
+            outcome: object = reply_late(kind, server.port)
+        except StreamEnded as ended:
+            outcome = ended.code
+        allowed = [grpc.StatusCode.INTERNAL, status]
+        assert outcome in allowed + ([[b"think", None]] if status is grpc.StatusCode.OK else [])
         return
     if status is grpc.StatusCode.OK:
         assert reply_late(kind, server.port) == [b"think", None]
