@@ -119,6 +119,24 @@ def build(folder: Path, stored: int, rounds: int = 3) -> None:
     opened.close()
 
 
+def copied(base: Path, folder: Path) -> Path:
+    """The league file and database of ``base`` copied into ``folder``; returns the copy's database."""
+    for name in ("league.yaml", "league.sqlite"):
+        shutil.copy(base / name, folder / name)
+    return folder / "league.sqlite"
+
+
+def interrupted(process: subprocess.Popen[bytes]) -> None:
+    """Stops ``process`` as a person does, with Ctrl-C; killed if it has not ended within 60 s."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def count(database: Path) -> int:
     with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)) as db:
         return int(db.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
@@ -355,9 +373,7 @@ async def session(referee: str, base: Path, windows: list[str], args: argparse.N
     stored and its pages are written, one window of each of ``windows`` in turn, then Ctrl-C."""
     with tempfile.TemporaryDirectory(prefix="api-flood-") as scratch:
         folder = Path(scratch)
-        for name in ("league.yaml", "league.sqlite"):
-            shutil.copy(base / name, folder / name)
-        database = folder / "league.sqlite"
+        database = copied(base, folder)
         before = count(database)
         paths = {
             "static": ["/static/live.css"],
@@ -400,13 +416,7 @@ async def session(referee: str, base: Path, windows: list[str], args: argparse.N
                 await asyncio.sleep(args.pause)
             return done
         finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
-                try:
-                    process.wait(60)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+            interrupted(process)
 
 
 def spread(count: int) -> tuple[str, ...]:

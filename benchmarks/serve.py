@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -38,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
-from api_flood import build, count, cpu, load_average, stored_ids
+from api_flood import build, copied, count, cpu, interrupted, load_average, stored_ids
 
 from support.cli import REFEREE
 from support.net import free_port
@@ -64,9 +62,7 @@ def one(command: str, base: Path, seconds: float) -> tuple[int, tuple[float, flo
     ``referee run`` or ``referee serve`` for ``seconds`` on a copy of the database in ``base``."""
     with tempfile.TemporaryDirectory(prefix="serve-bench-") as scratch:
         folder = Path(scratch)
-        for name in ("league.yaml", "league.sqlite"):
-            shutil.copy(base / name, folder / name)
-        database = folder / "league.sqlite"
+        database = copied(base, folder)
         before = count(database)
         ids = stored_ids(database)
         port = free_port()
@@ -87,12 +83,7 @@ def one(command: str, base: Path, seconds: float) -> tuple[int, tuple[float, flo
                                 reads[route].append(took)
                 spent = cpu(process.pid)
             finally:
-                process.send_signal(signal.SIGINT)
-                try:
-                    process.wait(60)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+                interrupted(process)
         return count(database) - before, spent, reads
 
 
