@@ -13,7 +13,7 @@ import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from bots.talker import MESSAGE
 from pyramid_sdk.cards import Card, Suit
@@ -204,6 +204,8 @@ def test_a_deal_link_opens_the_viewer_at_that_deal(league, talky, browser):
     browser.get((site / page_of(line)).as_uri() + "#deal-7")
     assert snapshot(browser)["deal"] == 7
     browser.find_element(By.CSS_SELECTOR, "#deal-12 > a").click()
+    # the viewer moves on the page's hashchange, which comes after the click returns
+    WebDriverWait(browser, 10).until(lambda _: snapshot(browser)["deal"] == 12)
     assert snapshot(browser)["deal"] == 12
     viewer = browser.find_element(By.ID, "viewer")
     assert browser.execute_script("return arguments[0].getBoundingClientRect().top", viewer) < 400
