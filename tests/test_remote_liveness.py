@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from pyramid_sdk.bot import TimeControl
 from referee.check import check_bot
 from referee.remote import door as door_module
 from referee.remote.door import Keepalive
@@ -119,7 +120,8 @@ def test_a_connection_the_keepalive_cuts_in_a_match_has_a_fault_that_says_so(tmp
         # cannot come back (30 s of nothing). The bot is connected before the check starts, so its first
         # claim does not wait on its start either.
         lobby = Lobby(wait=3, ping_timeout=1.0, idle_ping_every=600)
-        keepalive = Keepalive(interval=0.5, timeout=2.0)
+        # The keepalive a league with this time control gets: a 1.3 s interval, an 11.3 s timeout.
+        keepalive = Keepalive.for_time(TimeControl(per_action=0.3, bank=0.5))
         async with doorway(tmp_path, certs, keepalive, names=("remote",), lobby=lobby) as way:
             bot = sdk_bot(way, tmp_path, "remote", str(ROOT / "sample_bots/random_bot.py"))
             try:
@@ -134,7 +136,7 @@ def test_a_connection_the_keepalive_cuts_in_a_match_has_a_fault_that_says_so(tmp
                 bot.wait()
             details = [f.detail for f in report.faults if f.kind.value == "disconnect"]
             assert details, report.lines()
-            assert details[0].startswith("no keepalive answer for 2s: connection cut (the bot last spoke"), (
+            assert details[0].startswith("no keepalive answer for 11s: connection cut (the bot last spoke"), (
                 details
             )
 

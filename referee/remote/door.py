@@ -79,7 +79,11 @@ cut by the keepalive, and its fault says so."""
 
 
 KEEPALIVE_INTERVAL: Final = 20.0
-"""Seconds between the transport's pings on a remote connection."""
+"""Seconds between the transport's pings on a remote connection, at most: a league whose longest
+decision is shorter pings that often (:meth:`Keepalive.for_time`), so a short time control also finds a
+vanished bot sooner, and a test shortens the keepalive through the time control alone."""
+KEEPALIVE_MIN_INTERVAL: Final = 1.0
+"""Seconds between the transport's pings, at least, however short the league's decisions."""
 KEEPALIVE_SLACK: Final = 10.0
 """Seconds a transport ping may go unanswered beyond the longest decision the league allows."""
 CLIENT_PING_MIN_INTERVAL: Final = 1.0
@@ -105,9 +109,12 @@ class Keepalive:
 
         >>> Keepalive.for_time(TimeControl(per_action=1.0, bank=20.0))
         Keepalive(interval=20.0, timeout=31.5)
+        >>> Keepalive.for_time(TimeControl(per_action=0.3, bank=0.5))
+        Keepalive(interval=1.3, timeout=11.3)
         """
-        longest = time_control.per_action + time_control.bank + MAX_LAG
-        return cls(KEEPALIVE_INTERVAL, longest + KEEPALIVE_SLACK)
+        longest = round(time_control.per_action + time_control.bank + MAX_LAG, 3)
+        interval = min(KEEPALIVE_INTERVAL, max(KEEPALIVE_MIN_INTERVAL, longest))
+        return cls(interval, round(longest + KEEPALIVE_SLACK, 3))
 
     def options(self) -> list[tuple[str, int]]:
         timeout = round(self.timeout * 1000)
