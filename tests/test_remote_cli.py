@@ -6,6 +6,7 @@ gRPC's own lines kept off the referee's output unless ``--log-level debug``."""
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import socket
 import subprocess
@@ -117,6 +118,11 @@ def test_beside_a_running_server_the_record_shows_what_the_remote_bot_played(tmp
     output = log.read_text()
     assert code == 0, output
     assert GRPC_LINE not in output, output
+    # Without the record (deleted, or never written: a full disk), both count the matches stored instead.
+    (tmp_path / "results-remote.json").unlink()
+    for output in (referee("leaderboard", path).stdout, referee("token", "list", path).stdout):
+        line = next(line for line in output.splitlines() if line.startswith("remote: far"))
+        assert re.search(r"\d+ matches stored; no latency record", line), line
 
 
 def test_with_log_level_debug_grpcs_own_lines_are_shown(tmp_path, certs):

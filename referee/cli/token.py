@@ -4,6 +4,7 @@ Only click is imported at the top; the token book and the league file are read i
 from __future__ import annotations
 
 import datetime
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import click
@@ -117,8 +118,28 @@ def list_command(league_file: str) -> None:
             continue
         ends = f", expires {_when(grant.expires)}" if grant.expires else ""
         click.echo(f"{entrant.name}: token issued {_when(grant.issued)}{ends}")
-    for line in remote_lines(league.remote_names, league.database):
+    for line in remote_lines(league.remote_names, league.database, _played(league)):
         click.echo(line)
+
+
+def _played(league: League) -> Counter[str]:
+    """Matches stored per entrant, so that one that played is never said to have never connected when
+    the record of connections is missing; none if the league has no readable results (the tokens are
+    still listed: this command is about them)."""
+    from referee.results.store import Store, StoreError
+
+    if not league.database.exists():
+        return Counter()
+    try:
+        store = Store(league.database, write=False)
+    except StoreError:
+        return Counter()
+    try:
+        return Counter(name for summary in store.summaries().values() for name in summary.seats)
+    except StoreError:
+        return Counter()
+    finally:
+        store.close()
 
 
 def _when(stamp: float) -> str:
