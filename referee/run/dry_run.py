@@ -9,11 +9,15 @@ them (``timing.py``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from dataclasses import dataclass, field
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Final
 
-from referee.league.config import League
+from referee.league.config import Entrant, League
 from referee.league.planning import league_settings, schedule_of, with_cohorts
 from referee.league.schedule import ScheduledMatch
 from referee.league.summary import MatchSummary
@@ -25,9 +29,11 @@ from referee.results.errors import StoreError
 from referee.results.reading import joined, known_seed
 from referee.results.store import Store
 from referee.run import timing
-from referee.run.host import confinement_of, log_dir_of
+from referee.run.host import confinement_of, log_dir_of, run_build
 from referee.run.timing import eta_text
 
+COPY_LIMIT: Final = 64 * 2**20
+"""Bytes of an entrant's folder a dry run copies, at most, to run its ``build:`` in the copy."""
 EXIT_PREFLIGHT: Final = 4
 """`referee run`'s exit status when entrants failed the preflight and the run stopped, storing nothing."""
 
@@ -95,20 +101,25 @@ def timed_estimate(
 ) -> tuple[float, str, list[str]]:
     """The mean seconds of work a match of ``pending`` should take, why, and the lines that say what
     was timed: samples of the schedule's lineups, ``at_once`` at a time (``referee.run.timing``).
-    A bot that could not be timed is named, since the run's preflight would stop there too; unless it
-    has a ``build:`` step, which a dry run does not run (it writes): the run builds it first, and a bot
-    that needs its build (a fresh ``referee init`` league's Node.js bot, before ``npm install``) would
-    start then."""
+    A bot that could not be timed is named, since the run's preflight would stop there too. One with a
+    ``build:`` step that did not start is built first, as the run builds it, but in a throwaway copy of
+    its folder (a dry run writes nothing of the league's), and timed there: a fresh ``referee init``
+    league's Node.js bot, before its ``npm install``, is then timed as the run will play it."""
     lineups = timing.samples(pending, at_once)
-
-    async def measure() -> timing.Timings:
-        async with open_launcher(None, confinement_of(league, log_dir_of(league))) as launcher:
-            return await timing.time_bots(league, lineups, at_once, launcher)
-
-    try:
-        timed = asyncio.run(measure())
-    except SandboxError as exc:
-        timed = timing.Timings({}, {name: str(exc) for lineup in lineups for name in lineup})
+    with tempfile.TemporaryDirectory(prefix="referee-dry-run-") as scratch:
+        os.chmod(scratch, 0o755)  # a sandboxed bot runs as a uid of its own, and must reach its copy
+        timed = _time(league, lineups, at_once)
+        unbuilt = [
+            e
+            for e in league.entrants
+            if e.name in timed.failures and e.build is not None and not e.spec.remote
+        ]
+        built: dict[str, str] = {}  # entrant: how its build in a copy went
+        if unbuilt:
+            copies, built = asyncio.run(_build_copies(unbuilt, Path(scratch)))
+            if copies:
+                entrants = tuple(copies.get(e.name, e) for e in league.entrants)
+                timed = _time(replace(league, entrants=entrants), lineups, at_once)
     lines = []
     if timed.speeds:
         lines.append(
@@ -118,16 +129,11 @@ def timed_estimate(
                 for name, speed in sorted(timed.speeds.items())
             )
         )
+    lines += [f"{name}: {how}" for name, how in sorted(built.items())]
     for name, reason in sorted(timed.failures.items()):
         rough = f"counted as {timing.ROUGH_START:g}s a start, {1000 * timing.ROUGH_DECISION:g}ms a decision"
-        entrant = league.entrant(name)
-        if entrant.spec.remote:  # it plays from its own machine (docs/REMOTE.md)
+        if league.entrant(name).spec.remote:  # it plays from its own machine (docs/REMOTE.md)
             lines.append(f"not timed: {name}: a remote entrant ({rough})")
-        elif entrant.build is not None:  # what it needs may come with its build, which the run does first
-            lines.append(
-                f"not timed: {name}: it has a build step ({entrant.build}), which the run does before it "
-                f"plays and a dry run does not, and it did not start without it: {reason} ({rough})"
-            )
         else:
             lines.append(
                 f"not timed: {name}: {reason} "
@@ -136,6 +142,67 @@ def timed_estimate(
     each = timed.match_seconds(league.rules, [match.entrants for match in pending])
     decisions = timing.decisions_per_seat(league.rules)
     return each, f"{each:.1f}s a match: each seat's start and {decisions} decisions, as timed", lines
+
+
+def _time(league: League, lineups: list[tuple[str, ...]], at_once: int) -> timing.Timings:
+    async def measure() -> timing.Timings:
+        async with open_launcher(None, confinement_of(league, log_dir_of(league))) as launcher:
+            return await timing.time_bots(league, lineups, at_once, launcher)
+
+    try:
+        return asyncio.run(measure())
+    except SandboxError as exc:
+        return timing.Timings({}, {name: str(exc) for lineup in lineups for name in lineup})
+
+
+async def _build_copies(entrants: list[Entrant], scratch: Path) -> tuple[dict[str, Entrant], dict[str, str]]:
+    """Each of ``entrants`` (a ``build:`` and a bot that did not start) copied into ``scratch`` and built
+    there as the run builds it: the entrants pointed at the copies that built, and one phrase per entrant
+    saying how its build went. A folder over :data:`COPY_LIMIT` is not copied (a dry run should not
+    spend minutes on it): its bot is then not timed, and the phrase says why."""
+    copies: dict[str, Entrant] = {}
+    said: dict[str, str] = {}
+    for entrant in entrants:
+        build = f"its build step ({entrant.build})"
+        folder = entrant.spec.cwd
+        if folder is None or not folder.is_dir():
+            continue
+        size = _size(folder)
+        if size > COPY_LIMIT:
+            said[entrant.name] = (
+                f"{build} was not run: its folder holds over {COPY_LIMIT // 2**20} MiB, too much to copy "
+                "for a dry run; the run builds it first"
+            )
+            continue
+        copy = scratch / entrant.name
+        shutil.copytree(folder, copy, symlinks=True)
+        built = replace(entrant, spec=replace(entrant.spec, cwd=copy))
+        logs = scratch / f"{entrant.name}-logs"
+        logs.mkdir()
+        problem = await run_build(built, logs)
+        if problem is None:
+            copies[entrant.name] = built
+            said[entrant.name] = (
+                f"{build} run in a throwaway copy of {folder}, as the run builds it first; timed there"
+            )
+        else:
+            said[entrant.name] = (
+                f"{build} failed in a throwaway copy of {folder}: "
+                f"{problem.split(', see ')[0]} (the run would disqualify it)"
+            )
+    return copies, said
+
+
+def _size(folder: Path) -> int:
+    """Bytes in ``folder``'s files, counted up to just over :data:`COPY_LIMIT`."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_size
+            if total > COPY_LIMIT:
+                return total
+    return total
 
 
 def parallel(at_once: int) -> tuple[float, str]:
