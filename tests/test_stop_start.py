@@ -3,7 +3,7 @@ sandbox: a start cancelled at any moment of its first milliseconds ends within a
 no process behind; ``referee run`` (in process and on Dask workers) and ``referee serve`` stopped while
 a bot is at each step of its start (process spawned, sandbox up, hello pending, seated) end at once; and
 ``referee compare`` whose sequential test decides while the next match's bot is starting gives its
-verdict at once.
+verdict at once, and one stopped with Ctrl-C while its sandboxed bot is at each step ends at once.
 
 The first is what hung ``referee compare``: a kill of bubblewrap while it set up the sandbox left the
 sandbox's first process running outside the bot's process group, holding the bot's output pipe, and
@@ -125,9 +125,11 @@ STEPS = {
     "run-sandbox-up": ("run", "start", "required"),
     "run-hello-pending": ("run", "hello", "required"),
     "run-seated": ("run", "seated", "required"),
+    "workers-spawned": ("workers", "start", "none"),
     "workers-sandbox-up": ("workers", "start", "required"),
     "workers-hello-pending": ("workers", "hello", "required"),
     "workers-seated": ("workers", "seated", "required"),
+    "serve-spawned": ("serve", "start", "none"),
     "serve-sandbox-up": ("serve", "start", "required"),
     "serve-hello-pending": ("serve", "hello", "required"),
     "serve-seated": ("serve", "seated", "required"),
@@ -186,7 +188,8 @@ def test_a_league_stopped_while_a_bot_is_at_each_step_of_its_start_ends_at_once(
 
 def _compare(folder: Path, start: int, *options: str) -> list[str]:
     """``referee compare`` of two in-process bots with a stall bot beside them, stalling from its
-    ``start``-th start on at the step written in ``folder/bot/STALL``."""
+    ``start``-th start on at the step written in ``folder/bot/STALL``; unsandboxed unless ``options``
+    say otherwise (the last ``--sandbox`` counts)."""
     bot = folder / "bot"
     bot.mkdir(exist_ok=True)
     shutil.copy(STALL_BOT, bot / "stall_at.py")
@@ -205,16 +208,18 @@ def _logs(folder: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def decisive(tmp_path_factory) -> int:
-    """The pairs after which the comparison of :func:`_compare` decides, no start stalling."""
+def decisive(tmp_path_factory) -> tuple[int, float]:
+    """The pairs after which the comparison of :func:`_compare` decides, no start stalling, and the
+    seconds it took."""
     folder = tmp_path_factory.mktemp("free")
     (folder / "bot").mkdir()
+    began = time.monotonic()
     free = subprocess.run(
         _compare(folder, 10_000, "--json"),
         capture_output=True, text=True, timeout=300, check=False, cwd=folder / "bot",
     )  # fmt: skip
     assert free.returncode == 0, free.stderr  # A is better
-    return int(json.loads(free.stdout)["pairs"])
+    return int(json.loads(free.stdout)["pairs"]), time.monotonic() - began
 
 
 @pytest.mark.parametrize("step", ["start", "hello", "seated"])
@@ -223,17 +228,57 @@ def test_a_comparison_decided_while_the_next_match_is_being_seated_gives_its_ver
 ):
     """The matches start in order: with the stall bot stalling from the start after the decisive pair's
     (start 1 names the bots, match k is start k + 1), the test decides while the next match's bot is at
-    ``step`` of its start: the issue's hang."""
+    ``step`` of its start: the issue's hang. The verdict comes within :data:`STOP_BOUND` of the time
+    the same comparison takes with no start stalling (a stalled start would wait 2 × 20 s)."""
+    pairs, free = decisive
     (tmp_path / "bot").mkdir()
     (tmp_path / "bot" / "STALL").write_text(step)
     began = time.monotonic()
     stalled = subprocess.run(
-        _compare(tmp_path, 2 * decisive + 2, "--json"),
+        _compare(tmp_path, 2 * pairs + 2, "--json"),
         capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path / "bot",
     )  # fmt: skip
     took = time.monotonic() - began
     assert stalled.returncode == 0, stalled.stderr
-    assert json.loads(stalled.stdout)["pairs"] == decisive
+    assert json.loads(stalled.stdout)["pairs"] == pairs
     assert f"stall_at: {step}" in _logs(tmp_path)
-    assert took < 60, f"{took:.0f}s: it waited for the stalled start"  # which waits 2 × 20 s
+    assert took < free + STOP_BOUND, f"{took:.0f}s against {free:.0f}s: it waited for the stalled start"
     assert settle(bot_processes) == [], "a bot outlived the comparison"
+
+
+@needs_sandbox
+@pytest.mark.parametrize("step", ["start", "hello", "seated"], ids=["sandbox-up", "hello-pending", "seated"])
+def test_a_comparison_stopped_while_a_sandboxed_bot_is_at_each_step_of_its_start_ends_at_once(tmp_path, step):
+    """``referee compare`` with its bots in the sandbox (which a bot cannot write out of, so every start
+    of the stall bot stalls: the first match's), stopped with Ctrl-C once the bot is at ``step``: it
+    ends within :data:`STOP_BOUND`, with no verdict and no process left."""
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "STALL").write_text(step)
+    command = _compare(tmp_path, 1, "--sandbox", "required")
+    command[command.index("--against") + 1] = f"python {bot / 'stall_at.py'}"  # no counter: it cannot write
+    for path in (tmp_path, bot):  # a sandboxed bot runs as a uid of its own
+        path.chmod(0o755)
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        process = subprocess.Popen(
+            ["env", "--default-signal=INT", *command], stdout=stdout, stderr=stderr, text=True,
+            start_new_session=True, cwd=bot,
+        )  # fmt: skip
+    try:
+        reached = f"stall_at: {step}"
+        until(lambda: (tmp_path / "logs").is_dir() and reached in _logs(tmp_path), f"reached {step}", process)
+        os.killpg(process.pid, signal.SIGINT)
+        began = time.monotonic()
+        code = process.wait(timeout=60)
+        took = time.monotonic() - began
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    output = err.read_text()
+    assert took < STOP_BOUND, f"stopped in {took:.1f}s: {output}"
+    assert "Traceback" not in output + out.read_text()
+    assert code == 130, output
+    assert output.splitlines()[-1].startswith("interrupted: no verdict"), output
+    assert settle(bot_processes) == [], "a bot outlived the stopped comparison"
