@@ -26,6 +26,8 @@ processes is sampled every second. Loads:
   (``/static/live.css``), ``/api/v1/matches``, ``/api/v1/leaderboard``, a random stored match's page
   (``/match-NNNN.html``) and a random stored match (``/api/v1/matches/ID``). A client waits for each
   answer (status and body) before its next request, and keeps its pace whatever the status.
+- ``badhost``: the same clients on ``/api/v1/leaderboard`` with ``Host: evil.example``, which the
+  server refuses (a DNS-rebinding page's requests).
 - ``listeners``: ``--listeners`` (default 100) event-stream requests (``/api/v1/events``) that never
   read a byte; at the end of the window it counts those the server answered and closed, then closes
   the rest and counts the server's sockets left in CLOSE-WAIT 5 s later.
@@ -80,13 +82,15 @@ from support.playthrough import played_outcome
 
 NAMES = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal")
 BOTS = ("sample_bots.heuristic:HeuristicBot", "sample_bots.random_bot:RandomBot")
-LOADS = ("none", "static", "matches", "leaderboard", "page", "match", "listeners")
+LOADS = ("none", "static", "matches", "leaderboard", "page", "match", "badhost", "listeners")
 SCENARIOS = (
     *LOADS,
     *(f"{load}@spread" for load in LOADS if load != "none"),
 )
 FIRST_MATCH = 300.0
 """Seconds to wait for a fresh server's first new match before giving up on the run."""
+BAD_HOST = "evil.example"
+"""The Host header of the ``badhost`` load: a name the server is not known by (a DNS rebinding page)."""
 ANSWER = 120.0
 """Seconds a client waits for an answer: past it, counted as ``timeout`` and the connection dropped."""
 
@@ -172,9 +176,11 @@ async def _answer(reader: asyncio.StreamReader) -> tuple[int, bool]:
 
 
 async def client(
-    port: int, paths: list[str], rate: float, source: str, tally: Tally, stop: asyncio.Event
+    port: int, paths: list[str], rate: float, source: str, tally: Tally, stop: asyncio.Event, host: str = ""
 ) -> None:
-    """One keep-alive client at ``rate`` requests a second: each answer waited for, the pace kept."""
+    """One keep-alive client at ``rate`` requests a second: each answer waited for, the pace kept.
+    ``host``: the Host header, if not the server's own address."""
+    host = host or f"127.0.0.1:{port}"
     interval = 1 / rate
     due = time.monotonic() + random.random() * interval
     streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
@@ -186,7 +192,7 @@ async def client(
                 streams = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
             reader, writer = streams
             path = random.choice(paths)
-            writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
             begun = time.monotonic()
             status, closes = await asyncio.wait_for(_answer(reader), ANSWER)
             tally.seconds += time.monotonic() - begun
@@ -330,7 +336,15 @@ async def window(server: Server, scenario: str, args: argparse.Namespace) -> Run
     if load in server.paths:
         tasks = [
             asyncio.create_task(
-                client(port, server.paths[load], args.rate, sources[n % len(sources)], tally, stop)
+                client(
+                    port,
+                    server.paths[load],
+                    args.rate,
+                    sources[n % len(sources)],
+                    tally,
+                    stop,
+                    BAD_HOST if load == "badhost" else "",
+                )
             )
             for n in range(args.clients)
         ]
@@ -381,6 +395,7 @@ async def session(referee: str, base: Path, windows: list[str], args: argparse.N
             "leaderboard": ["/api/v1/leaderboard"],
             "page": [f"/match-{n:04d}.html" for n in range(1, before + 1)],
             "match": [f"/api/v1/matches/{urllib.parse.quote(i, safe='')}" for i in stored_ids(database)],
+            "badhost": ["/api/v1/leaderboard"],  # with Host: evil.example (BAD_HOST)
         }
         port = free_port()
         with (folder / "serve.out").open("w") as out, (folder / "serve.err").open("w") as err:

@@ -54,7 +54,19 @@ KINDS = {
     "tcp": ("tcp", ["127.0.0.1"]),
     "tls": ("tls", ["127.0.0.1"]),
     "tls-spread": ("tls", ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"]),
+    "garbage": ("garbage", ["127.0.0.1"]),
+    "garbage-tls": ("garbage-tls", ["127.0.0.1"]),
+    "bad-hello": ("bad-hello", ["127.0.0.1"]),
+    "big-hello": ("big-hello", ["127.0.0.1"]),
 }
+"""Each attack: what its connections do, and where from. ``tcp``, ``tls``: nothing (idle);
+``garbage``, ``garbage-tls``: 4 KiB of random bytes instead of HTTP/2, then wait for the close;
+``bad-hello``: a gRPC stream whose hello carries a token the door does not know; ``big-hello``: a 2 MiB
+first message (over gRPC's 1 MiB cap). The two hello attacks speak gRPC, through at most
+:data:`GRPC_SLOTS` channels at once."""
+DEFAULT_KINDS = ["tcp", "tls", "tls-spread"]
+GRPC_SLOTS = 64
+TLS_KINDS = {"tls", "garbage-tls", "bad-hello", "big-hello"}
 LEAGUE = """\
 name: Door Attacks
 seed: 32
@@ -92,12 +104,17 @@ def certificates(folder: Path) -> None:
 # --- the attacker and the sink, each in a process of its own ----------------------------------------
 
 
-async def attack(port: int, kind: str, sources: list[str], sockets: int, reopen: float, rate: float) -> None:
-    """Holds ``sockets`` idle connections to ``port``, making at most ``rate`` attempts a second (so that
-    the door and the sink get the same, whoever is busier); prints the attempts when told to stop
-    (SIGTERM)."""
+async def attack(
+    port: int, kind: str, sources: list[str], sockets: int, reopen: float, rate: float, ca: str
+) -> None:
+    """Holds ``sockets`` connections to ``port`` doing what ``kind`` says (:data:`KINDS`), making at
+    most ``rate`` attempts a second (so that the door and the sink get the same, whoever is busier);
+    prints the attempts when told to stop (SIGTERM)."""
+    if kind in ("bad-hello", "big-hello"):
+        await hello_attack(port, kind, min(sockets, GRPC_SLOTS), rate, ca)
+        return
     context = None
-    if kind == "tls":
+    if kind in TLS_KINDS:
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
@@ -135,6 +152,8 @@ async def attack(port: int, kind: str, sources: list[str], sockets: int, reopen:
                     )  # fmt: skip
                 held += 1
                 try:
+                    if kind.startswith("garbage"):
+                        writer.write(os.urandom(4096))
                     while await reader.read(65536):
                         pass
                 finally:
@@ -157,6 +176,49 @@ async def attack(port: int, kind: str, sources: list[str], sockets: int, reopen:
     os._exit(0)
 
 
+async def hello_attack(port: int, kind: str, slots: int, rate: float, ca: str) -> None:
+    """``slots`` gRPC channels to the door over TLS, each opening streams one after the other whose first
+    message is a hello with an unknown token (``bad-hello``) or 2 MiB (``big-hello``), ``rate`` a
+    second in all; prints the attempts and the answers' status codes when told to stop (SIGTERM)."""
+    import grpc  # noqa: PLC0415  (only these attacks speak gRPC)
+
+    from pyramid_sdk.handshake import CONNECT, hello_request  # noqa: PLC0415
+
+    credentials = grpc.ssl_channel_credentials(Path(ca).read_bytes())
+    first = hello_request("x" * 43, "attacker", "1") if kind == "bad-hello" else os.urandom(2 * 2**20)
+    attempts = 0
+    codes: dict[str, int] = {}
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    next_turn = loop.time()
+
+    async def slot() -> None:
+        nonlocal attempts, next_turn
+        while not stop.is_set():
+            now = loop.time()
+            next_turn = max(next_turn + 1 / rate, now)
+            await asyncio.sleep(next_turn - now)
+            attempts += 1
+            options = [("grpc.ssl_target_name_override", "localhost"), ("grpc.max_send_message_length", -1)]
+            async with grpc.aio.secure_channel(f"127.0.0.1:{port}", credentials, options=options) as channel:
+                call = channel.stream_stream(CONNECT)(iter([first]), timeout=10)
+                try:
+                    async for _ in call:
+                        break
+                    code = (await call.code()).name
+                except grpc.aio.AioRpcError as error:
+                    code = error.code().name
+                codes[code] = codes.get(code, 0) + 1
+
+    tasks = [asyncio.create_task(slot()) for _ in range(slots)]
+    await stop.wait()
+    print(f"attempts={attempts} answers={','.join(f'{k}:{v}' for k, v in sorted(codes.items()))}", flush=True)
+    for task in tasks:
+        task.cancel()
+    os._exit(0)
+
+
 async def sink(kind: str, cert: str, key: str, cap: int, hold_for: float) -> None:
     """The harmless listener of the baseline, in a process of its own: the door's own front, with its
     caps, before a server that only finishes the TLS handshake (for ``tls``) and holds each connection
@@ -165,7 +227,7 @@ async def sink(kind: str, cert: str, key: str, cap: int, hold_for: float) -> Non
     from referee.remote.front import Front, Limits  # noqa: PLC0415
 
     context = None
-    if kind == "tls":
+    if kind in TLS_KINDS:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(cert, key)
         context.set_alpn_protocols(["h2"])
@@ -235,7 +297,7 @@ def phase(
     referee's most open descriptors, and the attacker's own line."""
     attacker = subprocess.Popen(
         [sys.executable, __file__, "attack", str(target), kind, ",".join(sources), str(args.sockets),
-         str(args.reopen), str(args.rate)],
+         str(args.reopen), str(args.rate), str(folder / "ca.pem")],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -449,7 +511,7 @@ async def door_only(args: argparse.Namespace) -> None:
             attacker = None
             if kind:
                 command = [sys.executable, __file__, "attack", str(port), kind, ",".join(sources)]
-                command += [str(args.sockets), str(args.reopen), str(args.rate)]
+                command += [str(args.sockets), str(args.reopen), str(args.rate), str(folder / "ca.pem")]
                 attacker = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
                 await asyncio.sleep(3)  # its sockets opened
             before, loop_before = resource.getrusage(resource.RUSAGE_SELF), time.thread_time()
@@ -477,8 +539,8 @@ def main() -> None:
         _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if len(sys.argv) > 1 and sys.argv[1] == "attack":
-        port, kind, sources, sockets, reopen, rate = sys.argv[2:8]
-        asyncio.run(attack(int(port), kind, sources.split(","), int(sockets), float(reopen), float(rate)))
+        port, kind, sources, sockets, reopen, rate, ca = sys.argv[2:9]
+        asyncio.run(attack(int(port), kind, sources.split(","), int(sockets), float(reopen), float(rate), ca))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "sink":
         kind, cert, key, cap, hold_for = sys.argv[2:7]
@@ -498,7 +560,9 @@ def main() -> None:
         "--rate", type=float, default=200.0, help="the attacker's connection attempts a second"
     )
     parser.add_argument("--local", type=int, default=4, help="in-process entrants beside the remote bot")
-    parser.add_argument("--kinds", type=lambda text: text.split(","), default=list(KINDS))
+    parser.add_argument(
+        "--kinds", type=lambda text: text.split(","), default=DEFAULT_KINDS, help=f"of {', '.join(KINDS)}"
+    )
     parser.add_argument(
         "--nofile", type=int, default=1024, help="the referee's open-file limit, soft and hard (0: as given)"
     )
