@@ -1,16 +1,17 @@
 """Benchmark: local play's pace while a stranger holds idle connections to the remote door (issue #32,
 item 10), against its pace under the same client load on a harmless listener.
 
-A ``referee run --listen`` league of cheap in-process entrants and one honest remote bot (the Python
-SDK's random bot, over TLS) plays on while an attacker process opens ``--sockets`` connections that
-never open a stream (bare TCP, or a finished TLS handshake with ALPN ``h2``), from 127.0.0.1 or spread
-over 127.0.0.2-.5, and holds them; one that is closed it opens again ``--reopen`` seconds later (0:
-never), at ``--rate`` attempts a second at most, so that both phases get the same attempts. In the baseline
-phase the same attacker, with the same sockets, points at a sink (a separate process that accepts and
-holds every connection and does nothing else), so its own CPU on the shared cores is in both phases.
-Phases alternate, each ``--window`` seconds; the pace is matches stored per minute (read from the
-results database), with the remote bot's matches, the referee's largest count of open file descriptors
-and the attacker's connection attempts beside it. One line per phase, then one per kind::
+A ``referee run --listen`` league of random command bots (a process each per match, unsandboxed) and one
+honest remote bot (the Python SDK's random bot, over TLS) plays on while an attacker process opens
+``--sockets`` connections that never open a stream (bare TCP, or a finished TLS handshake with ALPN
+``h2``), from 127.0.0.1 or spread over 127.0.0.2-.5, and holds them (or floods it otherwise: ``KINDS``);
+one that is closed it opens again ``--reopen`` seconds later (0: never), at ``--rate`` attempts a second
+at most, so that both phases get the same attempts. In the baseline phase the same attacker, with the
+same sockets, points at a sink (a separate process that accepts and holds every connection and does
+nothing else), so its own CPU on the shared cores is in both phases. Phases alternate, each ``--window``
+seconds; the pace is matches stored per minute (read from the results database), with the remote bot's
+matches, the referee's largest count of open file descriptors and the attacker's connection attempts
+beside it. One line per phase, then one per kind::
 
     .venv/bin/python benchmarks/door_attacks.py --sockets 1500 --window 30 --rounds 2
 
@@ -75,6 +76,7 @@ schedule: {{format: round-robin, rounds: 400, seating: balanced}}
 time_control: {{per_action: 1s, bank: 20s}}
 concurrency: 2
 database: results.sqlite
+sandbox: none
 remote: {{wait: 60s}}
 entrants:
 {local}  - name: far
@@ -82,7 +84,9 @@ entrants:
 """
 HOLD = 5.0
 """Seconds the door's gRPC holds a connection that opens no stream (``front.HANDSHAKE_TIMEOUT``)."""
-LOCAL = "  - name: random{n}\n    module: sample_bots.random_bot:RandomBot\n    cwd: {root}\n"
+LOCAL = "  - name: random{n}\n    command: python -m sample_bots.random_bot\n    cwd: {root}\n"
+"""A local entrant: a bot process per match, as the issue's local play was (an in-process entrant plays
+some 80 matches a second here, and its part of the schedule would be over before the first window)."""
 
 
 def certificates(folder: Path) -> None:
@@ -260,7 +264,7 @@ def stored(database: Path) -> tuple[int, int]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """The user and system CPU time of process ``pid`` so far (the in-process entrants included)."""
+    """The user and system CPU time of process ``pid`` so far (not its bots': the referee's own work)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -559,7 +563,7 @@ def main() -> None:
     parser.add_argument(
         "--rate", type=float, default=200.0, help="the attacker's connection attempts a second"
     )
-    parser.add_argument("--local", type=int, default=4, help="in-process entrants beside the remote bot")
+    parser.add_argument("--local", type=int, default=4, help="local entrants beside the remote bot")
     parser.add_argument(
         "--kinds", type=lambda text: text.split(","), default=DEFAULT_KINDS, help=f"of {', '.join(KINDS)}"
     )

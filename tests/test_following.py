@@ -105,3 +105,39 @@ def test_a_report_rewritten_after_each_match_writes_only_what_changed_and_equals
             kept = {p.name: p.read_bytes() for p in (tmp_path / "kept").iterdir()}
             assert kept == {p.name: p.read_bytes() for p in (tmp_path / "afresh").iterdir()}
     assert written.decoded < 2 * len(schedule)
+
+
+def test_the_writer_keeps_the_complete_ids_as_it_saves_and_deletes(tmp_path, league):
+    """The competition's store (exclusive: the one writer) reads the complete ids once and keeps them
+    as it saves and deletes, so that planning after each match costs the same at any size; what it
+    keeps is always what a fresh read finds: a void match, its replay, an entrant's matches deleted
+    (a new version), everything forgotten (``--fresh``)."""
+    league, store = league
+    store.close()
+    writer = Store(league.database, exclusive=True)
+    try:
+
+        def fresh() -> frozenset[str]:
+            reader = Store(league.database, write=False)
+            try:
+                return frozenset(i for i, s in reader.summaries().items() if s.status is MatchStatus.COMPLETE)
+            finally:
+                reader.close()
+
+        schedule = schedule_of(league, league.seed)
+        assert writer.complete_ids() == frozenset()
+        for n, scheduled in enumerate(schedule[:12]):
+            status = MatchStatus.VOID if n in (3, 7) else MatchStatus.COMPLETE
+            writer.save(scheduled, played_outcome(scheduled, league.rules, status), time.time())
+            assert writer.complete_ids() == fresh(), n
+        assert schedule[3].match_id not in writer.complete_ids()
+        writer.save(schedule[3], played_outcome(schedule[3], league.rules), time.time())  # the replay
+        assert schedule[3].match_id in writer.complete_ids()
+        assert writer.complete_ids() == fresh()
+        writer.set_versions({}, ["ann"])  # ann's matches deleted: a new version plays them again
+        assert writer.complete_ids() == fresh()
+        assert not any("ann" in s.entrants for s in schedule if s.match_id in writer.complete_ids())
+        writer.forget(tmp_path / "backup.sqlite")
+        assert writer.complete_ids() == fresh() == frozenset()
+    finally:
+        writer.close()

@@ -126,7 +126,8 @@ def _played(league: League) -> Counter[str]:
     """Matches stored per entrant, so that one that played is never said to have never connected when
     the record of connections is missing; none if the league has no readable results (the tokens are
     still listed: this command is about them)."""
-    from referee.results.store import Store, StoreError
+    from referee.results.errors import StoreError
+    from referee.results.store import Store
 
     if not league.database.exists():
         return Counter()

@@ -134,6 +134,9 @@ class WatchedSeat:
     def __init__(self, seat: Seat, live: LiveMatch) -> None:
         self.seat = seat
         self.live = live
+        # The seat's own methods, not a call through: the referee asks for violations five times a turn.
+        self.violations: Callable[[], list[str]] = seat.violations
+        self.notify: Callable[[str], None] = seat.notify
 
     @property
     def name(self) -> str:
@@ -162,12 +165,6 @@ class WatchedSeat:
 
     async def end(self, result: MatchResult, forfeited: bool, faults: Sequence[Fault]) -> None:
         await self.seat.end(result, forfeited, faults)
-
-    def violations(self) -> list[str]:
-        return self.seat.violations()
-
-    def notify(self, text: str) -> None:
-        self.seat.notify(text)
 
 
 def watched(seats: Sequence[Seat], live: LiveMatch) -> list[Seat]:

@@ -121,6 +121,9 @@ class Store:
         self.path = path
         self.lock: RunLock | None = None
         self._db: sqlite3.Connection | None = None
+        self._complete: set[str] | None = None
+        """The complete matches' ids, kept by the one writer (an ``exclusive`` store) as it saves and
+        deletes, so that a served league's planning after each match does not read every stored id."""
         try:
             if write:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -251,7 +254,9 @@ class Store:
 
     def _deleted(self) -> None:
         """Counts a deletion of stored matches (``meta`` key ``deletions``), in its transaction: what tells
-        a reader that follows the results (:meth:`summaries_since`) to read them all again."""
+        a reader that follows the results (:meth:`summaries_since`) to read them all again; the complete
+        ids this store kept are read again too."""
+        self._complete = None
         self._set_meta("deletions", str(int(self._meta("deletions") or 0) + 1))
 
     @_guarded
@@ -432,8 +437,15 @@ class Store:
         return [row[0] for row in self.db.execute("SELECT elapsed FROM matches WHERE status = 'complete'")]
 
     @_guarded
-    def complete_ids(self) -> set[str]:
-        return {row[0] for row in self.db.execute("SELECT match_id FROM matches WHERE status = 'complete'")}
+    def complete_ids(self) -> frozenset[str]:
+        """The ids of the complete stored matches. An ``exclusive`` store, which no other process writes,
+        reads them once and then keeps them as it saves and deletes (:attr:`_complete`)."""
+        if self._complete is not None:
+            return frozenset(self._complete)
+        ids = {row[0] for row in self.db.execute("SELECT match_id FROM matches WHERE status = 'complete'")}
+        if self.lock is not None:
+            self._complete = ids
+        return frozenset(ids)
 
     @_guarded
     def save(self, scheduled: ScheduledMatch, outcome: MatchOutcome, started_at: float) -> None:
@@ -511,6 +523,11 @@ class Store:
             db.execute(
                 "INSERT INTO summaries VALUES (?, ?)", (scheduled.match_id, summary.to_json(len(text)))
             )
+        if self._complete is not None:  # stored: the ids kept follow
+            if outcome.status is MatchStatus.COMPLETE:
+                self._complete.add(scheduled.match_id)
+            else:
+                self._complete.discard(scheduled.match_id)
 
     @_guarded
     def matches(self, ids: Collection[str] | None = None) -> dict[str, StoredMatch]:
