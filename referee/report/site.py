@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -328,6 +329,26 @@ class Written:
             self.folder, self.pages, self.parts = folder, {}, {}
         return self
 
+    def tallies(
+        self, view: SiteView, only: Collection[str] | None = None
+    ) -> tuple[dict[str, EntrantTally], list[tuple[Analysis, tuple[str, ...]]]]:
+        """What the entrants' pages (or those ``only``) sum up of every played match of ``view``, from
+        the parts kept of each (of every match they played): their tallies, and the analyses ``referee
+        analyze`` kept of those matches."""
+        names = view.names if only is None else [name for name in view.names if name in only]
+        tallies = {name: EntrantTally() for name in names}
+        analysed: list[tuple[Analysis, tuple[str, ...]]] = []
+        for scheduled, _ in view.played:
+            if only is not None and not tallies.keys() & set(scheduled.entrants):
+                continue
+            parts, analysis = self.parts[scheduled.match_id]
+            if analysis is not None:
+                analysed.append((analysis, scheduled.entrants))
+            for seat, part in parts.items():
+                if (name := scheduled.entrants[seat]) in tallies:
+                    tallies[name].merge(part)
+        return tallies, analysed
+
 
 def script_json(data: object) -> str:
     """``data`` as JSON fit to sit inside a ``<script>`` element: bot-made text (names, talk) cannot close
@@ -523,107 +544,169 @@ def write_report(
     """Writes (or rewrites) the whole site of ``read`` into ``folder``; returns the index page. Its
     stored matches may be summaries only: ``load`` then decodes each match as its page is written, one at
     a time (without ``load``, they are whole matches)."""
-    schedule, stored, board = read.schedule, read.stored, read.board
+    view = site_view(league, read)
     folder.mkdir(parents=True, exist_ok=True)
-    fetch = load or _whole(stored)
-    summaries = {match_id: match.summary for match_id, match in stored.items()}
+    for asset in ASSETS:  # copied as they are: no template syntax to trip over in CSS or JS
+        write_atomic(
+            folder / asset, (resources.files("referee.report") / "templates" / asset).read_text("utf-8")
+        )
+    kept = (written or Written()).of(folder)
+    wanted = match_keys(view, live)
+    for match_id, html in _changed_pages(view, wanted, load or _whole(read.stored), kept):
+        write_atomic(folder / view.match_pages[match_id], html)
+    tallies, analysed = kept.tallies(view)
+    losses: dict[str, Summary] = {summary.name: summary for summary in summarise(analysed)}
+    for name in view.names:
+        write_atomic(folder / view.entrant_pages[name], entrant_html(view, name, tallies[name], losses))
+    write_atomic(folder / "matches.html", matches_html(view))
+    index = folder / "index.html"
+    write_atomic(index, index_html(view, live, analysed, losses))
+    return index
+
+
+@dataclass(frozen=True, eq=False)
+class SiteView:
+    """One read of a league's results as every page of its report is rendered from: the standings, the
+    played matches in schedule order, what may be shown of each, and the pages' names and colours."""
+
+    league: League
+    read: Standings
+    summaries: dict[str, MatchSummary]
+    names: list[str]
+    """The rated entrants, as the leaderboard ranks them."""
+    played: list[tuple[ScheduledMatch, MatchSummary]]
+    shown: Disclosure
+    entrant_pages: dict[str, str]
+    match_pages: dict[str, str]
+    """By match id: its page's name."""
+    common: dict[str, Any]
+    """What every page's template is given."""
+
+
+def site_view(league: League, read: Standings) -> SiteView:
+    schedule, board = read.schedule, read.board
+    summaries = {match_id: match.summary for match_id, match in read.stored.items()}
     names = [standing.entrant for standing in board.standings]
     pages = {name: f"entrant-{slug(name)}.html" for name in names}
     played = [(s, summaries[s.match_id]) for s in schedule if s.match_id in summaries]
     match_pages = {s.match_id: f"match-{s.position + 1:04d}.html" for s, _ in played}
-    colours = entrant_colours([entrant.name for entrant in league.entrants])
     common = {
         "league": league,
         "entrant_pages": pages,
         "match_pages": match_pages,
         "live": False,
-        "colours": colours,
+        "colours": entrant_colours([entrant.name for entrant in league.entrants]),
         "other_colour": OTHER_COLOUR,
     }
-    render = _ENVIRONMENT.get_template
-    for asset in ASSETS:  # copied as they are: no template syntax to trip over in CSS or JS
-        write_atomic(
-            folder / asset, (resources.files("referee.report") / "templates" / asset).read_text("utf-8")
-        )
     shown = disclosure(schedule, summaries)
-    kept = (written or Written()).of(folder)
-    tallies, analysed = _match_pages(folder, league, played, fetch, shown, common, live, names, kept)
-    losses: dict[str, Summary] = {summary.name: summary for summary in summarise(analysed)}
-    for name in names:
-        standing = next(s for s in board.standings if s.entrant == name)
-        write_atomic(
-            folder / pages[name],
-            render("entrant.html").render(
-                **common,
-                standing=standing,
-                chart=history_chart(board, colours, only=[name]),
-                analysis=losses.get(name),
-                **tallies[name].page(),
-            ),
-        )
-    write_atomic(
-        folder / "matches.html",
-        render("matches.html").render(**common, played=played, hidden=shown.pending_tables, key=table_key),
-    )
-    index = folder / "index.html"
-    write_atomic(
-        index,
-        render("index.html").render(
-            **{**common, "live": live},
-            board=board,
-            chart=history_chart(board, colours),
-            names=names,
-            h2h=head_to_head(names, schedule, summaries),
-            cross=crosstable(names, schedule, summaries, board.mode),
-            done=sum(1 for _, m in played if m.status is MatchStatus.COMPLETE),
-            analysed=len(analysed),
-            summaries=[losses[name] for name in names if name in losses],
-            total=len(schedule),
-        ),
-    )
-    return index
+    return SiteView(league, read, summaries, names, played, shown, pages, match_pages, common)
 
 
-def _match_pages(
-    folder: Path,
-    league: League,
-    played: list[tuple[ScheduledMatch, MatchSummary]],
-    fetch: Callable[[Sequence[str]], Iterator[StoredMatch]],
-    shown: Disclosure,
-    common: dict[str, Any],
-    live: bool,
-    names: list[str],
-    written: Written,
-) -> tuple[dict[str, EntrantTally], list[tuple[Analysis, tuple[str, ...]]]]:
-    """Writes the page of each played match whose page ``written`` does not hold as it would be now,
-    decoding those matches one at a time, and returns what the entrants' pages sum up of every played
-    match: their tallies, and the analyses kept by ``referee analyze``."""
-    render = _ENVIRONMENT.get_template
-    colours = common["colours"]
-    match_pages = common["match_pages"]
-    around = (live, tuple(sorted(names)), tuple(colours.items()), league.name)
+def match_keys(view: SiteView, live: bool) -> dict[str, tuple[object, ...]]:
+    """By match id, what its page is rendered from (:class:`Written` keeps them): its summary and place,
+    whether its deals may be shown, its kept analysis's stamp, and what every page shares."""
+    league, colours = view.league, view.common["colours"]
+    around = (live, tuple(sorted(view.names)), tuple(colours.items()), league.name)
+    analysed = _analysed_files(league)
     wanted: dict[str, tuple[object, ...]] = {}
-    for scheduled, summary in played:
-        shows = shown.deals_shown(summary)
+    for scheduled, summary in view.played:
+        shows = view.shown.deals_shown(summary)
         # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
         # run's matches (a 4-player match's analysis takes a tenth of a second to read).
         analysable = not live and shows and summary.status is MatchStatus.COMPLETE
-        stamp = _stamp(analyses.analysis_path(league.database, summary.match_id)) if analysable else None
+        path = analyses.analysis_path(league.database, summary.match_id)
+        stamp = _stamp(path) if analysable and path.name in analysed else None
         wanted[summary.match_id] = (summary, scheduled, shows, stamp, around)
+    return wanted
+
+
+def _analysed_files(league: League) -> frozenset[str]:
+    """The names of the files ``referee analyze`` kept for the league: one look at their folder, so that
+    a league without analyses costs no look per match."""
+    folder = analyses.analysis_path(league.database, "-").parent
+    try:
+        return frozenset(os.listdir(folder))
+    except OSError:
+        return frozenset()
+
+
+def match_html(
+    view: SiteView, scheduled: ScheduledMatch, match: StoredMatch, analysis: Analysis | None
+) -> str:
+    shows = view.shown.deals_shown(match.summary)
+    page = match_view(scheduled, match, shows, view.common["colours"], analysis)
+    return _ENVIRONMENT.get_template("match.html").render(**view.common, **page)
+
+
+def entrant_html(view: SiteView, name: str, tally: EntrantTally, losses: Mapping[str, Summary]) -> str:
+    board = view.read.board
+    standing = next(s for s in board.standings if s.entrant == name)
+    return _ENVIRONMENT.get_template("entrant.html").render(
+        **view.common,
+        standing=standing,
+        chart=history_chart(board, view.common["colours"], only=[name]),
+        analysis=losses.get(name),
+        **tally.page(),
+    )
+
+
+def matches_html(view: SiteView) -> str:
+    return _ENVIRONMENT.get_template("matches.html").render(
+        **view.common, played=view.played, hidden=view.shown.pending_tables, key=table_key
+    )
+
+
+def index_html(
+    view: SiteView,
+    live: bool,
+    analysed: Sequence[tuple[Analysis, tuple[str, ...]]],
+    losses: Mapping[str, Summary],
+) -> str:
+    read, names, summaries = view.read, view.names, view.summaries
+    board, schedule = read.board, read.schedule
+    return _ENVIRONMENT.get_template("index.html").render(
+        **{**view.common, "live": live},
+        board=board,
+        chart=history_chart(board, view.common["colours"]),
+        names=names,
+        h2h=head_to_head(names, schedule, summaries),
+        cross=crosstable(names, schedule, summaries, board.mode),
+        done=sum(1 for _, m in view.played if m.status is MatchStatus.COMPLETE),
+        analysed=len(analysed),
+        summaries=[losses[name] for name in names if name in losses],
+        total=len(schedule),
+    )
+
+
+def _changed_pages(
+    view: SiteView,
+    wanted: dict[str, tuple[object, ...]],
+    fetch: Callable[[Sequence[str]], Iterator[StoredMatch]],
+    written: Written,
+    only: Collection[str] | None = None,
+    render: bool = True,
+) -> Iterator[tuple[str, str]]:
+    """The page of each played match (of those ``only``) whose page ``written`` does not hold as
+    ``wanted`` says it would be now, by match id, decoding those matches one at a time; each seat's
+    tally of each, and its analysis, kept in ``written``. Without ``render``, only the tallies are
+    kept (a page asked for later renders its match then)."""
+    league = view.league
     for gone in set(written.pages) - set(wanted):
         del written.pages[gone]
         written.parts.pop(gone, None)
-    changed = [s for s, _ in played if written.pages.get(s.match_id) != wanted[s.match_id]]
+    changed = [
+        s
+        for s, _ in view.played
+        if (only is None or s.match_id in only) and written.pages.get(s.match_id) != wanted[s.match_id]
+    ]
     by_id = {s.match_id: s for s in changed}
     for match in fetch([s.match_id for s in changed]):
         written.decoded += 1
         scheduled = by_id[match.match_id]
-        shows = shown.deals_shown(match.summary)
+        shows = view.shown.deals_shown(match.summary)
         analysis = None
         if wanted[match.match_id][3] is not None:
             analysis = analyses.load(league.database, match.match_id, match.record)
-        view = match_view(scheduled, match, shows, colours, analysis)
-        write_atomic(folder / match_pages[scheduled.match_id], render("match.html").render(**common, **view))
         parts = {}
         for seat, name in enumerate(scheduled.entrants):
             if scheduled.entrants.index(name) == seat:
@@ -631,16 +714,8 @@ def _match_pages(
                 part.add(scheduled, match, seat, shows)
         written.parts[match.match_id] = (parts, analysis)
         written.pages[match.match_id] = wanted[match.match_id]
-    tallies = {name: EntrantTally() for name in names}
-    analysed: list[tuple[Analysis, tuple[str, ...]]] = []
-    for scheduled, _ in played:
-        parts, analysis = written.parts[scheduled.match_id]
-        if analysis is not None:
-            analysed.append((analysis, scheduled.entrants))
-        for seat, part in parts.items():
-            if (name := scheduled.entrants[seat]) in tallies:
-                tallies[name].merge(part)
-    return tallies, analysed
+        if render:
+            yield match.match_id, match_html(view, scheduled, match, analysis)
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
