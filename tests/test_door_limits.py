@@ -225,3 +225,49 @@ def test_a_token_file_the_referee_cannot_read_is_no_verdict_on_a_token(tmp_path,
 def test_a_lobby_pings_with_the_leagues_per_action_limit_when_shorter():
     assert Lobby.for_time(60, per_action=1.0).ping_timeout == 1.0
     assert Lobby.for_time(60, per_action=30.0).ping_timeout == 5.0
+
+
+async def garbage(port: int, source: str = "127.0.0.1") -> None:
+    """A connection that sends what is no HTTP/2 and waits for the door to close it."""
+    reader, writer = await idle_socket(port, source)
+    writer.write(os.urandom(512))
+    await writer.drain()
+    assert await closed_within(reader, 10)
+    writer.close()
+
+
+def test_an_address_whose_connections_admit_no_bot_is_refused_at_once_until_its_window_passes(
+    tmp_path, certs, caplog
+):
+    """Ten connections from one address that end with no bot admitted (garbage, then gRPC's close): its
+    next connection is refused at accept, before any TLS or gRPC work, and the log says why; another
+    address is not; the connections of an admitted bot never count; once the window has passed, the
+    address is admitted again (issue #32: floods of garbage and of bad hellos cost refusals only)."""
+    limits = Limits(per_address=6, total=18, handshake=3.0, idle=3.0, unadmitted=10, unadmitted_window=4.0)
+
+    async def main() -> None:
+        async with doorway(tmp_path, certs, limits=limits) as way:
+            token = way.book.issue("far")
+            for _ in range(limits.unadmitted + 2):  # an admitted bot that reconnects: never counted
+                client = await admitted(way, token)
+                client.call.cancel()
+                await until(lambda: not way.lobby.connected("far"), 5, "gone")
+            with caplog.at_level(logging.WARNING, logger=door_module.__name__):
+                for _ in range(limits.unadmitted):
+                    await garbage(way.port)
+                began = asyncio.get_running_loop().time()
+                assert not await attempt(way.port, "127.0.0.1", tls_context(way.ca))  # reset at accept
+                assert await attempt(way.port, "127.0.0.2", tls_context(way.ca), preface=True)
+                close_all()
+            shut = [r.getMessage() for r in caplog.records if "admitted no bot" in r.getMessage()]
+            assert shut == [
+                "remote door: refused a connection from 127.0.0.1: shut out after 10 connections in 4s "
+                "that admitted no bot"
+            ], shut
+            await asyncio.sleep(
+                max(0.0, began + limits.unadmitted_window - asyncio.get_running_loop().time())
+            )
+            client = await asyncio.wait_for(admitted(way, token), 10)  # the window passed
+            client.call.cancel()
+
+    asyncio.run(main())

@@ -10,6 +10,7 @@ import pytest
 from referee.league.config import load_league
 from referee.league.planning import league_settings, schedule_of
 from referee.match.outcome import MatchStatus
+from referee.report.on_request import OnRequest
 from referee.report.site import Written, rewrite_report
 from referee.results.following import Follower
 from referee.results.reading import standings
@@ -141,3 +142,34 @@ def test_the_writer_keeps_the_complete_ids_as_it_saves_and_deletes(tmp_path, lea
         assert writer.complete_ids() == fresh() == frozenset()
     finally:
         writer.close()
+
+
+def test_pages_rendered_on_request_after_each_match_equal_the_report_written_afresh(league, tmp_path):
+    """``referee serve``'s pages: rendered when asked, from the results as followed after each match,
+    each equals the page ``referee report`` writes afresh, byte for byte (a new match, a table whose
+    deals are now shown, an entrant's tally); asking decodes at most the new match and the rest of its
+    table, and a page asked again in the same state is not rendered again."""
+    league, store = league
+    schedule = schedule_of(league, league.seed)
+    table = max(sum(1 for s in schedule if s.table_id == t.table_id) for t in schedule)
+    follower = Follower(league.database)
+    report = OnRequest()
+    for number, scheduled in enumerate(schedule):
+        store.save(scheduled, played_outcome(scheduled, league.rules), time.time())
+        read = follower.read(league, league.seed)
+        before = report.kept.decoded
+        names = ["index.html", "matches.html", "entrant-ann.html", f"match-{scheduled.position + 1:04d}.html"]
+        asked = {name: report.page(league, read, number, store.stream, name) for name in names}
+        assert report.kept.decoded - before <= table
+        assert report.page(league, read, number, store.stream, "index.html") is asked["index.html"]
+        if number % 4 == 3 or number == len(schedule) - 1:
+            folder = tmp_path / f"afresh-{number}"
+            rewrite_report(league, league.seed, folder, store)
+            for path in folder.iterdir():  # every page, asked for now
+                assert report.page(league, read, number, store.stream, path.name) == path.read_text(), (
+                    path.name
+                )
+            for name, html in asked.items():
+                assert html == (folder / name).read_text(), name
+    assert report.page(league, read, "last", store.stream, "match-9999.html") is None
+    assert report.page(league, read, "last", store.stream, "entrant-nobody.html") is None

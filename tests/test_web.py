@@ -134,7 +134,7 @@ def _client(tmp_path: Path, hosts: Hosts | None = None) -> TestClient:
     driver = ServeDriver(tmp_path / "league.yaml", Hub())
     driver.problem = "<script>alert(1)</script> in league.yaml"
     readers = Readers(processes=0)  # no league is read: nothing to read
-    site = LiveSite(tmp_path, readers, driver.hub)
+    site = LiveSite(driver.hub)
     hosts = hosts or Hosts(frozenset({"127.0.0.1", "testserver"}))
     app = create_app(driver, driver.hub, site, Answers(readers), HumanMatches(), hosts)
     return TestClient(app)

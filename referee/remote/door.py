@@ -354,6 +354,8 @@ class Door(pb_grpc.RefereeServiceServicer):
             protocol_version=PROTOCOL_VERSION, session_id=session.session_id, remote=True, max_matches=1
         )
         LOGGER.info("remote door: %s connected from %s as %s", name, host, session.session_id)
+        if self.front is not None:
+            self.front.admitted(context.peer() or "")
         serving = asyncio.create_task(session.serve())
         try:
             await session.send(pb.ConnectResponse(welcome=welcome).SerializeToString())

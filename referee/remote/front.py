@@ -28,6 +28,8 @@ import secrets
 import socket
 import struct
 import sys
+import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +49,12 @@ pipes and sockets, the web server), whatever strangers do."""
 DESCRIPTORS_PER_CONNECTION: Final = 3
 """A relayed connection holds three: the stranger's socket and both ends of the relay's Unix socket."""
 MIN_CONNECTIONS: Final = 16
+MAX_UNADMITTED: Final = 20
+"""Connections one address may make within :data:`UNADMITTED_WINDOW` that end without a bot admitted
+on them (no stream, garbage, a refused hello) before the front refuses its every new connection at
+once, until the window has passed: an honest bot's connection carries an admitted hello, and a flood of
+connections that do not would otherwise cost the referee a TLS handshake and gRPC's work for each."""
+UNADMITTED_WINDOW: Final = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +66,8 @@ class Limits:
     total: int = MAX_CONNECTIONS
     handshake: float = HANDSHAKE_TIMEOUT
     idle: float = IDLE_TIMEOUT
+    unadmitted: int = MAX_UNADMITTED
+    unadmitted_window: float = UNADMITTED_WINDOW
 
     @classmethod
     def for_this_process(cls) -> Limits:
@@ -111,6 +121,10 @@ class Front:
         """Unguessable, so that no other process can take a name first."""
         self._peers: dict[str, str] = {}
         """gRPC's peer string of each relayed connection -> the address it came from."""
+        self._admitted: set[str] = set()
+        """The peers of the relayed connections on which the door admitted a bot (:meth:`admitted`)."""
+        self._unadmitted: dict[str, deque[float]] = {}
+        """By address: when its recent connections that admitted no bot ended."""
         self._relays: set[_Outer] = set()
         self._listeners: list[socket.socket] = []
         self._listening = False
@@ -129,6 +143,12 @@ class Front:
         """The address a stream behind the front came from, by gRPC's peer string; ``None`` for a peer
         that did not come through it."""
         return self._peers.get(peer)
+
+    def admitted(self, peer: str) -> None:
+        """The door admitted a bot on the connection of gRPC's ``peer``: it does not count against its
+        address when it ends (:data:`MAX_UNADMITTED`)."""
+        if peer in self._peers:
+            self._admitted.add(peer)
 
     def stop_listening(self) -> None:
         """Accepts no new connection; those relayed go on (the door's last statuses still reach them)."""
@@ -199,6 +219,18 @@ class Front:
         """Why a new connection from ``host`` is refused, or ``None``."""
         if self.open.get(host, 0) >= self.limits.per_address:
             return f"over {self.limits.per_address} connections at once from one address"
+        ended = self._unadmitted.get(host)
+        if ended:
+            now = time.monotonic()
+            while ended and ended[0] <= now - self.limits.unadmitted_window:
+                ended.popleft()
+            if not ended:
+                del self._unadmitted[host]  # a door open for days forgets the addresses it no longer limits
+            elif len(ended) >= self.limits.unadmitted:
+                return (
+                    f"shut out after {len(ended)} connections in {self.limits.unadmitted_window:.0f}s "
+                    "that admitted no bot"
+                )
         if len(self._relays) >= self.limits.total:
             return f"over {self.limits.total} connections at once to the door"
         return None
@@ -211,6 +243,10 @@ class Front:
                 del self.open[relay.host]
         if relay.peer is not None:
             self._peers.pop(relay.peer, None)
+        if relay.peer is None or relay.peer not in self._admitted:
+            limit = self.limits.unadmitted
+            self._unadmitted.setdefault(relay.host, deque(maxlen=limit)).append(time.monotonic())
+        self._admitted.discard(relay.peer or "")
 
     async def _connect(self, relay: _Outer) -> tuple[asyncio.Transport, str] | None:
         """The relay's connection to the gRPC server, bound to a name of its own; ``None`` if it fails."""

@@ -552,7 +552,7 @@ def write_report(
         )
     kept = (written or Written()).of(folder)
     wanted = match_keys(view, live)
-    for match_id, html in _changed_pages(view, wanted, load or _whole(read.stored), kept):
+    for match_id, html in changed_match_pages(view, wanted, load or _whole(read.stored), kept):
         write_atomic(folder / view.match_pages[match_id], html)
     tallies, analysed = kept.tallies(view)
     losses: dict[str, Summary] = {summary.name: summary for summary in summarise(analysed)}
@@ -560,7 +560,7 @@ def write_report(
         write_atomic(folder / view.entrant_pages[name], entrant_html(view, name, tallies[name], losses))
     write_atomic(folder / "matches.html", matches_html(view))
     index = folder / "index.html"
-    write_atomic(index, index_html(view, live, analysed, losses))
+    write_atomic(index, index_html(view, live, len(analysed), losses))
     return index
 
 
@@ -656,12 +656,8 @@ def matches_html(view: SiteView) -> str:
     )
 
 
-def index_html(
-    view: SiteView,
-    live: bool,
-    analysed: Sequence[tuple[Analysis, tuple[str, ...]]],
-    losses: Mapping[str, Summary],
-) -> str:
+def index_html(view: SiteView, live: bool, analysed: int, losses: Mapping[str, Summary]) -> str:
+    """The index; ``analysed``: how many of its matches have an analysis kept."""
     read, names, summaries = view.read, view.names, view.summaries
     board, schedule = read.board, read.schedule
     return _ENVIRONMENT.get_template("index.html").render(
@@ -672,13 +668,13 @@ def index_html(
         h2h=head_to_head(names, schedule, summaries),
         cross=crosstable(names, schedule, summaries, board.mode),
         done=sum(1 for _, m in view.played if m.status is MatchStatus.COMPLETE),
-        analysed=len(analysed),
+        analysed=analysed,
         summaries=[losses[name] for name in names if name in losses],
         total=len(schedule),
     )
 
 
-def _changed_pages(
+def changed_match_pages(
     view: SiteView,
     wanted: dict[str, tuple[object, ...]],
     fetch: Callable[[Sequence[str]], Iterator[StoredMatch]],

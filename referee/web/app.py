@@ -16,7 +16,7 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -118,7 +118,7 @@ async def page(request: Request) -> Response:
     site: LiveSite = request.app.state.site
     answers: Answers = request.app.state.answers
     try:
-        body = await answers.get(("page", name), lambda: site.state, lambda: ("page", (site.folder, name)))
+        body = await answers.get(("page", name), lambda: site.state, lambda: _page_job(driver, name))
     except (Busy, ReadFailed) as exc:
         return Response(
             f"the server is busy: {exc}; try again in a moment",
@@ -129,6 +129,12 @@ async def page(request: Request) -> Response:
     if body is None:
         return _waiting(request) if name == "index.html" else _not_found()
     return HTMLResponse(body, headers={"cache-control": "no-store"})
+
+
+def _page_job(driver: ServeDriver, name: str) -> tuple[str, tuple[Any, ...]]:
+    """The reader's job that renders page ``name`` from the latest results (not only those the pages
+    were last told of: a page asked for is as new as it can be)."""
+    return "page", (driver.league, driver.seed, driver.state, name)
 
 
 async def static(request: Request) -> Response:

@@ -1,6 +1,6 @@
-"""The live pages: the HTML report, rewritten into the server's own folder after the results change
-(by a reader process: :mod:`referee.web.site`, :func:`referee.web.reads.rewrite`), and served with
-one more script (``static/live.js``) that keeps each page up to date without a reload.
+"""The live pages: the HTML report, each page rendered when it is asked for (by a reader process:
+:func:`referee.web.reads.page`; :mod:`referee.web.site` says when they change), and served with one
+more script (``static/live.js``) that keeps each page up to date without a reload.
 
 Reusing the report's writer keeps one look and one set of disclosure rules: what ``referee report``
 would show now is exactly what the server shows.

@@ -36,7 +36,8 @@ LOGGER = logging.getLogger(__name__)
 LENGTH: Final = 8
 """Bytes of the length before each message between the server and a reader (big-endian)."""
 READERS: Final = 2
-"""Reader processes: one may rewrite the report (seconds, for a large league) while the other reads."""
+"""Reader processes: one may render a page that takes seconds (an entrant's, first asked for in a large
+league) while the other reads."""
 NICENESS: Final = 10
 """Added to the readers' niceness: on a busy machine the play comes first, the pages after."""
 WAITING: Final = 32
@@ -129,14 +130,13 @@ class Readers:
             return
         self._idle.put_nowait(reader)
 
-    async def call(self, name: str, *args: Any, deadline: float = READ_DEADLINE, queue: bool = True) -> Any:
-        """``name`` (a job of :mod:`referee.web.reads`) run on ``args`` in a reader. ``queue=False``:
-        the server's own work (the report's rewrite), never refused."""
+    async def call(self, name: str, *args: Any, deadline: float = READ_DEADLINE) -> Any:
+        """``name`` (a job of :mod:`referee.web.reads`) run on ``args`` in a reader."""
         if self._closed:
             raise Busy("the server is stopping")
         if not self._all:
             raise Busy("no reader process is running")
-        if queue and self._idle.empty() and self._waits >= self.waiting:
+        if self._idle.empty() and self._waits >= self.waiting:
             raise Busy(f"{self._waits} reads are waiting for a reader")
         self._waits += 1
         try:

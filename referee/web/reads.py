@@ -1,6 +1,5 @@
 """What the pages and the API read, as a reader process of ``referee serve`` runs it
-(:mod:`referee.web.readers`): every read of the results database, every page rendered or read back from
-the report's folder, and the report's rewrite after a match.
+(:mod:`referee.web.readers`): every read of the results database and every page rendered.
 
 They run here, in processes of their own at a lower CPU priority, and not in the server's process,
 because they are Python work that holds the interpreter's lock: in a thread of the process that plays,
@@ -15,7 +14,6 @@ each a pickle after its length (8 bytes, big-endian); it runs one at a time. Eac
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
@@ -28,7 +26,8 @@ from typing import Any, BinaryIO, Final
 
 from referee.league.config import League
 from referee.league.versions import fingerprint
-from referee.report.site import Written, match_page, rewrite_report
+from referee.report.on_request import OnRequest
+from referee.report.site import match_page
 from referee.report.text import export_lines, leaderboard_json
 from referee.results.errors import StoreError
 from referee.results.following import Follower
@@ -51,9 +50,9 @@ MOST_ON_A_PAGE: Final = 1000
 LOGGER = logging.getLogger(__name__)
 
 
-_WRITTEN: Final[dict[Path, Written]] = {}
-"""What this process wrote of the report in each folder: a rewrite writes only the match pages that
-changed."""
+_REPORTS: Final[dict[Path, OnRequest]] = {}
+"""The report of each league this process renders pages of, by database: what its pages were rendered
+from is kept, and only what changed is rendered again."""
 _FOLLOWERS: Final[dict[Path, Follower]] = {}
 """The results this process follows, by database: each read after a change reads only what changed."""
 
@@ -166,33 +165,21 @@ def entrant(league: League, seed: int, state: int, name: str) -> bytes | None:
     return encoded({"version": VERSION, "name": name, "versions": [as_json(v) for v in (now, *earlier)]})
 
 
-def page(folder: Path, name: str) -> bytes | None:
-    """A page of the report in ``folder``, with the live script; ``None`` when there is no such page (a
-    name that could not be one, too long for a file name, or not written yet)."""
+def page(league: League, seed: int, state: int, name: str) -> bytes | None:
+    """A page of the report, rendered now from the results of ``state`` (only what changed since this
+    process last rendered it: :class:`~referee.report.on_request.OnRequest`), with the live script;
+    ``None`` when there is no such page (a name that could not be one, or no page of the report)."""
     if not is_page_name(name):
         return None
-    try:
-        return with_live_script((folder / name).read_text("utf-8")).encode()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:  # a name of many-byte characters
-            return None
-        raise
-
-
-def rewrite(league: League, seed: int, folder: Path) -> None:
-    """Rewrites the report in ``folder`` from the stored results as this process follows them
-    (:func:`referee.report.site.rewrite_report`, only the match pages that changed); a failure is
-    logged, and the pages keep what they showed (the next change rewrites them)."""
     follower = _follower(league)
+    read = results(league, seed, state)
+    report = _REPORTS.setdefault(league.database, OnRequest())
     try:
-        read = follower.read(league, seed)
-        written = _WRITTEN.setdefault(folder, Written())
-        rewrite_report(league, seed, folder, follower.opened(), read=read, written=written)
-    except (OSError, StoreError) as exc:
+        html = report.page(league, read, (seed, state), follower.opened().stream, name)
+    except StoreError:
         follower.close()
-        LOGGER.warning("the live pages in %s were not rewritten: %s", folder, exc)
+        raise
+    return None if html is None else with_live_script(html).encode()
 
 
 def human_lines(path: Path) -> list[tuple[int, float, dict[str, Any]]]:
@@ -229,7 +216,6 @@ JOBS: Final[dict[str, Callable[..., Any]]] = {
         standings,
         entrant,
         page,
-        rewrite,
         human_lines,
         human_line,
         human_replay,

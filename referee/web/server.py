@@ -115,7 +115,7 @@ async def _serve(
     readers: Readers,
 ) -> int:
     hub = Hub()
-    site = LiveSite(folder, readers, hub)
+    site = LiveSite(hub)
     driver = ServeDriver(league_file, hub, hidden=(folder,), on_stored=site.stale, door=door, fresh=fresh)
     tables = HumanMatches(hidden=(folder,))
     connections = Connections()
