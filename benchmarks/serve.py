@@ -17,8 +17,14 @@ match, and serve writes its first whole report meanwhile, in a reader process).
     .venv/bin/python benchmarks/serve.py
     .venv/bin/python benchmarks/serve.py --sizes 100 2000 --seconds 60 --rounds 2
 
-Not measured yet (issue #34): the pace with 200 event-stream listeners and 20 API requests a second,
-and the server's memory over a 30-minute soak.
+``--soak MINUTES`` measures instead the server's resident memory (its own, and with its reader
+processes) while it plays ``MINUTES`` on end, a league of ``rounds: SOAK_ROUNDS`` from 100 stored matches
+(so that it does not run out), with one client asking for a page, the leaderboard and a stored match
+every second; it prints a line a minute and the ratio of the last minute's to the fifth's::
+
+    .venv/bin/python benchmarks/serve.py --soak 30
+
+Not measured yet (issue #34): the pace with 200 event-stream listeners and 20 API requests a second.
 """
 
 from __future__ import annotations
@@ -36,12 +42,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' shared helpers
-from api_flood import build, copied, count, cpu, interrupted, load_average, stored_ids
+from api_flood import build, copied, count, cpu, interrupted, load_average, resident, stored_ids
 
 from support.cli import REFEREE
 from support.net import free_port
 
 ROUNDS = 5
+SOAK_ROUNDS = 40
+"""33,600 matches: at a few hundred a minute, more than half an hour of play."""
 ROUTES = ("/", "/api/v1/leaderboard", "/api/v1/matches/ID")
 
 
@@ -87,6 +95,43 @@ def one(command: str, base: Path, seconds: float) -> tuple[int, tuple[float, flo
         return count(database) - before, spent, reads
 
 
+def soak(minutes: float) -> None:
+    """The server's resident memory, a line a minute, while it plays ``minutes`` on end (see the doc)."""
+    with tempfile.TemporaryDirectory(prefix="serve-soak-") as scratch:
+        folder = Path(scratch)
+        build(folder, 100, SOAK_ROUNDS)
+        ids = stored_ids(folder / "league.sqlite")
+        port = free_port()
+        with (folder / "out").open("w") as out:
+            argv = [REFEREE, "serve", "league.yaml", "--http", f"127.0.0.1:{port}"]
+            process = subprocess.Popen(argv, cwd=folder, stdout=out, stderr=subprocess.STDOUT)
+            begun = time.monotonic()
+            samples: dict[int, tuple[float, float, int]] = {}
+            try:
+                while (elapsed := time.monotonic() - begun) < minutes * 60:
+                    time.sleep(1.0)
+                    for route in ("/", "/api/v1/leaderboard", "/api/v1/matches/ID"):
+                        path = route.replace("ID", urllib.parse.quote(random.choice(ids), safe=""))
+                        timed_get(f"http://127.0.0.1:{port}{path}")
+                    minute = int(elapsed // 60) + 1
+                    if minute not in samples and elapsed >= 60 * minute - 5:  # the end of each minute
+                        own, whole = resident(process.pid)
+                        samples[minute] = (own, whole, count(folder / "league.sqlite"))
+                        print(
+                            f"minute {minute}: server {own:.0f} MiB, with its readers {whole:.0f} MiB, "
+                            f"{samples[minute][2]} stored (load {load_average()})",
+                            flush=True,
+                        )
+            finally:
+                interrupted(process)
+    fifth, last = samples.get(5), samples[max(samples)]
+    if fifth is not None:
+        print(
+            f"soak: minute {max(samples)} ÷ minute 5: server {last[0] / fifth[0]:.3f}, "
+            f"with its readers {last[1] / fifth[1]:.3f}; {last[2] - fifth[2]} matches stored in between"
+        )
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -96,7 +141,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 2000])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--soak", type=float, metavar="MINUTES", help="the memory soak instead (see the doc)")
     args = parser.parse_args()
+    if args.soak:
+        soak(args.soak)
+        return
     with tempfile.TemporaryDirectory(prefix="serve-bench-base-") as scratch:
         results: dict[int, dict[str, list[tuple[int, tuple[float, float], dict[str, list[float]]]]]] = {}
         for size in args.sizes:
