@@ -1,0 +1,83 @@
+"""Several matches at once on one remote entrant's connection (issue #34): the real CLI with a league cap
+of 3, a real Python SDK bot in its own process that asks for 5, over real gRPC on loopback. It plays 3
+matches at once, never more, each complete, and never two of one table (the same deals) at once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from support import ROOT
+from support.cli import export, referee
+from support.leagues import remote_entrants, write_league
+from support.net import free_port
+from support.remote import issue, remote_env, start_bot, stop
+
+PY = sys.executable
+LOCAL = 4
+
+
+def lanes_league(folder: Path, cap: int) -> Path:
+    """A 2-player round robin with balanced seatings (each table played twice, seats swapped: the same
+    deals) of ``LOCAL`` in-process bots and the remote entrant ``far``, played up to 6 at once."""
+    local = "  - name: random{}\n    module: sample_bots.random_bot:RandomBot\n    cwd: " + str(ROOT) + "\n"
+    entrants = "".join(local.format(n) for n in range(LOCAL))
+    return write_league(
+        folder,
+        "name: Lanes\nseed: 9\nplayers: 2\n"
+        "schedule: {format: round-robin, rounds: 1, seating: balanced}\n"
+        "time_control: {per_action: 2s, bank: 20s}\nconcurrency: 6\ndatabase: results.sqlite\n"
+        f"remote: {{wait: 60s, max_matches: {cap}}}\nentrants:\n{entrants}{remote_entrants(['far'])}",
+    )
+
+
+def intervals(events: Path) -> dict[str, tuple[float, float, str, str]]:
+    """Each match the bot played: when it started and ended, on which thread, with which bot object."""
+    started: dict[str, tuple[float, str, str]] = {}
+    played: dict[str, tuple[float, float, str, str]] = {}
+    for line in events.read_text().splitlines():
+        what, match_id, at, thread, copy = line.split()
+        assert what in ("start", "end"), line  # "mixed": a match's end reached another match's bot
+        if what == "start":
+            assert match_id not in started, f"{match_id} started twice"
+            started[match_id] = (float(at), thread, copy)
+        else:
+            begun, thread_then, copy_then = started[match_id]
+            assert (thread, copy) == (thread_then, copy_then), line
+            played[match_id] = (begun, float(at), thread, copy)
+    assert set(played) == set(started), "a match started and never ended"
+    return played
+
+
+def test_a_remote_bot_plays_three_matches_at_once_never_two_of_one_table(tmp_path):
+    path = lanes_league(tmp_path, cap=3)
+    token = issue(path, "far")
+    port = free_port()
+    events = tmp_path / "events.txt"
+    env = remote_env(f"127.0.0.1:{port}", token, None) | {"PYRAMID_MAX_MATCHES": "5"}  # more than the cap
+    bot = start_bot([PY, "tests/bots/remote_lanes.py", str(events), "0.05"], env, tmp_path / "bot.log")
+    try:
+        result = referee("run", path, "--listen", f"127.0.0.1:{port}", timeout=600)
+    finally:
+        code = stop(bot, 60)
+    log = (tmp_path / "bot.log").read_text()
+    assert result.returncode == 0, result.stdout + result.stderr + log
+    assert code == 0, log
+    assert "3 matches at once" in log  # the welcome granted the league's cap, not the 5 asked for
+    lines = export(path)
+    assert len(lines) == 10 * 2  # C(5, 2) tables, two rotations each
+    assert all(line["status"] == "complete" for line in lines)
+    assert all(line["faults"] == [] for line in lines), [line["faults"] for line in lines]
+    tables = {line["match_id"]: line["table_id"] for line in lines}
+    far = {line["match_id"] for line in lines if "far" in line["seats"]}
+    played = intervals(events)
+    assert set(played) == far  # every match of the remote entrant, each played once to its end
+    # How many it played at once: the most intervals that contain one moment (a start).
+    most = max(sum(1 for s, e, *_ in played.values() if s <= begun < e) for begun, *_ in played.values())
+    assert most == 3, sorted(played.values())
+    assert len({thread for *_, thread, _ in played.values()}) == 3  # three streams, three threads
+    assert len({copy for *_, copy in played.values()}) == 3  # each with a bot object of its own
+    for one, (s1, e1, *_rest) in played.items():
+        for other, (s2, e2, *_more) in played.items():
+            if one < other and s1 < e2 and s2 < e1:  # at once
+                assert tables[one] != tables[other], f"{one} and {other} of {tables[one]} at once"
