@@ -4,11 +4,15 @@ matches at once, never more, each complete, and never two of one table (the same
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sys
 from pathlib import Path
 
+from referee.remote.lobby import Lobby
 from support import ROOT
 from support.cli import export, referee
+from support.door import doorway, until
 from support.leagues import remote_entrants, write_league
 from support.net import free_port
 from support.remote import issue, remote_env, start_bot, stop
@@ -81,3 +85,42 @@ def test_a_remote_bot_plays_three_matches_at_once_never_two_of_one_table(tmp_pat
         for other, (s2, e2, *_more) in played.items():
             if one < other and s1 < e2 and s2 < e1:  # at once
                 assert tables[one] != tables[other], f"{one} and {other} of {tables[one]} at once"
+
+
+def test_the_sdk_holds_its_granted_streams_answers_each_ones_pings_and_stops_them_on_ctrl_c(tmp_path, certs):
+    """The door in the test's process, pinging idle streams every half second: the SDK bot asks for 3 and
+    holds 3 streams, each answering its own pings, over the connections its gRPC channels share; Ctrl-C
+    stops every stream, and the bot exits 0."""
+
+    async def main() -> None:
+        lobby = Lobby(wait=5, idle_ping_every=0.5)
+        async with doorway(tmp_path, certs, names=("far",), lobby=lobby, max_matches=3) as way:
+            token = tmp_path / "far.token"
+            token.write_text(way.book.issue("far") + "\n")
+            (tmp_path / "ca.pem").write_bytes(way.ca)
+            env = remote_env(f"localhost:{way.port}", token, tmp_path / "ca.pem")
+            env["PYRAMID_MAX_MATCHES"] = "3"
+            events = tmp_path / "events.txt"
+            bot = start_bot([PY, "tests/bots/remote_lanes.py", str(events), "0"], env, tmp_path / "bot.log")
+            try:
+                await until(lambda: lobby.capacity("far") == 3, 60, "holding three streams")
+                sessions = set(lobby._connected["far"])
+                await asyncio.sleep(3)  # six pings on each stream, every one answered in time
+                assert set(lobby._connected["far"]) == sessions
+                assert all(not session.is_closed for session in sessions)
+                front = way.door.front
+                assert front is not None
+                connections = front.open.get("127.0.0.1", 0)
+                assert 1 <= connections <= 3, front.open  # grpcio 1.85: a connection per channel, 3
+                bot.send_signal(signal.SIGINT)
+                code = await asyncio.to_thread(stop, bot, 30)
+            finally:
+                if bot.poll() is None:
+                    bot.kill()
+                    bot.wait()
+            log = (tmp_path / "bot.log").read_text()
+            assert code == 0, log
+            assert "lanes: stopped (Ctrl-C)" in log, log
+            await until(lambda: not lobby.connected("far"), 10, "every stream gone")
+
+    asyncio.run(main())

@@ -4,7 +4,9 @@ A remote entrant may ask in its hello for up to K matches at once (``run(bot, ma
 ``PYRAMID_MAX_MATCHES``); the referee's welcome says how many it granted, N (docs/PROTOCOL.md, "Several
 matches at once"). Each match is played on a stream of its own, and each stream plays one match at a time
 exactly as a single stream does: so once the first stream is welcomed, :class:`Lanes` starts N - 1 more,
-each a :class:`Lane`: a thread that connects with the same token and reconnects on its own, playing with
+each a :class:`Lane`: a thread that connects with the same token on a gRPC channel of its own (a
+connection of its own, with grpcio 1.85; the door allows an entrant a connection per granted match) and
+reconnects on its own, playing with
 its own copy of the bot (``copy.deepcopy``, made before its first match), so that what a bot keeps on
 ``self`` for a match never mixes with another match's. A bot that holds something too big to copy (a
 model) shares it by defining ``__deepcopy__``.
