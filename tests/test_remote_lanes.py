@@ -1,13 +1,17 @@
 """Several matches at once on one remote entrant's connection (issue #34): the real CLI with a league cap
-of 3, a real Python SDK bot in its own process that asks for 5, over real gRPC on loopback. It plays 3
-matches at once, never more, each complete, and never two of one table (the same deals) at once."""
+of 3, a real Python or Node.js SDK bot in its own process that asks for 5, over real gRPC on loopback. It
+plays 3 matches at once, never more, each complete, and never two of one table (the same deals) at
+once."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import signal
 import sys
 from pathlib import Path
+
+import pytest
 
 from referee.remote.lobby import Lobby
 from support import ROOT
@@ -18,7 +22,12 @@ from support.net import free_port
 from support.remote import issue, remote_env, start_bot, stop
 
 PY = sys.executable
+NODE = shutil.which("node")
 LOCAL = 4
+BOTS = {
+    "python": [PY, "tests/bots/remote_lanes.py"],
+    "node": [NODE or "node", "tests/bots/remote_lanes.js"],
+}
 
 
 def lanes_league(folder: Path, cap: int) -> Path:
@@ -53,13 +62,16 @@ def intervals(events: Path) -> dict[str, tuple[float, float, str, str]]:
     return played
 
 
-def test_a_remote_bot_plays_three_matches_at_once_never_two_of_one_table(tmp_path):
+@pytest.mark.parametrize("sdk", sorted(BOTS))
+def test_a_remote_bot_plays_three_matches_at_once_never_two_of_one_table(tmp_path, sdk):
+    if sdk == "node" and (NODE is None or not (ROOT / "sdk/node/node_modules").is_dir()):
+        pytest.skip("needs node")
     path = lanes_league(tmp_path, cap=3)
     token = issue(path, "far")
     port = free_port()
     events = tmp_path / "events.txt"
     env = remote_env(f"127.0.0.1:{port}", token, None) | {"PYRAMID_MAX_MATCHES": "5"}  # more than the cap
-    bot = start_bot([PY, "tests/bots/remote_lanes.py", str(events), "0.05"], env, tmp_path / "bot.log")
+    bot = start_bot([*BOTS[sdk], str(events), "0.05"], env, tmp_path / "bot.log")
     try:
         result = referee("run", path, "--listen", f"127.0.0.1:{port}", timeout=600)
     finally:
