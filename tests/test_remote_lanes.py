@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.check import check_bot
 from referee.remote.lobby import Lobby
 from support import ROOT
 from support.cli import export, referee
@@ -134,5 +135,43 @@ def test_the_sdk_holds_its_granted_streams_answers_each_ones_pings_and_stops_the
             assert code == 0, log
             assert "lanes: stopped (Ctrl-C)" in log, log
             await until(lambda: not lobby.connected("far"), 10, "every stream gone")
+
+    asyncio.run(main())
+
+
+def test_each_idle_stream_answers_its_pings_while_the_bot_thinks_in_a_match_on_another(tmp_path, certs):
+    """The door pings every idle stream twice a second and cuts one that does not answer within 0.3 s:
+    while one stream's bot thinks 0.8 s on each decision of a match (``referee check``'s first one), the
+    other two streams answer every ping from their own threads, and none of them is cut. A bot answering
+    all its streams from one loop, between decisions, would miss those pings."""
+
+    async def main() -> None:
+        lobby = Lobby(wait=30, ping_timeout=0.3, idle_ping_every=0.5)
+        async with doorway(tmp_path, certs, names=("remote",), lobby=lobby, max_matches=3) as way:
+            token = tmp_path / "remote.token"
+            token.write_text(way.book.issue("remote") + "\n")
+            (tmp_path / "ca.pem").write_bytes(way.ca)
+            env = remote_env(f"localhost:{way.port}", token, tmp_path / "ca.pem")
+            env["PYRAMID_MAX_MATCHES"] = "3"
+            events = tmp_path / "events.txt"
+            bot = start_bot([PY, "tests/bots/remote_lanes.py", str(events), "0.8"], env, tmp_path / "bot.log")
+            check = None
+            try:
+                await until(lambda: lobby.capacity("remote") == 3, 60, "holding three streams")
+                sessions = list(lobby._connected["remote"])
+                check = asyncio.create_task(check_bot((), remote=lobby))
+                await until(lambda: lobby.playing("remote"), 30, "in a match")
+                started = lambda: events.exists() and "start" in events.read_text()  # noqa: E731
+                await until(started, 30, "its match started")
+                await asyncio.sleep(4)  # about five decisions of 0.8 s; eight pings on each idle stream
+                assert lobby.playing("remote")
+                cut = [session.close_reason for session in sessions if session.is_closed]
+                assert not cut, cut
+            finally:
+                if check is not None:
+                    check.cancel()
+                    await asyncio.gather(check, return_exceptions=True)
+                bot.kill()
+                bot.wait()
 
     asyncio.run(main())
