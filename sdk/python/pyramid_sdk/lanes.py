@@ -14,8 +14,10 @@ model) shares it by defining ``__deepcopy__``.
 Each lane answers the referee's ``Ping`` on its own thread, between its own decisions, so a lane that
 waits for its next match answers while another lane's bot thinks. The threads share Python's interpreter
 lock: a bot whose code is pure Python thinks on one core at a time however many lanes it has (numpy, a
-GPU or a native library releases the lock; so do several processes, each its own entrant's lanes: the
-referee counts streams per entrant, not per process).
+GPU or a native library releases the lock, and a pool of processes that a decision hands its search to,
+``concurrent.futures.ProcessPoolExecutor``, thinks on as many cores as it has). Run one process per
+token: a second process of the same entrant opens streams of its own, which take the first one's idle
+streams' places (docs/PROTOCOL.md, "Several matches at once").
 
 Only a remote bot loads this module.
 """
