@@ -49,6 +49,47 @@ def test_an_admitted_connection_is_welcomed_as_remote_pinged_and_waits_in_the_lo
     asyncio.run(main())
 
 
+def test_several_matches_at_once_are_granted_up_to_the_league_cap_a_stream_each(tmp_path, certs):
+    async def main() -> None:
+        async with doorway(tmp_path, certs, max_matches=3) as way:
+            token = way.book.issue("far")
+            # A hostile hello asks for 4294967295 matches at once: it is granted the league's 3.
+            clients = [await admitted(way, token, max_matches=2**32 - 1) for _ in range(3)]
+            assert [client.welcome.max_matches for client in clients] == [3, 3, 3]
+            assert way.lobby.capacity("far") == 3
+            # Its address may hold two streams and connections more than a stranger's, no more.
+            assert way.door.allowance("127.0.0.1") == 2
+            front = way.door.front
+            assert front is not None
+            assert front.allowed == {"127.0.0.1": 2}
+            first = await way.lobby.claim(["far"], wait=5, deals=1)
+            await way.lobby.claim(["far"], wait=5, deals=2)
+            with pytest.raises(Absent, match="'far' was still playing"):  # the same deals as the first
+                await way.lobby.claim(["far"], wait=0.5, deals=1)
+            await way.lobby.claim(["far"], wait=5, deals=3)
+            assert way.lobby.playing("far")
+            # All three streams play: a fourth is refused, as a second stream of one match at a time is.
+            code, details = await refusal(way, hello(token, max_matches=3))
+            assert code is grpc.StatusCode.ALREADY_EXISTS, details
+            assert details == "this entrant is connected and playing 3 matches: 3 streams at once"
+            # One stream idle again: a fourth stream takes its place (a restarted bot's streams do).
+            await way.lobby.release("far", first[0])
+            fourth = await admitted(way, token, max_matches=3)
+            assert await clients[0].ended() is grpc.StatusCode.UNAVAILABLE
+            assert way.lobby.capacity("far") == 3
+            for client in (*clients, fourth):
+                client.call.cancel()
+            await until(lambda: way.door.allowance("127.0.0.1") == 0, 10, "gone")  # as its streams end
+            assert not way.lobby.connected("far")
+            assert not front.allowed
+            # A hello without the field, as every bot before it sent, is granted one match at a time.
+            old = await admitted(way, token)
+            assert old.welcome.max_matches == 1
+            old.call.cancel()
+
+    asyncio.run(main())
+
+
 def test_plaintext_on_the_tls_port_and_a_wrong_token_are_refused(tmp_path, certs):
     async def main() -> None:
         async with doorway(tmp_path, certs) as way:

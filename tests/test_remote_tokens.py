@@ -77,8 +77,19 @@ def test_a_remote_entrant_in_the_league_file(tmp_path):
     assert far.spec.command == ()
     assert league.remote.listen == "127.0.0.1:7443"
     assert league.remote.wait == 90
+    assert league.remote.max_matches == 1  # one match at a time unless the organiser says more
     with pytest.raises(LeagueError, match=r"give exactly one of command:, module: or remote: true"):
         load_league(_league(tmp_path, "    remote: true\n    command: python x.py\n"))
+
+
+def test_the_league_caps_how_many_matches_a_remote_entrant_plays_at_once(tmp_path):
+    league = load_league(_league(tmp_path, "    remote: true\n", "remote: {max_matches: 8}\n"))
+    assert league.remote.max_matches == 8
+    for bad, said in (("0", "greater than or equal to 1"), ("1000000000", "less than or equal to 64")):
+        with pytest.raises(LeagueError) as refused:
+            load_league(_league(tmp_path, "    remote: true\n", f"remote: {{max_matches: {bad}}}\n"))
+        assert f"league.yaml:3: remote.max_matches: Input should be {said}" in str(refused.value)
+        assert "\n" not in str(refused.value)
 
 
 def test_plaintext_is_refused_off_loopback_unless_the_organiser_insists(tmp_path):

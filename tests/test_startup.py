@@ -81,6 +81,10 @@ def test_the_hand_written_hello_is_what_the_generated_classes_write():
         assert hello_request(token, name, version) == pb.ConnectRequest(hello=hello).SerializeToString()
     other = pb.ConnectRequest.FromString(hello_request("t", "n", "v", version=300))
     assert other.hello.protocol_version == 300
+    for asked in (1, 3, 2**32 - 1):  # a remote bot that asks for several matches at once
+        hello = pb.Hello(protocol_version=PROTOCOL_VERSION, token="t", bot_name="n", max_matches=asked)
+        written = pb.ConnectRequest(hello=hello).SerializeToString()
+        assert hello_request("t", "n", "", max_matches=asked) == written
     assert f"/{pb.DESCRIPTOR.services_by_name['RefereeService'].full_name}/Connect" == CONNECT
     with pytest.raises(TypeError, match="text, not int"):
         hello_request("t", 7, "1")  # type: ignore[arg-type]

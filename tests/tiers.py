@@ -90,6 +90,7 @@ SLOW_MODULES: Final = {
         "test_remote_away": "referee run listening for remote bots: the CLI, Python remote bots",
         "test_stop_start": "bot processes in bubblewrap, referee run, serve and compare, Dask workers",
         "test_remote_door": "openssl for the test's certificates; the door on real gRPC, in-process",
+        "test_remote_lanes": "referee run listening for a Python remote bot playing several matches at once",
         "test_door_limits": "openssl for the test's certificates; the door and idle sockets, in-process",
         "test_remote_liveness": "openssl; the door in-process with Python SDK bots frozen, and the CLI",
         "test_remote_cli": "referee run and serve listening with TLS, the read commands, Python SDK bots",

@@ -41,7 +41,7 @@ from referee.league.modes import (
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import MAX_FAULTS
 from referee.match.sandbox import Limits, SandboxMode, parse_size
-from referee.remote.settings import WAIT, RemoteSettings
+from referee.remote.settings import MAX_MATCHES, MAX_MATCHES_LIMIT, WAIT, RemoteSettings
 
 
 class LeagueError(ValueError):
@@ -131,6 +131,7 @@ class _Remote(_Strict):
     tls_cert: str | None = None
     tls_key: str | None = None
     wait: Duration = WAIT
+    max_matches: int = Field(MAX_MATCHES, ge=1, le=MAX_MATCHES_LIMIT)
 
 
 class _League(_Strict):
@@ -383,7 +384,7 @@ def _remote(raw: _Remote, base: Path) -> RemoteSettings:
     """The door's settings, with paths from the league file's folder (docs/REMOTE.md)."""
     cert = (base / raw.tls_cert).resolve() if raw.tls_cert else None
     key = (base / raw.tls_key).resolve() if raw.tls_key else None
-    return RemoteSettings(raw.listen, cert, key, wait=raw.wait)
+    return RemoteSettings(raw.listen, cert, key, wait=raw.wait, max_matches=raw.max_matches)
 
 
 def _design(schedule: _Schedule, names: list[str], players: int, path: Path, data: Any) -> Design:

@@ -98,7 +98,7 @@ class Arbiter:
         under way."""
         lineup = Lineup()
         try:
-            await take_seats(self.launcher, sitting.bots, lineup)
+            await take_seats(self.launcher, sitting.bots, lineup, deals=sitting.seed)
         except BaseException:  # cancelled (the run stops): the bots already seated are stopped too
             self.release(lineup, self.cut())
             raise
@@ -164,14 +164,17 @@ async def take_seats(
     lineup: Lineup,
     taps: Sequence[Tap | None] | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
+    deals: int | None = None,
 ) -> None:
     """Fills ``lineup`` with fresh seats for ``bots`` in order, every bot started at once: a fresh
     process per command bot (a start that fails is tried once more: a busy machine can make a start
-    miss its window), a fresh object per in-process bot, the connection of each remote entrant, and a
-    given :class:`Seat` as it is. ``taps[i]``, if given, sees every message sent to seat ``i``. Every
-    process started is in ``lineup.processes`` as soon as it is, so that whoever stops the match's bots
-    finds them all, even when this is cancelled."""
-    claimed = await _claim(launcher, [bot for bot in bots if isinstance(bot, BotSpec) and bot.remote], lineup)
+    miss its window), a fresh object per in-process bot, the connection of each remote entrant (for a
+    match on ``deals``, the match's seed: a remote entrant never plays two matches of one table's deals
+    at once), and a given :class:`Seat` as it is. ``taps[i]``, if given, sees every message sent to seat
+    ``i``. Every process started is in ``lineup.processes`` as soon as it is, so that whoever stops the
+    match's bots finds them all, even when this is cancelled."""
+    remote = [bot for bot in bots if isinstance(bot, BotSpec) and bot.remote]
+    claimed = await _claim(launcher, remote, lineup, deals)
     if lineup.failed is not None:
         return
     tapped = list(taps) if taps else [None] * len(bots)
@@ -187,7 +190,9 @@ async def take_seats(
     lineup.seats = list(await asyncio.gather(*(placed(index, bot) for index, bot in enumerate(bots))))
 
 
-async def _claim(launcher: Launcher | None, bots: list[BotSpec], lineup: Lineup) -> dict[str, BotProcess]:
+async def _claim(
+    launcher: Launcher | None, bots: list[BotSpec], lineup: Lineup, deals: int | None = None
+) -> dict[str, BotProcess]:
     """The remote entrants' connections for a match, claimed all together before any other bot starts
     (two arbiters never each hold an entrant the other waits for). One not connected within the league's
     wait fails like a start; one still busy in another match is named but not charged."""
@@ -195,7 +200,7 @@ async def _claim(launcher: Launcher | None, bots: list[BotSpec], lineup: Lineup)
         return {}
     assert launcher is not None, "a remote entrant needs a launcher (with a lobby)"
     try:
-        claimed = await launcher.claim(bots)
+        claimed = await launcher.claim(bots, deals)
     except BotSpecError as exc:
         charged = exc.names if isinstance(exc, Unclaimed) else tuple(bot.name for bot in bots)
         busy = exc.busy if isinstance(exc, Unclaimed) else ()

@@ -368,12 +368,18 @@ class Unclaimed(BotSpecError):
 class RemoteSource(Protocol):
     """Where a remote entrant's connection comes from (``referee.remote.lobby.Lobby``)."""
 
-    async def claim_bots(self, specs: Sequence[BotSpec]) -> list[BotProcess]:
-        """Connections for ``specs``, all at once; :class:`BotSpecError` naming who is missing."""
+    async def claim_bots(self, specs: Sequence[BotSpec], deals: int | None = None) -> list[BotProcess]:
+        """Connections for ``specs``, all at once, for a match on ``deals`` (its seed: no entrant plays
+        two matches of the same deals at once); :class:`BotSpecError` naming who is missing."""
         ...
 
-    def ready(self, names: Sequence[str]) -> bool:
-        """Whether every one of ``names`` is connected and free now: a claim of them would not wait."""
+    def ready(self, names: Sequence[str], deals: int | None = None) -> bool:
+        """Whether every one of ``names`` has a free connection for a match on ``deals`` now: a claim of
+        them would not wait."""
+        ...
+
+    def capacity(self, name: str) -> int:
+        """How many matches ``name`` can be playing at once now (its open connections)."""
         ...
 
     def connected(self, name: str) -> bool:
@@ -469,15 +475,15 @@ class Launcher:
         """The file the bot's output goes to (every process of the entrant appends to it)."""
         return self.log_dir / f"{_safe(spec.name)}.log" if self.log_dir else None
 
-    async def claim(self, specs: Sequence[BotSpec]) -> list[BotProcess]:
-        """The connections of remote entrants ``specs``, taken together (see ``referee.remote.lobby``):
-        a start that fails like a process that would not start."""
+    async def claim(self, specs: Sequence[BotSpec], deals: int | None = None) -> list[BotProcess]:
+        """The connections of remote entrants ``specs`` for a match on ``deals`` (its seed), taken
+        together (see ``referee.remote.lobby``): a start that fails like a process that would not start."""
         if self.remote is None:
             raise BotSpecError(
                 f"bot {specs[0].name!r} is a remote entrant: the referee must listen for it "
                 "(referee run --listen HOST:PORT, docs/REMOTE.md)"
             )
-        bots = await self.remote.claim_bots(specs)
+        bots = await self.remote.claim_bots(specs, deals)
         self.processes.update(bots)
         return bots
 

@@ -8,7 +8,11 @@ counts against its peer's address: past :data:`MAX_BAD_HELLOS` in :data:`BAD_HEL
 address is refused whatever it says, until the window has passed (its first message is read, for at most
 :data:`TURN_AWAY_READ` seconds, and never looked at: gRPC could report a call that ends with its first
 message unread as ``INTERNAL``, not as the refusal it was). One address holds at most
-:data:`MAX_PER_PEER` streams, refused or not; past that it is refused unread. Every refusal says the same
+:data:`MAX_PER_PEER` streams, refused or not, and one more for each match at once beyond the first that an
+entrant connected from it was granted (:meth:`Door.allowance`); past that it is refused unread. A hello
+asks for up to K matches at once, and is granted the smaller of K and the league's ``remote:
+max_matches``: a stranger without a token holds what it held before, and an entrant at most the league's
+cap more. Every refusal says the same
 thing whatever the token was, so a peer learns nothing about other entrants; the referee's log says each
 one, and a flood in one line a minute (:mod:`referee.remote.refusal_log`). Messages over 1 MiB are cut by
 gRPC (``RESOURCE_EXHAUSTED``); an admitted bot's messages are bound as a sandboxed bot's are. A token file
@@ -60,7 +64,11 @@ MAX_BAD_HELLOS: Final = 5
 """Refused hellos one address may make within :data:`BAD_HELLO_WINDOW` before it is shut out."""
 BAD_HELLO_WINDOW: Final = 60.0
 MAX_PER_PEER: Final = 8
-"""Streams one address may hold open at once (its own bot needs one)."""
+"""Streams one address may hold open at once (its own bot needs one), before its entrants' grants of
+several matches at once (:meth:`Door.allowance`)."""
+SPARE_STREAMS: Final = 3
+"""Streams one connection may carry beyond the league's cap on matches at once (gRPC's
+``max_concurrent_streams``): a reconnecting bot's new streams while the old ones end."""
 TURN_AWAY_READ: Final = 1.0
 """Seconds a shut-out connection's first message is waited for before it is refused."""
 PINGS: Final = 3
@@ -202,10 +210,13 @@ class Door(pb_grpc.RefereeServiceServicer):
         names: Collection[str],
         lobby: Lobby,
         keepalive: Keepalive | None = None,
+        max_matches: int = 1,
     ) -> None:
         self.book = book
         self.names = frozenset(names)
         self.lobby = lobby
+        self.max_matches = max_matches
+        """The league's cap on the matches one entrant plays at once (``remote: max_matches``)."""
         self.keepalive = keepalive if keepalive is not None else Keepalive.for_time(TimeControl())
         """The transport's keepalive (:func:`open_door` sets the one it opens the server with)."""
         self.doorman = Doorman()
@@ -215,6 +226,9 @@ class Door(pb_grpc.RefereeServiceServicer):
         """The public socket in front of the door's gRPC server, once :func:`open_door` opened it."""
         self._ids: Iterator[int] = itertools.count(1)
         self._digests: dict[Session, str] = {}
+        self._joined: dict[Session, tuple[str, str, int]] = {}
+        """Each session in the lobby: the address it came from, its entrant, and the matches at once its
+        hello was granted."""
         self._grants: dict[str, Grant] | None = None
         """The grants as last read: what a connected bot's token is checked against while the token file
         cannot be read."""
@@ -255,10 +269,36 @@ class Door(pb_grpc.RefereeServiceServicer):
         fresh = grant is not None and (grant.expires is None or time.time() < grant.expires)
         return fresh and grant is not None and hmac.compare_digest(grant.digest, digest)
 
+    def grant(self, hello: pb.Hello) -> int:
+        """The matches at once a hello is granted: what it asked for (0, absent, is 1), at most the
+        league's cap, whatever a bot asks (a hostile one may ask for 4294967295).
+
+        >>> door = Door.__new__(Door)
+        >>> door.max_matches = 3
+        >>> [door.grant(pb.Hello(max_matches=asked)) for asked in (0, 1, 2, 3, 4, 2**32 - 1)]
+        [1, 1, 2, 3, 3, 3]
+        """
+        return max(1, min(hello.max_matches, self.max_matches))
+
+    def allowance(self, host: str) -> int:
+        """Streams ``host`` may hold beyond :data:`MAX_PER_PEER`: for each entrant with a session in the
+        lobby from it, the matches at once it was granted less one (its first stream is one of the
+        :data:`MAX_PER_PEER`). The front gets as many more connections (:meth:`Front.allow`)."""
+        grants: dict[str, int] = {}
+        for where, name, grant in self._joined.values():
+            if where == host:
+                grants[name] = max(grants.get(name, 1), grant)
+        return sum(grant - 1 for grant in grants.values())
+
+    def _allow(self, host: str) -> None:
+        if self.front is not None:
+            self.front.allow(host, self.allowance(host))
+
     async def Connect(self, request_iterator: object, context: Context) -> None:
         host = self.host(context)
-        if self.doorman.open.get(host, 0) >= MAX_PER_PEER:
-            self.refusal_log.refused(host, f"over {MAX_PER_PEER} streams at once from one address")
+        cap = MAX_PER_PEER + self.allowance(host)
+        if self.doorman.open.get(host, 0) >= cap:
+            self.refusal_log.refused(host, f"over {cap} streams at once from one address")
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many streams from one address")
             return
         self.doorman.open[host] = self.doorman.open.get(host, 0) + 1
@@ -337,21 +377,30 @@ class Door(pb_grpc.RefereeServiceServicer):
             await self._refuse(host, context, grpc.StatusCode.UNAUTHENTICATED, REFUSED)
             return
         name, grant = found
-        if self.lobby.playing(name):
+        granted = self.grant(hello)
+        if not self.lobby.room(name, granted):
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
-                "this entrant is connected and playing: one connection at a time",
+                "this entrant is connected and playing: one connection at a time"
+                if granted == 1
+                else f"this entrant is connected and playing {granted} matches: {granted} streams at once",
             )
             return
-        await self._play(name, grant.digest, hello, host, context)
+        await self._play(name, grant.digest, hello, host, context, granted)
 
-    async def _play(self, name: str, digest: str, hello: pb.Hello, host: str, context: Context) -> None:
-        """An admitted connection: welcome, pings, then the lobby until its stream ends."""
+    async def _play(
+        self, name: str, digest: str, hello: pb.Hello, host: str, context: Context, granted: int = 1
+    ) -> None:
+        """An admitted stream: welcome, pings, then the lobby until its stream ends. Granted several
+        matches at once, it is one of the entrant's streams, each of which plays one match at a time."""
         session = RemoteSession(f"r{next(self._ids)}", hello, context, self.refusals, self.keepalive)
         session.latencies = []
         self._digests[session] = digest
         welcome = pb.Welcome(
-            protocol_version=PROTOCOL_VERSION, session_id=session.session_id, remote=True, max_matches=1
+            protocol_version=PROTOCOL_VERSION,
+            session_id=session.session_id,
+            remote=True,
+            max_matches=granted,
         )
         LOGGER.info("remote door: %s connected from %s as %s", name, host, session.session_id)
         if self.front is not None:
@@ -370,14 +419,19 @@ class Door(pb_grpc.RefereeServiceServicer):
                     notice=pb.Notice(
                         text=f"remote connection: round trip {round_trip * 1000:.0f} ms; each decision gets "
                         f"{session.lag_allowance * 1000:.0f} ms more for it (at most {MAX_LAG * 1000:.0f})"
+                        + (f"; {granted} matches at once, one per stream" if granted > 1 else "")
                     )
                 ).SerializeToString()
             )
-            await self.lobby.join(name, session)
+            self._joined[session] = (host, name, granted)
+            self._allow(host)
+            await self.lobby.join(name, session, granted)
             await serving
         finally:
             serving.cancel()
             session.close(session.close_reason or "stream ended")
+            if self._joined.pop(session, None) is not None:
+                self._allow(host)
             await self.lobby.leave(name, session)
             self.lobby.record(name, session)
             self._digests.pop(session, None)
@@ -418,8 +472,9 @@ async def open_door(
     door.keepalive = keepalive
     # SERVER_OPTIONS cut any message over MAX_TRANSPORT_BYTES (1 MiB); a stranger's connection may
     # carry only a few streams at once. The keepalive replaces theirs (none, for sandboxed bots).
+    streams = max(4, door.max_matches + SPARE_STREAMS)  # each of an entrant's matches is a stream
     options = dict(
-        [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", 4), *keepalive.options(), *limits.options()]
+        [*SERVER_OPTIONS, ("grpc.max_concurrent_streams", streams), *keepalive.options(), *limits.options()]
     )
     server = grpc.aio.server(options=list(options.items()))
     _add_referee_service(door, server)  # type: ignore[arg-type]

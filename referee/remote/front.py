@@ -112,6 +112,9 @@ class Front:
         self.refused = refused
         self.open: dict[str, int] = {}
         """Connections per address, now."""
+        self.allowed: dict[str, int] = {}
+        """Connections an address may hold beyond :attr:`Limits.per_address`: its entrants' grants of
+        several matches at once (the door's :meth:`~referee.remote.door.Door.allowance`)."""
         self._folder = Path(inner).parent
         self._names = itertools.count(1)
         self._abstract = sys.platform == "linux"
@@ -149,6 +152,14 @@ class Front:
         address when it ends (:data:`MAX_UNADMITTED`)."""
         if peer in self._peers:
             self._admitted.add(peer)
+
+    def allow(self, host: str, more: int) -> None:
+        """``host`` may hold ``more`` connections beyond :attr:`Limits.per_address` (a bot may open a
+        connection for each of its streams)."""
+        if more > 0:
+            self.allowed[host] = more
+        else:
+            self.allowed.pop(host, None)
 
     def stop_listening(self) -> None:
         """Accepts no new connection; those relayed go on (the door's last statuses still reach them)."""
@@ -217,8 +228,9 @@ class Front:
 
     def _over(self, host: str) -> str | None:
         """Why a new connection from ``host`` is refused, or ``None``."""
-        if self.open.get(host, 0) >= self.limits.per_address:
-            return f"over {self.limits.per_address} connections at once from one address"
+        cap = self.limits.per_address + self.allowed.get(host, 0)
+        if self.open.get(host, 0) >= cap:
+            return f"over {cap} connections at once from one address"
         ended = self._unadmitted.get(host)
         if ended:
             now = time.monotonic()

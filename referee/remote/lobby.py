@@ -1,10 +1,18 @@
 """The remote entrants that are connected, and which of them are free to play.
 
-Each remote entrant has at most one connection, which plays one match at a time. A match claims all of
-its remote entrants at once (:meth:`Lobby.claim`), only when every one of them is connected and free: a
-match never holds one entrant while it waits for another, so two matches that share two remote entrants
-cannot wait on each other. A claim that is not satisfied within the league's wait fails like a bot that
-would not start, and says who was missing; the other matches go on meanwhile.
+Each remote entrant has as many sessions (streams) as the door granted it, one by default, at most the
+league's ``remote: max_matches``; each session plays one match at a time, so an entrant granted N plays
+up to N matches at once. A match claims a free session of each of its remote entrants at once
+(:meth:`Lobby.claim`), only when every one of them has one: a match never holds one entrant while it
+waits for another, so two matches that share two remote entrants cannot wait on each other. A claim
+that is not satisfied within the league's wait fails like a bot that would not start, and says who was
+missing; the other matches go on meanwhile.
+
+**One entrant never plays two matches of the same deals at once** (a table's rotations, which share its
+seed): a bot that plays them side by side could see every hand of the deal from the other seats while it
+plays. A claim gives the match's ``deals`` (its seed), and a session of an entrant is free for it only
+while no other session of that entrant plays those deals: a table's rotations reach an entrant one after
+another (docs/SECURITY.md, "Remote entrants").
 
 A connection counts as alive only while its bot's own code answers: gRPC's threads answer the
 transport's pings while the bot's code is stalled, and a stopped machine's kernel still holds its TCP
@@ -21,8 +29,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Callable, Iterator, Sequence
-from typing import Final
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from typing import Final, Protocol
 
 import grpc
 
@@ -91,6 +99,41 @@ class Absent(Unclaimed):
         super().__init__(problem)
 
 
+class Seats(Protocol):
+    """What :func:`seatable` asks of a lobby (``referee.match.launcher.RemoteSource`` has it too)."""
+
+    def ready(self, names: Sequence[str], deals: int | None = None) -> bool: ...
+
+    def capacity(self, name: str) -> int: ...
+
+
+def seatable(
+    lobby: Seats, names: Sequence[str], deals: int | None, held: Iterable[tuple[Collection[str], int]]
+) -> bool:
+    """Whether a match of remote entrants ``names`` on ``deals`` (its seed) can be seated now, while the
+    matches ``held`` (each its entrants and seed: taken by a driver, not yet done) are in play or about
+    to claim their seats: each entrant has a session more than it is held by, none of its held matches
+    plays these deals, and the lobby has a free session of each (:meth:`Lobby.ready`).
+
+    >>> class Two:
+    ...     def ready(self, names, deals=None): return True
+    ...     def capacity(self, name): return 2
+    >>> seatable(Two(), ["a"], 7, [({"a", "b"}, 7)]), seatable(Two(), ["a"], 8, [({"a", "b"}, 7)])
+    (False, True)
+    >>> seatable(Two(), ["a"], 9, [({"a"}, 7), ({"a"}, 8)])
+    False
+    """
+    taken: dict[str, list[int]] = {name: [] for name in names}
+    for entrants, seed in held:
+        for name in entrants:
+            if name in taken:
+                taken[name].append(seed)
+    for name, seeds in taken.items():
+        if deals in seeds or len(seeds) >= lobby.capacity(name):
+            return False
+    return lobby.ready(names, deals)
+
+
 class Lobby:
     """Connected remote bots between matches. :attr:`valid` says whether a session's token is still good
     (a reissued or revoked one is not): checked whenever a session is handed out. ``ping_timeout`` and
@@ -104,8 +147,12 @@ class Lobby:
         self.ping_timeout = ping_timeout
         self.idle_ping_every = idle_ping_every
         self.valid: Callable[[str, Session], bool] = lambda name, session: True
-        self._connected: dict[str, Session] = {}
-        self._busy: set[str] = set()
+        self._connected: dict[str, list[Session]] = {}
+        """Each entrant's sessions, oldest first."""
+        self._grants: dict[str, int] = {}
+        """How many sessions each entrant was granted by its latest hello."""
+        self._busy: dict[Session, int | None] = {}
+        """The sessions held by a claim or a match, each with the deals (the seed) it plays."""
         self._changed = asyncio.Condition()
         self.latency: dict[str, Latency] = {}
         self.on_change: Callable[[], None] = lambda: None
@@ -121,30 +168,56 @@ class Lobby:
         """A lobby for a league whose per-action limit is ``per_action`` (:func:`ping_timeout`)."""
         return cls(wait, ping_timeout=ping_timeout(per_action))
 
-    def playing(self, name: str) -> bool:
-        """Whether ``name`` is connected and in a match now (a second connection is then refused)."""
-        session = self._connected.get(name)
-        return session is not None and not session.is_closed and name in self._busy
+    def _live(self, name: str) -> list[Session]:
+        return [session for session in self._connected.get(name, ()) if not session.is_closed]
 
-    async def join(self, name: str, session: Session) -> None:
-        """A newly connected session takes ``name``'s place; an older idle one of ``name`` is closed."""
+    def playing(self, name: str) -> bool:
+        """Whether ``name`` is connected and in a match now (on any of its sessions)."""
+        return any(session in self._busy for session in self._live(name))
+
+    def room(self, name: str, grant: int = 1) -> bool:
+        """Whether a new session of ``name`` granted ``grant`` may join: it has fewer sessions than that,
+        or one of them is idle (the newcomer takes its place). A second stream of an entrant granted one
+        match at a time is refused while the first plays, as before several were granted."""
+        live = self._live(name)
+        return len(live) < grant or any(session not in self._busy for session in live)
+
+    def grant(self, name: str) -> int:
+        """How many matches at once ``name``'s latest hello was granted (1 when it has none)."""
+        return self._grants.get(name, 1)
+
+    def capacity(self, name: str) -> int:
+        """How many of ``name``'s sessions are open now: the matches it can be playing at once."""
+        return len(self._live(name))
+
+    async def join(self, name: str, session: Session, grant: int = 1) -> None:
+        """A newly connected session of ``name``, granted ``grant`` matches at once, joins its others;
+        past ``grant`` sessions, the oldest idle ones are closed (a restarted bot's new streams take the
+        old ones' places)."""
         if self.closed:  # it came in the moment the league ended
             session.close(LEAGUE_OVER)
             return
-        old = self._connected.get(name)
-        if old is not None and old is not session:
+        sessions = self._connected.setdefault(name, [])
+        sessions[:] = [old for old in sessions if not old.is_closed]
+        sessions.append(session)
+        self._grants[name] = grant
+        for old in [old for old in sessions if old is not session and old not in self._busy]:
+            if len(sessions) <= grant:
+                break
             old.close("a newer connection of this entrant took its place")
-        self._connected[name] = session
-        self._busy.discard(name)
+            sessions.remove(old)
         watch = asyncio.create_task(self._watch(name, session))
         self._watches.add(watch)
         watch.add_done_callback(self._watches.discard)
         await self._notify()
 
     async def leave(self, name: str, session: Session) -> None:
-        if self._connected.get(name) is session:
-            del self._connected[name]
-            self._busy.discard(name)
+        sessions = self._connected.get(name, [])
+        if session in sessions:
+            sessions.remove(session)
+            self._busy.pop(session, None)
+            if not sessions:
+                del self._connected[name]
         await self._notify()
 
     async def _notify(self) -> None:
@@ -153,18 +226,24 @@ class Lobby:
 
     def connected(self, name: str) -> bool:
         """Whether ``name``'s bot is connected now (free or in a match): cut once it stops answering."""
-        session = self._connected.get(name)
-        return session is not None and not session.is_closed
+        return bool(self._live(name))
 
-    def _free(self, name: str) -> bool:
-        session = self._connected.get(name)
-        if session is None or session.is_closed or name in self._busy:
-            return False
-        if not self.valid(name, session):
-            why = "its token was revoked or reissued, or it is no longer an entrant of the league"
-            session.close(why, grpc.StatusCode.UNAUTHENTICATED)
-            return False
-        return True
+    def _free(self, name: str, deals: int | None = None) -> Session | None:
+        """A session of ``name`` that is idle, while none of its others plays ``deals``; ``None`` if there
+        is none. One whose token is no longer good is closed on the way."""
+        live = self._live(name)
+        if deals is not None and any(self._busy.get(session, None) == deals for session in live):
+            return None  # a table's rotations reach an entrant one after another
+        idle = (session for session in live if session not in self._busy)
+        return next((session for session in idle if self._good(name, session)), None)
+
+    def _good(self, name: str, session: Session) -> bool:
+        """Whether ``session``'s token is still good; one that is not is closed, saying why."""
+        if self.valid(name, session):
+            return True
+        why = "its token was revoked or reissued, or it is no longer an entrant of the league"
+        session.close(why, grpc.StatusCode.UNAUTHENTICATED)
+        return False
 
     def dismiss(self) -> None:
         """Ends every idle connection whose entrant may no longer play (its token revoked or reissued,
@@ -172,30 +251,38 @@ class Lobby:
         such a bot is told at once, not when a match next looks for it. One in a match is told when the
         match hands it back (:meth:`release`)."""
         for name in list(self._connected):
-            if name not in self._busy:
-                self._free(name)
+            for session in self._live(name):
+                if session not in self._busy:
+                    self._good(name, session)
 
-    def ready(self, names: Sequence[str]) -> bool:
-        """Whether every one of ``names`` is connected and free now: a claim of them would not wait
-        (it still pings them first). ``referee serve`` plays a match with remote entrants only then, so
-        that an entrant whose bot is not connected at the moment neither holds a table nor fails its
-        starts (docs/SERVER.md)."""
-        return all(self._free(name) for name in names)
+    def ready(self, names: Sequence[str], deals: int | None = None) -> bool:
+        """Whether every one of ``names`` has a free session for a match on ``deals`` now: a claim of
+        them would not wait (it still pings them first). ``referee serve`` plays a match with remote
+        entrants only then, so that an entrant whose bot is not connected at the moment neither holds a
+        table nor fails its starts (docs/SERVER.md)."""
+        return all(self._free(name, deals) is not None for name in names)
 
-    async def claim(self, names: Sequence[str], wait: float | None = None) -> list[Session]:
-        """The sessions of ``names``, all taken at once when all are free and have answered a ping;
-        :class:`Absent` after ``wait`` seconds (the league's, by default) naming those that were not
-        connected, or as soon as one of them did not answer (its connection is cut)."""
+    async def claim(
+        self, names: Sequence[str], wait: float | None = None, deals: int | None = None
+    ) -> list[Session]:
+        """A session of each of ``names``, all taken at once when all have a free one for ``deals`` (the
+        match's seed: see the module's doc) and have answered a ping; :class:`Absent` after ``wait``
+        seconds (the league's, by default) naming those that were not connected, or as soon as one of
+        them did not answer (its connection is cut)."""
         wait = self.wait if wait is None else wait
+        sessions: list[Session] = []
         try:
             async with asyncio.timeout(wait), self._changed:
-                await self._changed.wait_for(lambda: all(self._free(name) for name in names))
-                self._busy.update(names)  # held while they answer the ping
+                await self._changed.wait_for(lambda: self.ready(names, deals))
+                for name in names:
+                    session = self._free(name, deals)
+                    assert session is not None
+                    self._busy[session] = deals  # held while it answers the ping
+                    sessions.append(session)
         except TimeoutError:
             absent = [name for name in names if not self.connected(name)]
-            busy = [name for name in names if name not in absent and not self._free(name)]
+            busy = [name for name in names if name not in absent and self._free(name, deals) is None]
             raise Absent(absent, busy, wait) from None
-        sessions = [self._connected[name] for name in names]
         try:
             answers = await asyncio.gather(*(self._prove(session) for session in sessions))
         except BaseException:
@@ -210,9 +297,8 @@ class Lobby:
         return sessions
 
     async def _unhold(self, names: Sequence[str], sessions: Sequence[Session]) -> None:
-        for name, session in zip(names, sessions, strict=True):
-            if self._connected.get(name) is session:
-                self._busy.discard(name)
+        for session in sessions:
+            self._busy.pop(session, None)
         await self._notify()
 
     async def _prove(self, session: Session) -> bool:
@@ -245,13 +331,14 @@ class Lobby:
                 return
 
     def _idle(self, name: str, session: Session) -> bool:
-        return self._connected.get(name) is session and name not in self._busy and not session.is_closed
+        mine = session in self._connected.get(name, ())
+        return mine and session not in self._busy and not session.is_closed
 
-    async def claim_bots(self, specs: Sequence[BotSpec]) -> list[BotProcess]:
+    async def claim_bots(self, specs: Sequence[BotSpec], deals: int | None = None) -> list[BotProcess]:
         """:meth:`claim` for a launcher: each session as a :class:`RemoteBot`, whose stop hands it
         back; a missing entrant is :class:`Absent`, a :class:`BotSpecError` as for a bot that would not
         start."""
-        sessions = await self.claim([spec.name for spec in specs])
+        sessions = await self.claim([spec.name for spec in specs], deals=deals)
         return [RemoteBot(spec, session, self) for spec, session in zip(specs, sessions, strict=True)]
 
     async def release(self, name: str, session: Session) -> None:
@@ -259,13 +346,13 @@ class Lobby:
         a request unanswered (a timeout whose reply never came) is pinged at once: a stalled bot is cut
         before the next match looks for it."""
         self.record(name, session, matches=1)
-        if self._connected.get(name) is session:
-            self._busy.discard(name)
-            # its token revoked, or its entrant gone, meanwhile: told now
-            if self._free(name) and session.busy:
-                proof = asyncio.create_task(self._prove(session))
-                self._watches.add(proof)
-                proof.add_done_callback(self._watches.discard)
+        self._busy.pop(session, None)
+        mine = session in self._connected.get(name, ()) and not session.is_closed
+        # its token revoked, or its entrant gone, meanwhile: told now (_good closes it)
+        if mine and self._good(name, session) and session.busy:
+            proof = asyncio.create_task(self._prove(session))
+            self._watches.add(proof)
+            proof.add_done_callback(self._watches.discard)
         await self._notify()
 
     def measured(self, name: str, round_trip: float) -> None:
@@ -289,7 +376,7 @@ class Lobby:
         """The league is over: every connection ends with OK, and the SDKs stop; or the referee was
         ``interrupted``: CANCELLED, and the SDKs wait for it to come back."""
         self.closed = True
-        for session in list(self._connected.values()):
+        for session in [session for sessions in self._connected.values() for session in sessions]:
             if interrupted:
                 session.close(INTERRUPTED, grpc.StatusCode.CANCELLED)
             else:

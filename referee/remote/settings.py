@@ -10,6 +10,11 @@ from typing import Final
 
 WAIT: Final = 60.0
 """Seconds a match waits for its remote entrants to be connected and free, by default."""
+MAX_MATCHES: Final = 1
+"""Matches one remote entrant may play at once, by default: one after another."""
+MAX_MATCHES_LIMIT: Final = 64
+"""The largest ``remote: max_matches`` a league may give: what one entrant may hold of the door (a stream
+per match) stays bounded whatever its bot asks for."""
 
 
 class RemoteSettingsError(ValueError):
@@ -25,6 +30,9 @@ class RemoteSettings:
     insecure: bool = False
     """Plaintext on a non-loopback address: only when the organiser says so."""
     wait: float = WAIT
+    max_matches: int = MAX_MATCHES
+    """The league's cap on the matches one remote entrant plays at once (``remote: max_matches``): a bot
+    asks for up to that many in its hello and is granted the smaller."""
 
     @property
     def tls(self) -> bool:

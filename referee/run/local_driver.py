@@ -127,7 +127,7 @@ class LocalDriver:
             competition.unplayed()
             return None
         remote = [name for name in scheduled.entrants if name in pending.remote]
-        if remote and self.remote is not None and not self.remote.ready(remote):
+        if remote and self.remote is not None and not self.remote.ready(remote, scheduled.seed):
             pending.put([scheduled])
             return None
         return await arbiter.seat(competition.sitting(scheduled))

@@ -2,7 +2,9 @@
 them can start now.
 
 A worker takes the first match, in schedule order, that can start at once: every entrant of it still in
-the run, and every remote entrant of it connected, free, and held by no other match of the run. A match
+the run, and every remote entrant of it connected with a free session, held by fewer matches of the run
+than it has sessions (one, unless it was granted several matches at once) and by none on the same deals
+(a table's rotations reach a remote entrant one after another: ``referee.remote.lobby``). A match
 waiting for a remote entrant holds no worker: it is passed over, and the other matches go on. A remote
 entrant that is away (not connected) is given the league's ``remote: wait`` from the moment a match of
 the run first wanted it, once for all its matches (not once per match): after that, each of its matches
@@ -97,8 +99,8 @@ class Pending:
         self.matches: list[ScheduledMatch] = []
         self.tries: dict[str, int] = {}
         """Failed starts of each match in this run."""
-        self.holding: set[str] = set()
-        """The remote entrants of the matches taken and not yet done: no other match waits for them."""
+        self.holding: dict[str, ScheduledMatch] = {}
+        """The matches taken and not yet done, by id: their remote entrants are held for them."""
         self.away: dict[str, float] = {}
         """When a match of the run first wanted each remote entrant that has not been connected since."""
         self.revoked: dict[str, float] = {}
@@ -114,7 +116,7 @@ class Pending:
 
     def done(self, scheduled: ScheduledMatch) -> None:
         """A match taken is over (played, not started, or dropped): its remote entrants are free."""
-        self.holding.difference_update(scheduled.entrants)
+        self.holding.pop(scheduled.match_id, None)
         self._moved.set()
 
     def not_started(self, scheduled: ScheduledMatch, failed: NotStarted, last: bool = False) -> None:
@@ -137,7 +139,7 @@ class Pending:
                 self.competition.unplayed()
                 continue
             remote = [name for name in scheduled.entrants if name in self.remote]
-            now_ = self._now(remote, now)
+            now_ = self._now(remote, now, scheduled.seed)
             if now_ is Now.WAIT:
                 index += 1
                 continue
@@ -147,19 +149,21 @@ class Pending:
             if isinstance(now_, NotStarted):
                 self.not_started(scheduled, now_)
                 continue
-            self.holding.update(remote)
+            self.holding[scheduled.match_id] = scheduled
             return scheduled
         return None
 
-    def _now(self, remote: list[str], now: float) -> Now | NotStarted:
-        """What a match with these ``remote`` entrants can do now; a :class:`NotStarted` charged to
-        those away once it has waited the league's wait for them. A revoked one is disqualified on the
-        way."""
+    def _now(self, remote: list[str], now: float, deals: int | None = None) -> Now | NotStarted:
+        """What a match on ``deals`` (its seed) with these ``remote`` entrants can do now; a
+        :class:`NotStarted` charged to those away once it has waited the league's wait for them. A
+        revoked one is disqualified on the way."""
         if not remote:
             return Now.START
-        if self.holding.intersection(remote):
-            return Now.WAIT  # in another match of this run: it comes back
         assert self.lobby is not None
+        for name in remote:
+            held = [m for m in self.holding.values() if name in m.entrants]
+            if any(m.seed == deals for m in held) or len(held) >= max(1, self.lobby.capacity(name)):
+                return Now.WAIT  # in other matches of this run (or on these deals): it comes back
         gone = []
         for name in remote:
             if self.lobby.connected(name):
@@ -179,7 +183,7 @@ class Pending:
             return NotStarted(gone[0], str(Absent(gone, (), self.wait)), charged=tuple(gone))
         # Connected but not free: in a match (it comes back), or told by the lobby that its token is
         # no longer good (it is away at the next look).
-        return Now.START if self.lobby.ready(remote) else Now.WAIT
+        return Now.START if self.lobby.ready(remote, deals) else Now.WAIT
 
     def deadline(self) -> float | None:
         """Seconds until a match's wait for an away remote entrant runs out (or the grace of one whose

@@ -57,6 +57,7 @@ def door_settings(league: League, given: RemoteSettings, on_dask: bool) -> Remot
         given.tls_key or base.tls_key,
         given.insecure,
         base.wait,
+        base.max_matches,
     )
     if settings.listen is None:
         raise RemoteSettingsError(
@@ -101,7 +102,11 @@ class OpenDoor:
         self.lobby = Lobby.for_time(settings.wait, league.time_control.per_action)
         self.keepalive = Keepalive.for_time(league.time_control)
         self.door = Door(
-            TokenBook(tokens_path(league.database)), league.remote_names, self.lobby, self.keepalive
+            TokenBook(tokens_path(league.database)),
+            league.remote_names,
+            self.lobby,
+            self.keepalive,
+            max_matches=settings.max_matches,
         )
         self.lobby.valid = self.door.still_valid
         self.record = self._record(league)

@@ -40,6 +40,7 @@ from referee.match.launcher import Launcher
 from referee.match.outcome import MatchStatus, NotStarted
 from referee.match.setup import open_launcher
 from referee.match.watch import LiveMatch, watched
+from referee.remote.lobby import seatable
 from referee.remote.settings import RemoteSettingsError
 from referee.remote.tokens import tokens_path
 from referee.results.disclosure import table_key
@@ -267,7 +268,6 @@ class ServeDriver:
         if not missing and not playing and competition.league.settling is not None:
             missing = competition.next_batch()
         in_play = {m.match_id for m in playing}
-        seated = {name for m in playing for name in m.entrants}
         remote = set(competition.league.remote_names)
         return next(
             (
@@ -275,21 +275,22 @@ class ServeDriver:
                 for m in missing
                 if m.match_id not in in_play
                 and competition.playable(m)
-                and self._here([n for n in m.entrants if n in remote], seated)
+                and self._here([n for n in m.entrants if n in remote], m.seed, playing)
             ),
             None,
         )
 
-    def _here(self, remote: list[str], seated: set[str]) -> bool:
-        """Whether a match's ``remote`` entrants are all connected and free now, none of them ``seated``
-        at a match in play: in a league that runs on, a remote entrant whose bot is not connected at the
-        moment waits for its matches, which are played once it connects, rather than failing its starts
-        (the claim's wait, ``remote: wait``, still covers a bot that drops between this look and its
-        match). The others' matches go on meanwhile."""
+    def _here(self, remote: list[str], deals: int, playing: list[ScheduledMatch]) -> bool:
+        """Whether a match's ``remote`` entrants all have a free session for it now, each seated at fewer
+        matches in ``playing`` than it has sessions and at none on the same ``deals`` (its seed: a table's
+        rotations reach a remote entrant one after another): in a league that runs on, a remote entrant
+        whose bot is not connected at the moment waits for its matches, which are played once it
+        connects, rather than failing its starts (the claim's wait, ``remote: wait``, still covers a bot
+        that drops between this look and its match). The others' matches go on meanwhile."""
         if not remote:
             return True
         lobby = self.door.lobby if self.door is not None else None
-        return lobby is not None and not seated.intersection(remote) and lobby.ready(remote)
+        return lobby is not None and seatable(lobby, remote, deals, [(m.entrants, m.seed) for m in playing])
 
     async def _play_one(self, competition: Competition, arbiter: Arbiter, scheduled: ScheduledMatch) -> None:
         sitting = competition.sitting(scheduled)

@@ -158,6 +158,12 @@ export interface RunOptions {
   address?: string;
   /** Default: read from the pipe `PYRAMID_TOKEN_FD` names, else `PYRAMID_TOKEN` (the pipe wins when both are set). */
   token?: string;
+  /**
+   * A remote bot's only: how many matches at once to ask for (default: `PYRAMID_MAX_MATCHES`, else 1). The
+   * referee grants at most its league's cap; each granted match plays on a stream of its own with a copy of
+   * the bot (its `clone()` if it has one, else a structured clone of its own fields).
+   */
+  maxMatches?: number;
 }
 
 /**
@@ -189,3 +195,7 @@ export function clockFromWire(request: { per_action_ms?: number; bank_ms?: numbe
 export function replyFor(requestId: string | number, choice: Declaration | Card | PlayWithTalk): unknown;
 /** What a bot's method threw, on one line of at most 200 characters, as the SDK sends it (`ActionReply.error`). */
 export function errorLine(error: unknown): string;
+/** How many matches at once a remote bot asks for: `given`, else `text` (`PYRAMID_MAX_MATCHES`), else 1; throws for anything but 1-1024. */
+export function matchesAsked(given: number | undefined, text: string | undefined): number;
+/** The bot a further stream of several matches at once plays with: `bot.clone()`, else a structured clone of its own fields. */
+export function copyBot<B extends object>(bot: B): B;

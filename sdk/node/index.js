@@ -420,6 +420,41 @@ function quietGrpc() {
   if (!asked.some((name) => process.env[name] !== undefined)) grpc.setLogVerbosity(grpc.logVerbosity.NONE);
 }
 
+const MAX_ASKED = 1024;
+
+/**
+ * How many matches at once a remote bot asks for: `given` (run's `maxMatches`), else `text`
+ * (PYRAMID_MAX_MATCHES), else 1; throws saying what to set for anything but a whole number from 1 to 1024.
+ */
+function matchesAsked(given, text) {
+  if (given === undefined && !(text || "").trim()) return 1;
+  const shown = given !== undefined ? `maxMatches=${given}` : `PYRAMID_MAX_MATCHES='${(text || "").trim()}'`;
+  const asked = given !== undefined ? given : Number((text || "").trim());
+  if (!Number.isInteger(asked) || asked < 1 || asked > MAX_ASKED) {
+    throw new Error(`${shown} is not a whole number of matches from 1 to ${MAX_ASKED}`);
+  }
+  return asked;
+}
+
+/**
+ * A bot for one more stream of several matches at once: `bot.clone()` if the bot has one, else an object
+ * of the same class with a structured clone of each of its own fields (a field that cannot be cloned, a
+ * function or a handle, is shared), so that what a bot keeps on `this` for a match never mixes with
+ * another match's.
+ */
+function copyBot(bot) {
+  if (typeof bot.clone === "function") return bot.clone();
+  const copy = Object.create(Object.getPrototypeOf(bot));
+  for (const [key, value] of Object.entries(bot)) {
+    try {
+      copy[key] = structuredClone(value);
+    } catch {
+      copy[key] = value;
+    }
+  }
+  return copy;
+}
+
 /**
  * Plays every match the referee asks for; resolves when the referee ends the stream, with OK (done with
  * this bot) or CANCELLED (the referee was interrupted: a line on stderr says so).
@@ -428,9 +463,13 @@ function quietGrpc() {
  *
  * With PYRAMID_TOKEN_FILE (and no launcher's pipe) the bot is a remote entrant (docs/REMOTE.md): over TLS
  * when PYRAMID_TLS_CA names the CA's certificate, it reconnects with backoff after a drop or while the
- * referee is away, and resolves when the league is over (the referee ends the stream with OK).
+ * referee is away, and resolves when the league is over (the referee ends the stream with OK). A remote
+ * bot may ask for several matches at once (`maxMatches`, else PYRAMID_MAX_MATCHES): once the referee's
+ * welcome grants N, it plays on N streams, each with its own copy of the bot (`copyBot`), each answering
+ * its own pings and reconnecting on its own (docs/PROTOCOL.md, "Several matches at once"). The streams
+ * share the event loop: a bot's decisions overlap only where they await something.
  */
-function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
+function run(bot, { address = process.env.PYRAMID_ADDRESS, token, maxMatches } = {}) {
   if (!address) {
     return Promise.reject(new Error(`${bot.name}: no referee address: set PYRAMID_ADDRESS`));
   }
@@ -438,21 +477,45 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
   const remote = Boolean(process.env.PYRAMID_TOKEN_FILE) && process.env.PYRAMID_TOKEN_FD === undefined;
   let credentials;
   let options = {};
+  let asked = 1;
   try {
     if (token === undefined) token = readToken();
     credentials = channelCredentials();
-    if (remote) options = keepaliveOptions(keepaliveTimeout());
+    if (remote) {
+      options = keepaliveOptions(keepaliveTimeout());
+      asked = matchesAsked(maxMatches, process.env.PYRAMID_MAX_MATCHES);
+    }
   } catch (error) {
     return Promise.reject(new Error(`${bot.name}: ${error.message}`));
   }
   if (!remote) return connect(bot, address, token, credentials, false);
+  const lanes = [];
+  const grow = (granted) => {
+    while (lanes.length < granted - 1) {
+      const label = `${bot.name} [${lanes.length + 2}]`;
+      const lane = serveRemote(copyBot(bot), label, address, token, credentials, options, asked);
+      lanes.push(lane.catch((error) => console.error(`${label}: ${error.message}`)));
+    }
+  };
+  return serveRemote(bot, bot.name, address, token, credentials, options, asked, grow).then(
+    async () => {
+      await Promise.all(lanes); // the referee ends every stream with the league
+    },
+  );
+}
+
+/**
+ * One remote stream's loop: connects, plays, and reconnects with backoff after any end but the league's
+ * (OK) and a final refusal. `onWelcome` is told each welcome's grant (the first stream starts the others).
+ */
+function serveRemote(bot, label, address, token, credentials, options, asked, onWelcome) {
   return (async () => {
     let delay = BACKOFF_FIRST_MS;
     for (;;) {
-      const attempt = { welcomed: false };
+      const attempt = { welcomed: false, asked, onWelcome };
       try {
         await connect(bot, address, token, credentials, true, attempt, options);
-        console.error(`${bot.name}: the referee ended the stream: the league is over`);
+        console.error(`${label}: the referee ended the stream: the league is over`);
         return;
       } catch (error) {
         // Every end but the league's and a final refusal goes round again: a drop, a cut, a GOAWAY, a
@@ -464,7 +527,8 @@ function run(bot, { address = process.env.PYRAMID_ADDRESS, token } = {}) {
           if (refusal) throw new Error(`${bot.name}: ${refusal}`);
         }
         const wait = delay * (0.8 + 0.4 * Math.random());
-        console.error(`${error.message}; reconnecting in ${(wait / 1000).toFixed(1)}s`);
+        const why = label === bot.name ? error.message : `${label}: ${error.message.replace(`${bot.name}: `, "")}`;
+        console.error(`${why}; reconnecting in ${(wait / 1000).toFixed(1)}s`);
         await new Promise((resolve) => setTimeout(resolve, wait));
         delay = Math.min(delay * 2, BACKOFF_MAX_MS);
       }
@@ -550,6 +614,9 @@ function connect(bot, address, token, credentials, remote, attempt = {}, options
       case "notice":
         console.error(`${bot.name}: referee says: ${message.notice.text}`);
         break;
+      case "welcome": // how many matches at once the referee granted: the first stream opens the others
+        if (attempt.onWelcome) attempt.onWelcome(Math.max(1, message.welcome.max_matches || 1));
+        break;
       case "ping": // the referee's check that the bot itself is there: answered in turn, between decisions
         call.write({ pong: { nonce: message.ping.nonce } });
         break;
@@ -591,9 +658,9 @@ function connect(bot, address, token, credentials, remote, attempt = {}, options
         resolve();
       } else reject(new Error(`${bot.name}: ${grpc.status[error.code] || error.code}: ${error.details || error.message}`));
     });
-    call.write({
-      hello: { protocol_version: PROTOCOL_VERSION, token, bot_name: bot.name, bot_version: bot.version },
-    });
+    const hello = { protocol_version: PROTOCOL_VERSION, token, bot_name: bot.name, bot_version: bot.version };
+    if ((attempt.asked || 1) > 1) hello.max_matches = attempt.asked; // one at a time: the hello as before
+    call.write({ hello });
   });
 }
 
@@ -626,6 +693,8 @@ module.exports = {
   clockFromWire,
   replyFor,
   errorLine,
+  matchesAsked,
+  copyBot,
   protocol,
   PROTOCOL_VERSION,
   PROTO_ROOT,

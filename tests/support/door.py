@@ -52,10 +52,11 @@ async def doorway(
     names: tuple[str, ...] = ("far", "near"),
     limits: Limits | None = None,
     lobby: Lobby | None = None,
+    max_matches: int = 1,
 ) -> AsyncIterator[Doorway]:
     book = TokenBook(tmp_path / "tokens.json")
     lobby = lobby if lobby is not None else Lobby(wait=2.0)
-    door = Door(book, names, lobby)
+    door = Door(book, names, lobby, max_matches=max_matches)
     lobby.valid = door.still_valid
     settings = RemoteSettings("127.0.0.1:0", certs.cert, certs.key)
     server, port = await open_door(door, settings, keepalive, limits)
@@ -66,9 +67,9 @@ async def doorway(
         await server.stop(grace=1.0)
 
 
-def hello(token: str, name: str = "bot") -> bytes:
-    message = pb.ConnectRequest(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, token=token, bot_name=name))
-    return message.SerializeToString()
+def hello(token: str, name: str = "bot", max_matches: int = 0) -> bytes:
+    said = pb.Hello(protocol_version=PROTOCOL_VERSION, token=token, bot_name=name, max_matches=max_matches)
+    return pb.ConnectRequest(hello=said).SerializeToString()
 
 
 @asynccontextmanager
@@ -122,13 +123,13 @@ async def answer_pings(call: grpc.aio.StreamStreamCall) -> grpc.StatusCode:
             await call.write(pb.ConnectRequest(pong=pb.Pong(nonce=message.ping.nonce)).SerializeToString())
 
 
-async def admitted(way: Doorway, token: str) -> Client:
-    """A connection that said hello with ``token``, answered the door's pings, got its notice, and goes
-    on answering pings."""
+async def admitted(way: Doorway, token: str, max_matches: int = 0) -> Client:
+    """A connection that said hello with ``token`` (asking for ``max_matches`` at once), answered the
+    door's pings, got its notice, and goes on answering pings."""
     call = grpc.aio.secure_channel(
         f"localhost:{way.port}", grpc.ssl_channel_credentials(way.ca)
     ).stream_stream(CONNECT, request_serializer=None, response_deserializer=None)()
-    await call.write(hello(token))
+    await call.write(hello(token, max_matches=max_matches))
     welcome = pb.ConnectResponse.FromString(await call.read()).welcome
     while True:
         message = pb.ConnectResponse.FromString(await call.read())

@@ -3,7 +3,7 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const grpc = require("@grpc/grpc-js");
-const { Bot, run, rank, suit, protocol, replyFor, errorLine, observationFromWire } = require("..");
+const { Bot, run, rank, suit, protocol, replyFor, errorLine, observationFromWire, matchesAsked, copyBot } = require("..");
 
 const OBSERVATION = {
   seat: 1,
@@ -233,4 +233,30 @@ test("the token comes from the pipe PYRAMID_TOKEN_FD names, never from the envir
   child.kill();
   ref.stop();
   assert.equal(ref.received[0].hello.token, "secret-from-the-pipe");
+});
+
+test("how many matches at once a remote bot asks for, and the copies of the bot its streams play with", () => {
+  assert.equal(matchesAsked(undefined, undefined), 1);
+  assert.equal(matchesAsked(undefined, " 4 "), 4);
+  assert.equal(matchesAsked(3, "8"), 3); // run's option wins over the environment
+  for (const bad of ["lots", "0", "1.5", "2000"]) {
+    assert.throws(() => matchesAsked(undefined, bad), /PYRAMID_MAX_MATCHES='.*' is not a whole number of matches from 1 to 1024/);
+  }
+  assert.throws(() => matchesAsked(0), /maxMatches=0 is not a whole number/);
+  class Counting extends Bot {
+    constructor() {
+      super();
+      this.seen = { deals: [1, 2] };
+      this.say = () => "shared";
+    }
+  }
+  const bot = new Counting();
+  const copy = copyBot(bot);
+  assert.ok(copy instanceof Counting);
+  assert.deepEqual(copy.seen, bot.seen);
+  copy.seen.deals.push(3); // what one stream's bot keeps never reaches another's
+  assert.deepEqual(bot.seen.deals, [1, 2]);
+  assert.equal(copy.say, bot.say); // a function cannot be cloned: it is shared
+  const own = { clone: () => "its own copy" };
+  assert.equal(copyBot(own), "its own copy");
 });

@@ -10,7 +10,10 @@ A slow ``play()`` only delays this bot's answer; the referee's time control deci
 The same bot plays as a remote entrant, from its author's machine (docs/REMOTE.md), when
 ``PYRAMID_TOKEN_FILE`` names its token's file (and ``PYRAMID_TLS_CA`` the organiser's CA certificate,
 for TLS): it then reconnects with backoff whenever the referee is not there or the connection drops,
-and stops when the league is over (the referee ends the stream with OK) or on Ctrl-C.
+and stops when the league is over (the referee ends the stream with OK) or on Ctrl-C. A remote bot may
+ask to play several matches at once (``run(MyBot(), max_matches=4)``, or ``PYRAMID_MAX_MATCHES=4``): once
+the referee's welcome grants N, it plays on N streams, each on a thread of its own with its own copy of
+the bot (:mod:`pyramid_sdk.lanes`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
     import threading
 
     from pyramid_sdk.bot import Bot
+    from pyramid_sdk.dispatch import Dispatcher
+    from pyramid_sdk.lanes import Lane
 
 ENV_ADDRESS = "PYRAMID_ADDRESS"
 ENV_TOKEN_FD = "PYRAMID_TOKEN_FD"
@@ -51,13 +56,17 @@ BACKOFF_MAX = 30.0
 """Seconds a remote bot waits before reconnecting: doubling from the first to the most, with jitter."""
 FINAL = frozenset({"UNAUTHENTICATED", "FAILED_PRECONDITION", "INVALID_ARGUMENT", "PERMISSION_DENIED"})
 """Refusals that another try cannot change (a wrong token, protocol version): a remote bot stops."""
+ENV_MAX_MATCHES = "PYRAMID_MAX_MATCHES"
+"""How many matches at once a remote bot asks for, when ``run`` is not given ``max_matches``."""
 
 
 class ConnectionRefused(RuntimeError):
     """The referee refused this bot (wrong token, protocol version) or could not be reached."""
 
 
-def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
+def run(
+    bot: Bot, address: str | None = None, token: str | None = None, max_matches: int | None = None
+) -> None:
     """Plays every match the referee asks for, then returns when the referee ends the stream: with OK
     (done with this bot), or with CANCELLED (the referee was interrupted; a line on stderr says so).
 
@@ -65,6 +74,9 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
     ``PYRAMID_TOKEN_FD`` names (or, for a bot started by hand, ``PYRAMID_TOKEN``; when both are set, the
     pipe wins). A refusal exits the
     process with a one-line message.
+
+    ``max_matches`` (else ``PYRAMID_MAX_MATCHES``, else 1) is how many matches at once a remote bot asks
+    for; a bot the referee started plays one match at a time whatever it asks.
     """
     address = address or os.environ.get(ENV_ADDRESS)
     if not address:
@@ -84,12 +96,22 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> None:
     try:
         if os.environ.get(ENV_TOKEN_FILE) and os.environ.get(ENV_TOKEN_FD) is None:
             from pyramid_sdk import remote  # noqa: PLC0415 (a remote bot's only)
+            from pyramid_sdk.lanes import Lanes, matches_asked  # noqa: PLC0415 (a remote bot's only)
 
             try:
                 options = remote.channel_options(remote.keepalive_timeout())
+                asked = matches_asked(max_matches, os.environ.get(ENV_MAX_MATCHES))
             except ValueError as exc:
                 raise SystemExit(f"{bot.name}: {exc}") from None
-            _serve_remote(bot, address, token, credentials, on_one_thread, options)
+
+            def serve_lane(lane: Lane) -> None:
+                _serve_remote(lane.bot, address, token, credentials, on_one_thread, options, asked, lane=lane)
+
+            lanes = Lanes(bot, serve_lane)
+            try:
+                _serve_remote(bot, address, token, credentials, on_one_thread, options, asked, lanes.grow)
+            finally:
+                lanes.end()
         else:
             _Connection(bot, address, token, credentials).serve(on_one_thread)
     except ConnectionRefused as exc:
@@ -118,24 +140,36 @@ def _serve_remote(
     credentials: grpc.ChannelCredentials | None,
     on_one_thread: bool,
     options: Sequence[tuple[str, int]],
+    asked: int = 1,
+    on_welcome: Callable[[int], None] | None = None,
+    lane: Lane | None = None,
 ) -> None:
     """Plays as a remote entrant: connects, plays what it is offered, and reconnects with backoff after
     any end of its connection but the league's (``OK``) and a :data:`FINAL` refusal, until Ctrl-C: a
     drop, a cut, an absent or interrupted referee, and whatever else ends the stream. A connection that
     fails before the referee answered is probed (:func:`pyramid_sdk.remote.tls_refusal`): TLS settings
-    that can never work stop the bot with one line saying what to set."""
+    that can never work stop the bot with one line saying what to set.
+
+    ``asked``: the matches at once its hello asks for; ``on_welcome`` is told what each welcome granted
+    (the first stream starts the others then, :class:`~pyramid_sdk.lanes.Lanes`). A ``lane`` is one of
+    those others: its label names it in its lines, and its stop event stops it as Ctrl-C does."""
     import random  # noqa: PLC0415 (its jitter is a remote bot's only: a sandboxed bot starts without it)
 
     from pyramid_sdk.remote import tls_refusal  # noqa: PLC0415
 
-    interrupted = _ctrl_c_seen()
+    label = lane.label if lane is not None else bot.name
+    interrupted = lane.stop if lane is not None else _ctrl_c_seen()
     delay = BACKOFF_FIRST
-    while True:
-        connection = _Connection(bot, address, token, credentials, remote=True, options=options)
+    while not interrupted.is_set():
+        connection = _Connection(
+            bot, address, token, credentials, remote=True, options=options, asked=asked, on_welcome=on_welcome
+        )
         unavailable = False
         try:
+            if lane is not None:
+                lane.connection = connection
             connection.serve(on_one_thread)
-            print(f"{bot.name}: the referee ended the stream: the league is over", file=sys.stderr)
+            print(f"{label}: the referee ended the stream: the league is over", file=sys.stderr)
             return
         except StreamEnded as exc:
             if exc.code.name in FINAL:
@@ -152,12 +186,12 @@ def _serve_remote(
                 elif unavailable and (refusal := tls_refusal(address, os.environ.get(ENV_TLS_CA))):
                     raise ConnectionRefused(refusal)
                 wait = delay * random.uniform(0.8, 1.2)
-                print(f"{bot.name}: {why}; reconnecting in {wait:.1f}s", file=sys.stderr, flush=True)
+                print(f"{label}: {why}; reconnecting in {wait:.1f}s", file=sys.stderr, flush=True)
                 interrupted.wait(wait)
         except KeyboardInterrupt:
             interrupted.set()
         if interrupted.is_set():
-            print(f"{bot.name}: stopped (Ctrl-C)", file=sys.stderr)
+            print(f"{label}: stopped (Ctrl-C)", file=sys.stderr)
             return
         delay = min(delay * 2, BACKOFF_MAX)
 
@@ -220,8 +254,13 @@ class _Connection:
         credentials: grpc.ChannelCredentials | None = None,
         remote: bool = False,
         options: Sequence[tuple[str, int]] = (),
+        asked: int = 1,
+        on_welcome: Callable[[int], None] | None = None,
     ) -> None:
         self.bot = bot
+        self.asked = asked
+        """The matches at once the hello asks for (a remote bot's; 1 sends the hello without the field)."""
+        self.on_welcome = on_welcome
         self.address = address
         self.token = token
         self.credentials = credentials
@@ -230,17 +269,21 @@ class _Connection:
         self.options = options
         """The channel's options: a remote connection's keepalive (:mod:`pyramid_sdk.remote`)."""
         self.welcomed = False
-        self._dispatch: Callable[[bytes], bytes | None] | None = None
+        self._dispatcher: Dispatcher | None = None
+        self.stream: ThreadStream | None = None
+        """The stream while it is open (on one thread): another thread may close it to stop this one."""
 
     def serve(self, on_one_thread: bool) -> None:
         """Plays until the referee ends the stream, on :class:`~pyramid_sdk.stream.ThreadStream` or, if not
         ``on_one_thread``, on :class:`~pyramid_sdk.stream.AsyncioStream`."""
-        first = hello_request(self.token, self.bot.name, self.bot.version)
+        asked = self.asked if self.asked > 1 else 0  # one at a time: the hello every bot sent before
+        first = hello_request(self.token, self.bot.name, self.bot.version, max_matches=asked)
         try:
             if on_one_thread:
                 # The bot's methods run on this thread, between two messages: one decision is one round
                 # trip with no thread hand-off (see pyramid_sdk.stream).
                 with ThreadStream(self.address, CONNECT, first, self.credentials, self.options) as stream:
+                    self.stream = stream
                     reply = None
                     while (message := stream.exchange(reply)) is not None:
                         reply = self._handle(message)
@@ -261,9 +304,13 @@ class _Connection:
                 reply = self._handle(message)
 
     def _handle(self, data: bytes) -> bytes | None:
-        self.welcomed = True
-        if self._dispatch is None:
+        if self._dispatcher is None:
             from pyramid_sdk.dispatch import Dispatcher  # noqa: PLC0415  (after the hello: see the class)
 
-            self._dispatch = Dispatcher(self.bot).handle
-        return self._dispatch(data)
+            self._dispatcher = Dispatcher(self.bot)
+        reply = self._dispatcher.handle(data)
+        if not self.welcomed:  # the first message is the welcome: it says what was granted
+            self.welcomed = True
+            if self.on_welcome is not None:
+                self.on_welcome(self._dispatcher.granted)
+        return reply

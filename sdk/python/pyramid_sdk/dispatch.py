@@ -54,6 +54,8 @@ class Dispatcher:
 
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
+        self.granted = 1
+        """How many matches at once the referee's welcome granted this bot's entrant (``max_matches``)."""
         self.decoders: dict[str, ObservationDecoder] = {}
         # A deal's final observation is decoded only for a bot that overrides the hook: it is a whole
         # observation, and most bots do not look at it.
@@ -86,6 +88,8 @@ class Dispatcher:
             faults = tuple(f"{pb.FaultKind.Name(f.kind)}: {f.detail}" for f in end.faults)
             result = MatchResult(end.match_id, tuple(end.totals), tuple(end.ranks), faults)
             self._hook(self.bot.match_end, result)
+        elif kind == "welcome":
+            self.granted = max(1, pb.Welcome.FromString(message.welcome).max_matches)
         elif kind == "ping":  # the referee's check that the bot is there: on its thread, between decisions
             nonce = pb.Ping.FromString(message.ping).nonce
             return pb.ConnectRequest(pong=pb.Pong(nonce=nonce)).SerializeToString()

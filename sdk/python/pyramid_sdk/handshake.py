@@ -18,8 +18,8 @@ CONNECT: Final = "/pyramid.v1.RefereeService/Connect"
 
 _HELLO: Final = 0x0A
 """``ConnectRequest.hello``: field 1, length-delimited."""
-_VERSION, _TOKEN, _NAME, _BOT_VERSION = 0x08, 0x12, 0x1A, 0x22
-"""``Hello``'s fields 1 (a varint) to 4 (strings)."""
+_VERSION, _TOKEN, _NAME, _BOT_VERSION, _MAX_MATCHES = 0x08, 0x12, 0x1A, 0x22, 0x28
+"""``Hello``'s fields 1 (a varint) to 4 (strings), and 5 (a varint)."""
 
 
 def varint(value: int) -> bytes:
@@ -45,11 +45,16 @@ def _text(key: int, text: str) -> bytes:
     return bytes((key,)) + varint(len(data)) + data if data else b""
 
 
-def hello_request(token: str, bot_name: str, bot_version: str, version: int = PROTOCOL_VERSION) -> bytes:
-    """A whole ``ConnectRequest`` carrying the bot's ``Hello``; proto3 leaves out empty fields.
+def hello_request(
+    token: str, bot_name: str, bot_version: str, version: int = PROTOCOL_VERSION, max_matches: int = 0
+) -> bytes:
+    """A whole ``ConnectRequest`` carrying the bot's ``Hello``; proto3 leaves out empty fields (so a bot
+    that asks for no more than one match at a time sends the bytes a bot before ``max_matches`` sent).
 
     >>> hello_request("t", "me", "")
     b'\\n\\t\\x08\\x01\\x12\\x01t\\x1a\\x02me'
+    >>> hello_request("t", "", "", max_matches=3)
+    b'\\n\\x07\\x08\\x01\\x12\\x01t(\\x03'
     """
     body = b"".join(
         (
@@ -57,6 +62,7 @@ def hello_request(token: str, bot_name: str, bot_version: str, version: int = PR
             _text(_TOKEN, token),
             _text(_NAME, bot_name),
             _text(_BOT_VERSION, bot_version),
+            bytes((_MAX_MATCHES,)) + varint(max_matches) if max_matches else b"",
         )
     )
     return bytes((_HELLO,)) + varint(len(body)) + body
