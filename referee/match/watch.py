@@ -79,6 +79,9 @@ class LiveMatch:
     """Its place in the league's schedule, from 1 (none for a human table)."""
     remote: tuple[str, ...] = ()
     """The seats' entrants that play from their authors' machines (not sandboxed), as the pages mark them."""
+    on_worker: bool = False
+    """Played on a worker of a Dask cluster (``referee serve --workers``): its seats are there, so its
+    view is never fed here; only its summary is listed, and its record comes once it is stored."""
     steps: int = 0
     """Observations of the match seen so far."""
     turned: float = 0.0
@@ -106,6 +109,7 @@ class LiveMatch:
             "deal": self._obs.deal_number if self._obs is not None else 0,
             "deals_hidden": not self.shown,
             "remote": [name for name in self.seats if name in self.remote],
+            "on_worker": self.on_worker,
         }
 
     def state(self) -> dict[str, Any]:

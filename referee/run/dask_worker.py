@@ -28,14 +28,13 @@ from referee.match.arbiter import Arbiter, Lineup, Sitting
 from referee.match.outcome import Attempt, Finished, NotStarted
 from referee.match.sandbox import SandboxError, resolve_mode
 from referee.match.setup import open_launcher
+from referee.run.driver import ClusterError
 from referee.run.host import Host, run_build
+
+__all__ = ["ClusterError", "MatchJob", "PlayedOnWorker", "Unplayable", "WorkerStats"]
 
 UNCLAIMED: Final = 60.0
 """Seconds after a match a worker keeps the bots it started ahead for the next, if no task comes for it."""
-
-
-class ClusterError(RuntimeError):
-    """The cluster cannot play this league; the message is one line: what, where, what to do."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,7 +85,12 @@ class LeagueRun:
         of that is checked: while it is held, nothing else matters."""
         on_dask = workers is not None or dask_address is not None
         check_free(league.database)  # another run or serve of it is the first thing to hear of
-        settings = door_settings(league, door or RemoteSettings(), on_dask)
+        settings = door_settings(league, door or RemoteSettings())
+        if settings is not None and on_dask:
+            raise RemoteSettingsError(
+                "remote entrants play only in the referee's own process: run without --workers/--dask "
+                "(docs/SCALING.md)"
+            )
         competition = Competition.open(league, fresh, say, skip_broken)
         try:
             host = Host.of(competition.league, _folders(competition.league, report_dir))

@@ -76,6 +76,12 @@
   if (!token) {
     const show = (state) => {
       if (!state || state.match_id !== matchId) return;
+      if (state.on_worker) {
+        section.replaceChildren(
+          el("p", "", "Played on a worker of the cluster: no card of it shows here while it plays; the matches list has it once it is stored."),
+        );
+        return;
+      }
       if (state.deals_hidden || !state.view) {
         section.replaceChildren(
           el("p", "", `Deal ${state.deal} in play. Its cards are hidden until every match of its table is played.`),

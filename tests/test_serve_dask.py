@@ -1,0 +1,126 @@
+"""``referee serve --workers N`` (docs/SERVER.md, "On a cluster"): the served league played on a real Dask
+LocalCluster by a real server process, its results compared byte for byte with the in-process reference
+run of the small league (``support.leagues.finished``), as the Dask driver's own tests compare
+``referee run --workers`` (principle 9). A match played on a worker is listed in play, and the pages
+say its view shows once it is stored. Remote entrants are played by the server, where the door is, and
+the others on the workers."""
+
+from __future__ import annotations
+
+import re
+import signal
+import sys
+import urllib.parse
+import urllib.request
+
+from support import ROOT
+from support.cli import export, referee
+from support.leagues import small_league
+from support.net import free_port
+from support.processes import bot_processes, settle, worker_processes
+from support.remote import end, interrupt, issue, remote_env, start_bot, start_referee, wait_for
+from support.serve import get, serve, stored, until
+from support.serve import wait_for as wait_for_value
+
+PY = sys.executable
+
+
+def stop(served_process) -> tuple[str, str]:
+    """Ctrl-C, as a person stops the server: its output, once it has ended."""
+    served_process.send_signal(signal.SIGINT)
+    out, err = served_process.communicate(timeout=60)
+    assert served_process.returncode == 0, err
+    return out, err
+
+
+def test_a_league_served_on_two_workers_stores_what_a_local_run_stores(finished, tmp_path):
+    reference_path, _, reference = finished
+    path = small_league(tmp_path)
+    served = serve(tmp_path, path.read_text(), "--workers", "2")
+    league = next(served)
+    until("every match stored", lambda: league.stored() == 6, timeout=300)
+    out, err = stop(league.process)
+    assert "Dask LocalCluster: 2 worker processes" in err
+    assert "Traceback" not in err
+    assert "stopped; 6 match(es) played and stored in this session" in out
+    assert settle(worker_processes) == [], "a worker process outlived referee serve"
+    assert settle(bot_processes) == []
+    served.close()
+    assert export(path) == reference
+    assert (
+        referee("leaderboard", path, "--format", "json", check=True).stdout
+        == referee("leaderboard", reference_path, "--format", "json", check=True).stdout
+    )
+    played_on = re.findall(r"match (\S+): played on worker tcp://", league.log())
+    assert sorted(played_on) == sorted(match["match_id"] for match in reference)
+
+
+WATCHED = f"""\
+name: Watched On Workers
+seed: 6
+players: 2
+schedule: {{format: round-robin, rounds: 1, seating: single}}
+time_control: {{per_action: 5s, bank: 60s}}
+concurrency: 1
+database: results.sqlite
+remote: {{wait: 1s}}
+entrants:
+  - name: slow
+    command: python tests/bots/slow_talker.py 0.05
+    cwd: {ROOT}
+  - name: random
+    module: sample_bots.random_bot:RandomBot
+    cwd: {ROOT}
+  - name: far
+    remote: true
+"""
+
+
+def test_a_remote_entrant_plays_where_the_door_is_and_the_others_on_the_workers(tmp_path):
+    """The slow bot's match with the in-process one goes to a worker while ``far``'s bot is away; its
+    live page says it is played on a worker and shows no view. Once ``far``'s bot connects, its matches
+    are played by the server (never on a worker), and Ctrl-C leaves no process behind."""
+    path = tmp_path / "league.yaml"
+    path.write_text(WATCHED)
+    token = issue(path, "far")
+    http, door = free_port(), free_port()
+    log = tmp_path / "serve.log"
+    served = start_referee(
+        "serve", path, "--http", f"127.0.0.1:{http}", "--listen", f"127.0.0.1:{door}", "--workers", "2",
+        log=log,
+    )  # fmt: skip
+    bot = None
+    try:
+        wait_for(log, "Dask LocalCluster: 2 worker processes", timeout=120)
+        (match,) = wait_for_value(lambda: get(http, "/api/v1/live")["in_play"])
+        assert match["seats"] == ["random", "slow"] or match["seats"] == ["slow", "random"]
+        assert match["on_worker"] is True
+        quoted = urllib.parse.quote(match["match_id"], safe="")
+        one = get(http, f"/api/v1/live/{quoted}")
+        assert one["on_worker"] is True
+        assert "view" not in one
+        with urllib.request.urlopen(f"http://127.0.0.1:{http}/live/{quoted}", timeout=30) as answer:
+            assert "played on a worker: its view shows when it is stored" in answer.read().decode()
+        until("the local match stored", lambda: len(stored(http)) == 1, timeout=120)
+        env = remote_env(f"127.0.0.1:{door}", token, None)
+        bot = start_bot([PY, "-m", "sample_bots.random_bot"], env, tmp_path / "bot.log")
+        until("far's matches stored", lambda: len(stored(http)) == 3, timeout=180)
+        matches = stored(http)
+        assert all(m["status"] == "complete" and m["faults"] == [] for m in matches), matches
+    finally:
+        code = interrupt(served)
+        if bot is not None:
+            wait_for(tmp_path / "bot.log", "the referee was interrupted; reconnecting")
+            end(bot)
+    output = log.read_text()
+    assert code == 0, output
+    assert "Traceback" not in output
+    worker_log = (tmp_path / "results-logs" / "referee.log").read_text()
+    on_workers = re.findall(r"match (\S+): played on worker tcp://", worker_log)
+    assert on_workers == [match["match_id"]]
+    far = [m["match_id"] for m in matches if "far" in m["seats"]]
+    assert len(far) == 2
+    assert not set(far) & set(on_workers)
+    assert all(m["remote_entrants"] == ["far"] for m in matches if "far" in m["seats"])
+    assert settle(worker_processes) == [], "a worker process outlived referee serve"
+    assert settle(bot_processes) == []
