@@ -56,7 +56,7 @@ from distributed.scheduler import KilledWorker
 
 from referee.league.config import League
 from referee.league.schedule import ScheduledMatch
-from referee.match.launcher import Launcher
+from referee.match.launcher import Launcher, RemoteSource
 from referee.match.outcome import Finished, NotStarted
 from referee.match.setup import open_launcher
 from referee.run.competition import Competition, Progress, RunReport
@@ -74,6 +74,7 @@ from referee.run.dask_worker import (
 )
 from referee.run.driver import OnProgress, Place, Tally, drive, quiet
 from referee.run.host import Host
+from referee.run.local_driver import LocalDriver
 from referee.run.preflight import Broken
 
 __all__ = ["ClusterError", "DaskDriver", "Unplayable"]
@@ -128,9 +129,9 @@ class _Slot:
 class DaskDriver:
     """Drives a :class:`Competition` on a Dask cluster: its matches played on the workers, stored here
     (:func:`drive`, with this driver as its seats). ``concurrency`` is the preflight's (matches at once
-    are the cluster's threads)."""
-
-    builds_here: Final = False
+    are the cluster's threads). With remote entrants (:attr:`remote`, set by the door around the run),
+    the matches with a remote seat are played in this process, where the door is (the in-process
+    driver's way), and the others on the workers."""
 
     def __init__(
         self,
@@ -155,6 +156,14 @@ class DaskDriver:
         """How long the cluster took to be ready to play (started or reached, workers set up)."""
         self.stats: dict[str, WorkerStats] = {}
         """Per worker, at the end of a run (a worker restarted mid-run counts from its restart)."""
+        self.remote: RemoteSource | None = None
+        """The lobby of the remote entrants, when the referee listens for them (``remote_entrants.py``):
+        their matches are played here, since a remote bot is connected to this process's door."""
+
+    @property
+    def builds_here(self) -> bool:
+        """The workers build the entrants, unless this process plays matches too (remote seats')."""
+        return self.remote is not None
 
     def client(self) -> AbstractAsyncContextManager[Client]:
         """A client of the running cluster, or of a LocalCluster closed (workers and all) at the end."""
@@ -167,9 +176,20 @@ class DaskDriver:
     async def opened(self, host: Host) -> AsyncIterator[Place]:
         """The cluster for the run, every worker set up (:meth:`arena`)."""
         begun = time.perf_counter()
-        async with self.client() as client, self.arena(client, host) as plugin:
+        async with self.client() as client, self.arena(client, host) as plugin, self._here(host) as here:
             self.setup_seconds = time.perf_counter() - begun
-            yield _Cluster(self, client, plugin)
+            yield _Cluster(self, client, plugin, here)
+
+    @contextlib.asynccontextmanager
+    async def _here(self, host: Host) -> AsyncIterator[Place | None]:
+        """The in-process driver's seats, for the matches with a remote seat; ``None`` without a door."""
+        if self.remote is None:
+            yield None
+            return
+        local = LocalDriver(self.competition, host, self.concurrency)
+        local.remote = self.remote
+        async with local.opened(host) as place:
+            yield place
 
     @contextlib.asynccontextmanager
     async def arena(self, client: Client, host: Host) -> AsyncIterator[str]:
@@ -337,6 +357,7 @@ class DaskDriver:
         if isinstance(result, Unplayable):
             await self._unplayable(result, client)
             return competition.finished(scheduled, Finished(result.attempts))
+        LOGGER.info("match %s: played on worker %s", scheduled.match_id, result.worker)
         return competition.finished(scheduled, result.result)
 
     async def _unplayable(self, result: Unplayable, client: Client) -> None:
@@ -371,24 +392,40 @@ class _Cluster:
     driver: DaskDriver
     client: Client
     plugin: str
+    here: Place | None = None
+    """The in-process seats of the matches with a remote seat (:meth:`DaskDriver._here`)."""
 
     def trying(self) -> AbstractAsyncContextManager[Launcher]:
         """A launcher of this process's own: the preflight runs here, once the workers have their folders
         and before any of them plays (the entrants' folders and programs are on this machine too: the
-        league file was checked against them); an entrant with a build is left to the workers."""
+        league file was checked against them); an entrant with a build is left to the workers, unless
+        this process builds too (remote seats)."""
+        if self.here is not None:
+            return self.here.trying()
         host = self.driver.host
         return open_launcher(host.log_dir, host.confinement)
 
     def unready(self, league: League) -> list[Broken]:
-        return []  # remote entrants play in-process only (refused on Dask before the run)
+        return []  # a remote entrant without its token is refused before the run (with_door)
 
     async def play(self, batch: list[ScheduledMatch], on_progress: OnProgress) -> None:
-        await self.driver._drive(self.client, self.plugin, batch, on_progress)
+        """The batch's matches with a remote seat here, the others on the workers, at once."""
+        remote = set(self.driver.competition.league.remote_names)
+        here = [m for m in batch if not remote.isdisjoint(m.entrants)]
+        there = [m for m in batch if remote.isdisjoint(m.entrants)]
+        async with asyncio.TaskGroup() as group:
+            if there:
+                group.create_task(self.driver._drive(self.client, self.plugin, there, on_progress))
+            if here:
+                assert self.here is not None  # a league with remote entrants has its door
+                group.create_task(self.here.play(here, on_progress))
 
     def tally(self) -> Tally:
         stats = self.driver.stats.values()
+        local = self.here.tally() if self.here is not None else Tally()
         return Tally(
-            sum(item.started for item in stats), tuple(line for item in stats for line in item.refusals)
+            local.processes_started + sum(item.started for item in stats),
+            (*local.refusals, *(line for item in stats for line in item.refusals)),
         )
 
 

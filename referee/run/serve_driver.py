@@ -451,7 +451,12 @@ class _Served:
     driver: ServeDriver
     competition: Competition
     digest: str
-    builds_here: bool = True
+
+    @property
+    def builds_here(self) -> bool:
+        """On a cluster, the workers build the entrants (as in ``referee run --workers``), unless this
+        process plays matches too: those with a remote seat, whose other seats may need a build."""
+        return self.driver.cluster is None or bool(self.competition.league.remote_names)
 
     @property
     def concurrency(self) -> int:
