@@ -124,3 +124,16 @@ def test_a_remote_entrant_plays_where_the_door_is_and_the_others_on_the_workers(
     assert all(m["remote_entrants"] == ["far"] for m in matches if "far" in m["seats"])
     assert settle(worker_processes) == [], "a worker process outlived referee serve"
     assert settle(bot_processes) == []
+
+
+def test_an_unreachable_scheduler_is_one_line_and_exit_1(tmp_path):
+    path = small_league(tmp_path)
+    http = free_port()
+    result = referee("serve", path, "--http", f"127.0.0.1:{http}", "--dask", "tcp://127.0.0.1:9", timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("serve: cannot reach the Dask scheduler at tcp://127.0.0.1:9: ")
+    both = referee("serve", path, "--workers", "2", "--dask", "tcp://127.0.0.1:9", timeout=60)
+    assert both.returncode == 2
+    assert "give --workers (a cluster on this machine) or --dask (a running one)" in both.stderr

@@ -48,7 +48,7 @@ from referee.results.errors import StorageError, StoreError
 from referee.results.lock import LeagueBusyError
 from referee.results.owner import made_by
 from referee.run.competition import Competition
-from referee.run.driver import OnProgress, Place, Tally, drive, held
+from referee.run.driver import ClusterError, OnProgress, Place, Tally, drive, held
 from referee.run.host import Host
 from referee.run.preflight import Broken
 from referee.run.remote_entrants import OpenDoor, missing_tokens, no_token
@@ -61,6 +61,9 @@ if TYPE_CHECKING:
 LOGGER = logging.getLogger(__name__)
 POLL: Final = 1.0
 """Seconds between looks at the league file for changes while there is nothing to play."""
+CLUSTER_RETRY: Final = 30.0
+"""Seconds before a pass the cluster could not play (a worker that lacks an entrant's folder, a match on
+several workers that died) is tried again, if the league file does not change before."""
 
 
 class Publisher(Protocol):
@@ -195,7 +198,13 @@ class ServeDriver:
                 self.league, self.seed = competition.league, competition.seed
                 self._changed(competition)
                 self.hub.publish("league", name=competition.league.name)
-                await self._pass(competition, digest)
+                try:
+                    await self._pass(competition, digest)
+                except ClusterError as exc:  # a worker unfit for the league, or lost mid-match
+                    self._trouble(
+                        f"{exc}; the server tries again in {CLUSTER_RETRY:g}s or when the file changes"
+                    )
+                    await self._until_changed(digest, CLUSTER_RETRY)
         finally:
             if self.competition is not None:
                 self.competition.close()
@@ -246,8 +255,11 @@ class ServeDriver:
         self.problem = problem
         self.hub.publish("problem", text=problem)
 
-    async def _until_changed(self, digest: str) -> None:
-        while self._digest() == digest:
+    async def _until_changed(self, digest: str, at_most: float | None = None) -> None:
+        """Until the league file (or the token file) changes, or ``at_most`` seconds have passed."""
+        loop = asyncio.get_running_loop()
+        until = None if at_most is None else loop.time() + at_most
+        while self._digest() == digest and (until is None or loop.time() < until):
             await asyncio.sleep(self.poll)
 
     async def _pass(self, competition: Competition, digest: str) -> None:
