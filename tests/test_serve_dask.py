@@ -15,7 +15,7 @@ import urllib.request
 
 from support import ROOT
 from support.cli import export, referee
-from support.leagues import small_league
+from support.leagues import MODULE_BOTS, small_league
 from support.net import free_port
 from support.processes import bot_processes, settle, worker_processes
 from support.remote import end, interrupt, issue, remote_env, start_bot, start_referee, wait_for
@@ -137,3 +137,37 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_1(tmp_path):
     both = referee("serve", path, "--workers", "2", "--dask", "tcp://127.0.0.1:9", timeout=60)
     assert both.returncode == 2
     assert "give --workers (a cluster on this machine) or --dask (a running one)" in both.stderr
+
+
+DUEL = f"""\
+name: Duel On A Worker
+seed: 3
+players: 2
+schedule: {{format: round-robin, rounds: 1, seating: single}}
+database: results.sqlite
+entrants:
+{MODULE_BOTS}"""
+
+
+def test_a_new_entrant_added_while_served_on_a_worker_plays_there_without_a_restart(tmp_path):
+    """The league file changes while the server plays on its cluster: the workers are set up again for
+    the league as it now reads, and the newcomer's matches (a command bot, a process on the worker) are
+    played there."""
+    served = serve(tmp_path, DUEL, "--workers", "1")
+    duel = next(served)
+    until("the first match stored", lambda: duel.stored() == 1, timeout=180)
+    league = tmp_path / "league.yaml"
+    newcomer = f"  - name: newcomer\n    command: python sample_bots/random_bot.py\n    cwd: {ROOT}\n"
+    league.write_text(league.read_text() + newcomer)
+    until("the newcomer's matches stored", lambda: duel.stored() == 3, timeout=180)
+    matches = stored(duel.port)
+    assert sum("newcomer" in m["seats"] for m in matches) == 2
+    assert all(m["status"] == "complete" and m["faults"] == [] for m in matches), matches
+    out, err = stop(duel.process)
+    assert "Traceback" not in err
+    assert "stopped; 3 match(es) played" in out
+    played_on = re.findall(r"match (\S+): played on worker tcp://", duel.log())
+    assert sorted(played_on) == sorted(m["match_id"] for m in matches)
+    assert settle(worker_processes) == [], "a worker process outlived referee serve"
+    assert settle(bot_processes) == []
+    served.close()
