@@ -287,9 +287,10 @@ class DaskDriver:
 
     async def play_one(self, client: Client, plugin: str, scheduled: ScheduledMatch) -> Finished | NotStarted:
         """Plays ``scheduled`` on a worker and stores its attempts: ``referee serve``'s way, which chooses
-        each match as it can start. A worker unfit for it is named and avoided, as in a run; a bot that
-        did not start (or a failed build, ``lasting``) is the caller's to count, as the caller counts a
-        start that failed in its own process (:meth:`Competition.not_started`)."""
+        each match as it can start. A worker unfit for it is named and avoided, as in a run, and a bot
+        that did not start on a worker is tried on another; one that did not start on any (or a failed
+        build, ``lasting``) is the caller's to count, as the caller counts a start that failed in its own
+        process (:meth:`Competition.not_started`)."""
         slot = _Slot(scheduled, None)
         while True:
             future = await self._submit(client, plugin, slot)
@@ -300,10 +301,14 @@ class DaskDriver:
                     f"match {scheduled.match_id} was on several workers that died while playing it "
                     "(Dask's distributed.scheduler.allowed-failures); look at the workers' logs"
                 ) from None
-            if isinstance(result, Unplayable) and result.kind == "unfit" and not result.attempts:
-                await self._unplayable(result, client)
-                slot.attempt += 1
-                continue
+            if isinstance(result, Unplayable) and not result.attempts:
+                if result.kind == "unfit":
+                    await self._unplayable(result, client)
+                    slot.attempt += 1
+                    continue
+                if result.kind == "start" and await self._elsewhere(result, client):
+                    slot.attempt += 1  # a broken worker never counts against a healthy bot
+                    continue
             attempts = result.result.attempts if isinstance(result, PlayedOnWorker) else result.attempts
             for number, attempt in enumerate(attempts):
                 self.competition.record(scheduled, attempt, number)
@@ -313,6 +318,18 @@ class DaskDriver:
             return NotStarted(
                 result.entrant, result.reason, lasting=result.kind == "build", attempts=attempts
             )
+
+    async def _elsewhere(self, failed: Unplayable, client: Client) -> bool:
+        """Whether an entrant whose bot did not start on a worker is to be tried on another one now (the
+        worker is avoided for it from then on); not once it failed on every worker, which is then
+        forgotten, so that the caller counts one failed start and the next try may go anywhere."""
+        tried = self.failed_starts.setdefault(failed.entrant, {})
+        tried[failed.worker] = failed.reason
+        if set(await _workers(client)) - set(self.unfit) - set(tried):
+            self.say(f"worker {failed.worker}: {failed.reason}; trying {failed.entrant} on another")
+            return True
+        del self.failed_starts[failed.entrant]
+        return False
 
     async def _submit(self, client: Client, plugin: str, slot: _Slot) -> Future[Any]:
         out = tuple(sorted(self.competition.disqualified.items()))
