@@ -1,8 +1,8 @@
 """``referee serve --workers N`` (docs/SERVER.md, "On a cluster"): the served league played on a real Dask
 LocalCluster by a real server process, its results compared byte for byte with the in-process reference
 run of the small league (``support.leagues.finished``), as the Dask driver's own tests compare
-``referee run --workers`` (principle 9). A match played on a worker is listed in play, and the pages
-say its view shows once it is stored. Remote entrants are played by the server, where the door is, and
+``referee run --workers`` (principle 9). A match played on a worker is watched live through the view
+its worker relays. Remote entrants are played by the server, where the door is, and
 the others on the workers."""
 
 from __future__ import annotations
@@ -23,6 +23,11 @@ from support.serve import get, serve, stored, until
 from support.serve import wait_for as wait_for_value
 
 PY = sys.executable
+PUBLIC_VIEW = {
+    "current_trick", "deal", "dealer", "declaration", "declarer", "forfeited", "phase", "pyramids", "taken",
+    "talk", "to_act", "tricks",
+}  # fmt: skip
+"""The keys of what every seat sees (``referee.match.watch.public_view``): no hand, no legal actions."""
 
 
 def stop(served_process) -> tuple[str, str]:
@@ -78,8 +83,9 @@ entrants:
 
 def test_a_remote_entrant_plays_where_the_door_is_and_the_others_on_the_workers(tmp_path):
     """The slow bot's match with the in-process one goes to a worker while ``far``'s bot is away; its
-    live page says it is played on a worker and shows no view. Once ``far``'s bot connects, its matches
-    are played by the server (never on a worker), and Ctrl-C leaves no process behind."""
+    worker relays its view, which the API and the live page show as it plays. Once ``far``'s bot
+    connects, its matches are played by the server (never on a worker), and Ctrl-C leaves no process
+    behind."""
     path = tmp_path / "league.yaml"
     path.write_text(WATCHED)
     token = issue(path, "far")
@@ -96,11 +102,15 @@ def test_a_remote_entrant_plays_where_the_door_is_and_the_others_on_the_workers(
         assert match["seats"] == ["random", "slow"] or match["seats"] == ["slow", "random"]
         assert match["on_worker"] is True
         quoted = urllib.parse.quote(match["match_id"], safe="")
-        one = get(http, f"/api/v1/live/{quoted}")
+        # Its worker relays its view as it plays: what every seat sees, never a hand.
+        one = wait_for_value(lambda: (got := get(http, f"/api/v1/live/{quoted}")).get("view") and got)
         assert one["on_worker"] is True
-        assert "view" not in one
+        assert set(one["view"]) == PUBLIC_VIEW
+        assert one["view"]["tricks"] or one["view"]["current_trick"]["cards"] or one["view"]["declaration"]
+        later = wait_for_value(lambda: get(http, f"/api/v1/live/{quoted}")["view"] != one["view"])
+        assert later
         with urllib.request.urlopen(f"http://127.0.0.1:{http}/live/{quoted}", timeout=30) as answer:
-            assert "played on a worker: its view shows when it is stored" in answer.read().decode()
+            assert "played on a worker of the cluster, which relays its view" in answer.read().decode()
         until("the local match stored", lambda: len(stored(http)) == 1, timeout=120)
         env = remote_env(f"127.0.0.1:{door}", token, None)
         bot = start_bot([PY, "-m", "sample_bots.random_bot"], env, tmp_path / "bot.log")

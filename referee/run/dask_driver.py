@@ -63,6 +63,7 @@ from referee.run.competition import Competition, Progress, RunReport
 from referee.run.dask_worker import (
     ArenaPlugin,
     ClusterError,
+    Feed,
     MatchJob,
     PlayedOnWorker,
     Unplayable,
@@ -124,6 +125,8 @@ class _Slot:
     attempt: int = 0
     prefer: str | None = None
     avoid: set[str] = field(default_factory=set)
+    feed: Feed | None = None
+    """Where its worker relays its live view (``referee serve``'s matches)."""
 
 
 class DaskDriver:
@@ -285,13 +288,15 @@ class DaskDriver:
                 assert first is not None
                 await submit(_Slot(first, take()))
 
-    async def play_one(self, client: Client, plugin: str, scheduled: ScheduledMatch) -> Finished | NotStarted:
+    async def play_one(
+        self, client: Client, plugin: str, scheduled: ScheduledMatch, feed: Feed | None = None
+    ) -> Finished | NotStarted:
         """Plays ``scheduled`` on a worker and stores its attempts: ``referee serve``'s way, which chooses
         each match as it can start. A worker unfit for it is named and avoided, as in a run, and a bot
         that did not start on a worker is tried on another; one that did not start on any (or a failed
         build, ``lasting``) is the caller's to count, as the caller counts a start that failed in its own
-        process (:meth:`Competition.not_started`)."""
-        slot = _Slot(scheduled, None)
+        process (:meth:`Competition.not_started`). With a ``feed``, its worker relays its live view."""
+        slot = _Slot(scheduled, None, feed=feed)
         while True:
             future = await self._submit(client, plugin, slot)
             try:
@@ -333,7 +338,7 @@ class DaskDriver:
 
     async def _submit(self, client: Client, plugin: str, slot: _Slot) -> Future[Any]:
         out = tuple(sorted(self.competition.disqualified.items()))
-        job = MatchJob(plugin, slot.scheduled, slot.following, out)
+        job = MatchJob(plugin, slot.scheduled, slot.following, out, slot.feed)
         avoid = slot.avoid | set(self.unfit)
         for name in slot.scheduled.entrants:
             avoid |= set(self.failed_starts.get(name, ()))

@@ -18,7 +18,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from distributed import Client
 
@@ -26,6 +26,7 @@ from referee.league.schedule import ScheduledMatch
 from referee.match.outcome import Finished, NotStarted
 from referee.run.competition import Competition
 from referee.run.dask_driver import DaskDriver, cluster_client, cluster_threads
+from referee.run.dask_worker import Feed
 from referee.run.driver import Tally
 from referee.run.host import Host
 
@@ -47,13 +48,19 @@ class OnCluster:
     client: Client
     plugin: str
 
+    @property
+    def topic(self) -> str:
+        """The Dask events topic on which the workers relay this pass's live views."""
+        return f"{self.plugin}-live"
+
     async def threads(self) -> int:
         """Matches the cluster can play at once now (workers may join or leave)."""
         return await cluster_threads(self.client)
 
-    async def play(self, scheduled: ScheduledMatch) -> Finished | NotStarted:
-        """Plays ``scheduled`` on a worker, its attempts stored here (:meth:`DaskDriver.play_one`)."""
-        return await self.driver.play_one(self.client, self.plugin, scheduled)
+    async def play(self, scheduled: ScheduledMatch, shown: bool) -> Finished | NotStarted:
+        """Plays ``scheduled`` on a worker, its attempts stored here (:meth:`DaskDriver.play_one`), its
+        live view relayed as it plays (only its deal number unless ``shown``)."""
+        return await self.driver.play_one(self.client, self.plugin, scheduled, Feed(self.topic, shown))
 
     def tally(self) -> Tally:
         """What the workers saw of the bots this pass; asked once the pass's plugin is gone."""
@@ -70,10 +77,18 @@ async def on_cluster(
     competition: Competition,
     host: Host,
     say: Callable[[str], None],
+    relayed: Callable[[dict[str, Any]], None],
 ) -> AsyncIterator[OnCluster]:
     """The cluster set up for one pass over ``competition`` on ``host`` (every worker checked, as in a
     run: one that lacks an entrant's folder stops the pass with one line); interrupted, every worker
-    ends its bots' streams with CANCELLED and stops them."""
+    ends its bots' streams with CANCELLED and stops them. ``relayed`` is told each live view a worker
+    relays (the scheduler keeps the last thousand of a pass, ``distributed.admin.low-level-log-length``)."""
     driver = DaskDriver(competition, host, settings.address, settings.workers, say)
     async with driver.arena(client, host) as plugin:
-        yield OnCluster(driver, client, plugin)
+        cluster = OnCluster(driver, client, plugin)
+        client.subscribe_topic(cluster.topic, lambda event: relayed(event[1]))  # type: ignore[no-untyped-call]
+        try:
+            yield cluster
+        finally:
+            with contextlib.suppress(Exception):
+                client.unsubscribe_topic(cluster.topic)  # type: ignore[no-untyped-call]

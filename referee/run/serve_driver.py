@@ -379,17 +379,25 @@ class ServeDriver:
     async def _play_there(
         self, competition: Competition, cluster: OnCluster, scheduled: ScheduledMatch
     ) -> None:
-        """Plays ``scheduled`` on a worker of the cluster. It is listed in play, but its view is not: the
-        worker plays it, and only its stored record comes back (the pages say so)."""
-        self._live(competition, scheduled, on_worker=True)
+        """Plays ``scheduled`` on a worker of the cluster, watched through the view its worker relays
+        (:meth:`_relayed`)."""
+        live = self._live(competition, scheduled, on_worker=True)
+        live.listeners.append(lambda match: self.hub.publish("play", **match.state()))
         try:
-            result = await cluster.play(scheduled)
+            result = await cluster.play(scheduled, live.shown)
         finally:
             self.live.pop(scheduled.match_id, None)
         if isinstance(result, NotStarted) and not result.attempts:
             await self._not_started(competition, scheduled, result)
             return
         self._ended(competition, scheduled, result)
+
+    def _relayed(self, event: dict[str, Any]) -> None:
+        """A worker's relay of a match it plays (``dask_worker.Feed``): the view of that match in play,
+        if it still is (a late relay of a stored match is dropped)."""
+        live = self.live.get(str(event.get("match_id")))
+        if live is not None and live.on_worker:
+            live.relay(int(event.get("deal") or 0), event.get("view"))
 
     def _live(
         self, competition: Competition, scheduled: ScheduledMatch, on_worker: bool = False
@@ -496,7 +504,10 @@ class _Served:
             return
         from referee.run.serve_cluster import on_cluster  # noqa: PLC0415 (Dask only when it is used)
 
-        async with on_cluster(driver.client, driver.cluster, self.competition, host, _say) as cluster:
+        competition = self.competition
+        async with on_cluster(
+            driver.client, driver.cluster, competition, host, _say, driver._relayed
+        ) as cluster:
             yield cluster
 
 

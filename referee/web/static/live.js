@@ -58,12 +58,9 @@
       link.href = "/live/" + encodeURIComponent(match.match_id);
       link.textContent = `match ${match.position ?? ""} ${match.match_id}`;
       const seats = match.seats.map((name) => (match.remote?.includes(name) ? `${name} (remote)` : name));
-      if (match.on_worker) {
-        item.append(link, ` · ${seats.join(" · ")} · played on a worker: its view shows when it is stored`);
-      } else {
-        item.append(link, ` · ${seats.join(" · ")} · deal ${match.deal}`);
-        if (match.deals_hidden) item.append(" (deals hidden until its table is complete)");
-      }
+      item.append(link, ` · ${seats.join(" · ")} · deal ${match.deal}`);
+      if (match.on_worker) item.append(" · on a worker");
+      if (match.deals_hidden) item.append(" (deals hidden until its table is complete)");
       list.appendChild(item);
     }
     const play = document.createElement("p");

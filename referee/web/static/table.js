@@ -76,10 +76,8 @@
   if (!token) {
     const show = (state) => {
       if (!state || state.match_id !== matchId) return;
-      if (state.on_worker) {
-        section.replaceChildren(
-          el("p", "", "Played on a worker of the cluster: no card of it shows here while it plays; the matches list has it once it is stored."),
-        );
+      if (state.on_worker && !state.deals_hidden && !state.view) {
+        section.replaceChildren(el("p", "", "Played on a worker of the cluster: its first cards are on their way."));
         return;
       }
       if (state.deals_hidden || !state.view) {
