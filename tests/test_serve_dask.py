@@ -13,6 +13,8 @@ import sys
 import urllib.parse
 import urllib.request
 
+from distributed import Client, LocalCluster
+
 from support import ROOT
 from support.cli import export, referee
 from support.leagues import MODULE_BOTS, small_league
@@ -58,6 +60,34 @@ def test_a_league_served_on_two_workers_stores_what_a_local_run_stores(finished,
     )
     played_on = re.findall(r"match (\S+): played on worker tcp://", league.log())
     assert sorted(played_on) == sorted(match["match_id"] for match in reference)
+
+
+def test_a_league_served_on_a_running_cluster_stores_what_a_local_run_stores(finished, tmp_path):
+    """``referee serve --dask ADDRESS``: the running cluster (as ``dask scheduler`` and two ``dask
+    worker``s would be) plays the league; the server's Ctrl-C leaves the cluster running, without a bot."""
+    reference = finished[2]
+    path = small_league(tmp_path)
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        served = serve(tmp_path, path.read_text(), "--dask", cluster.scheduler_address)
+        league = next(served)
+        until("every match stored", lambda: league.stored() == 6, timeout=300)
+        out, err = stop(league.process)
+        assert "Traceback" not in err
+        assert "stopped; 6 match(es) played" in out
+        served.close()
+        workers = set(client.scheduler_info()["workers"])
+        assert len(workers) == 2
+        assert settle(bot_processes) == []
+    played_on = re.findall(r"match \S+: played on worker (\S+)", league.log())
+    assert len(played_on) == 6
+    assert set(played_on) <= workers
+    assert settle(worker_processes) == []
+    assert export(path) == reference
 
 
 WATCHED = f"""\
