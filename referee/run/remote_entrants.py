@@ -28,7 +28,9 @@ from referee.run.competition import Progress, RunReport
 
 
 class LobbyDriver(Protocol):
-    """A driver that seats remote entrants from a lobby (``referee.run.local_driver.LocalDriver``)."""
+    """A driver that seats remote entrants from a lobby (``referee.run.local_driver.LocalDriver``, and
+    ``referee.run.dask_driver.DaskDriver``, which plays their matches in this process, where the door
+    is, and the others on its workers)."""
 
     remote: RemoteSource | None
 
