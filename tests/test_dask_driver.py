@@ -244,6 +244,27 @@ def test_a_bot_that_fails_to_start_on_one_worker_is_not_disqualified(tmp_path):
 
 
 @pytest.mark.quick
+def test_a_served_bot_that_fails_to_start_is_tried_on_every_worker_before_it_counts(tmp_path):
+    """``referee serve`` on a cluster (``DaskDriver.play_one``): a bot that did not start on a worker is
+    tried on another, which it then avoids; only once it failed on every worker is it one failed start
+    for the server to count (three in a row make it sit out), and the next try may go anywhere."""
+    competition = Competition.open(load_league(small_league(tmp_path)))
+    host = Host.of(competition.league, log_dir=tmp_path / "logs")
+    driver = DaskDriver(competition, host, workers=3)
+
+    def failed(worker: str) -> bool:
+        return asyncio.run(driver._elsewhere(Unplayable("start", worker, "random", "no"), _FakeClient()))
+
+    assert failed("tcp://a") is True
+    assert failed("tcp://b") is True
+    assert driver.failed_starts == {"random": {"tcp://a": "no", "tcp://b": "no"}}
+    assert failed("tcp://c") is False
+    assert driver.failed_starts == {}
+    assert competition.disqualified == {}
+    competition.store.close()
+
+
+@pytest.mark.quick
 def test_the_league_keys_workers_and_dask_are_read_and_exclusive(tmp_path):
     path = small_league(tmp_path)
     text = path.read_text()

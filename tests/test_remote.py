@@ -6,6 +6,7 @@ and revoked; as root, a bot in a network namespace of its own over a virtual lin
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -115,12 +116,42 @@ def test_a_remote_entrant_that_never_connects_leaves_its_matches_unplayed_and_is
     assert len(lines) == 2  # the two local entrants' table was played
 
 
+def test_a_run_on_workers_plays_the_remote_seats_here_and_the_rest_on_the_workers(tmp_path):
+    """``referee run --listen --workers 2``: the matches with the remote seat are played where the door
+    is, in the referee's process, the others on the workers (referee.log names the worker of each);
+    the results are byte for byte those of the same league played without workers."""
+    exports = []
+    for folder, options in (("here", ()), ("workers", ("--workers", "2"))):
+        path = league(tmp_path / folder, ["far"], local=2)
+        token = issue(path, "far")
+        port = free_port()
+        bot = start_bot(
+            [PY, "-m", "sample_bots.random_bot"],
+            remote_env(f"127.0.0.1:{port}", token, None),
+            tmp_path / folder / "bot.log",
+        )
+        run_log = tmp_path / folder / "run.log"
+        run = start_referee("run", path, "--listen", f"127.0.0.1:{port}", *options, log=run_log)
+        assert stop(run, 300) == 0, run_log.read_text()
+        assert stop(bot) == 0
+        exports.append(export(path))
+    here, on_workers = exports
+    assert len(here) == 6
+    assert all(line["status"] == "complete" for line in here)
+    assert on_workers == here
+    output = (tmp_path / "workers" / "run.log").read_text()
+    assert "Dask LocalCluster: 2 worker processes" in output
+    log = (tmp_path / "workers" / "results-logs" / "referee.log").read_text()
+    played_on = re.findall(r"match (\S+): played on worker tcp://", log)
+    assert sorted(played_on) == sorted(m["match_id"] for m in here if "far" not in m["seats"])
+    assert len(played_on) == 2
+
+
 def test_the_run_refuses_unsafe_or_impossible_remote_settings_in_one_line(tmp_path, certs):
     path = league(tmp_path, ["far"])
     cases = [
         (("--listen", "0.0.0.0:7443"), "is not a loopback address and has no TLS"),
         ((), "give --listen HOST:PORT"),
-        (("--listen", f"127.0.0.1:{free_port()}", "--workers", "2"), "remote entrants play only in the"),
         (("--listen", f"127.0.0.1:{free_port()}"), "has no token: referee token issue"),
     ]
     for args, expected in cases:

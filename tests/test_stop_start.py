@@ -1,6 +1,6 @@
 """Stopping while a match is being seated (issue #32, item 17), with real bot processes in the real
 sandbox: a start cancelled at any moment of its first milliseconds ends within a bounded time and leaves
-no process behind; ``referee run`` (in process and on Dask workers) and ``referee serve`` stopped while
+no process behind; ``referee run`` and ``referee serve`` (each in process and on Dask workers) stopped while
 a bot is at each step of its start (process spawned, sandbox up, hello pending, seated) end at once; and
 ``referee compare`` whose sequential test decides while the next match's bot is starting gives its
 verdict at once, and one stopped with Ctrl-C while its sandboxed bot is at each step ends at once.
@@ -133,6 +133,10 @@ STEPS = {
     "serve-sandbox-up": ("serve", "start", "required"),
     "serve-hello-pending": ("serve", "hello", "required"),
     "serve-seated": ("serve", "seated", "required"),
+    "serve-workers-spawned": ("serve-workers", "start", "none"),
+    "serve-workers-sandbox-up": ("serve-workers", "start", "required"),
+    "serve-workers-hello-pending": ("serve-workers", "hello", "required"),
+    "serve-workers-seated": ("serve-workers", "seated", "required"),
 }
 
 
@@ -152,6 +156,15 @@ def test_a_league_stopped_while_a_bot_is_at_each_step_of_its_start_ends_at_once(
         "run": [REFEREE, "run", str(league)],
         "workers": [REFEREE, "run", str(league), "--workers", "1"],
         "serve": [REFEREE, "serve", str(league), "--http", f"127.0.0.1:{free_port()}"],
+        "serve-workers": [
+            REFEREE,
+            "serve",
+            str(league),
+            "--http",
+            f"127.0.0.1:{free_port()}",
+            "--workers",
+            "1",
+        ],
     }[driver]
     out, err = tmp_path / "out.txt", tmp_path / "err.txt"
     with out.open("w") as stdout, err.open("w") as stderr:
@@ -176,7 +189,7 @@ def test_a_league_stopped_while_a_bot_is_at_each_step_of_its_start_ends_at_once(
     output = err.read_text()
     assert took < STOP_BOUND, f"stopped in {took:.1f}s: {output}"
     assert "Traceback" not in output + out.read_text()
-    if driver == "serve":
+    if driver.startswith("serve"):
         assert code == 0, output
         assert "serve: stopped; " in out.read_text()
     else:

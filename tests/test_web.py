@@ -130,6 +130,25 @@ def test_a_match_in_play_names_its_remote_seats():
     assert LiveMatch("m", ("a", "b"), True).summary()["remote"] == []
 
 
+def test_a_match_on_a_worker_shows_the_view_its_worker_relays_and_only_once_its_deals_may_be_shown():
+    """``referee serve --workers``: the server's copy of a match a worker plays is fed by the worker's
+    relays; the server's own disclosure rule still decides whether the view is shown."""
+    told = []
+    shown = LiveMatch("m", ("a", "b"), True, 1, on_worker=True)
+    shown.listeners.append(lambda match: told.append(match.state()))
+    view = {"deal": 2, "tricks": []}
+    shown.relay(2, view)
+    assert shown.summary()["on_worker"] is True
+    assert shown.summary()["deal"] == 2
+    assert shown.state()["view"] == view
+    shown.relay(2, view)  # the same again: nobody is told twice
+    assert [state["view"] for state in told] == [view]
+    hidden = LiveMatch("n", ("a", "b"), False, 2, on_worker=True)
+    hidden.relay(3, view)
+    assert hidden.summary()["deal"] == 3
+    assert "view" not in hidden.state()
+
+
 def _client(tmp_path: Path, hosts: Hosts | None = None) -> TestClient:
     driver = ServeDriver(tmp_path / "league.yaml", Hub())
     driver.problem = "<script>alert(1)</script> in league.yaml"

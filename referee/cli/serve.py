@@ -58,6 +58,17 @@ def parse_http(text: str) -> tuple[str, int]:
     help="Forget the stored results of this league first (a copy is kept beside them) and start over.",
 )
 @log_level_option("info", "in the league's log folder (referee.log)")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 1024),
+    help="Play on a Dask cluster of this many worker processes on this machine (docs/SCALING.md).",
+)
+@click.option(
+    "--dask",
+    "dask_address",
+    metavar="tcp://HOST:8786",
+    help="Play on the running Dask cluster whose scheduler is at this address (docs/SCALING.md).",
+)
 @listen_options("Listen for the league's remote entrants here, for as long as it serves")
 def serve_command(
     league_file: Path,
@@ -65,6 +76,8 @@ def serve_command(
     public_hosts: tuple[str, ...],
     fresh: bool,
     log_level: str,
+    workers: int | None,
+    dask_address: str | None,
     listen: str | None,
     tls_cert: Path | None,
     tls_key: Path | None,
@@ -75,8 +88,9 @@ def serve_command(
 
     New and replaced entrants of the league file are picked up without a restart. Remote entrants play
     from their authors' machines through --listen (docs/REMOTE.md); one that is not connected waits for
-    its matches. Ctrl-C stops it; every stored match stays stored, and the match in play is played again
-    next time (docs/SERVER.md).
+    its matches. With --workers or --dask the matches without a remote seat are played on Dask workers,
+    to the same results. Ctrl-C stops it; every stored match stays stored, and the match in play is
+    played again next time (docs/SERVER.md).
     """
     from referee.cli.storage import EXIT_BUSY
     from referee.league.config import LeagueError, load_league
@@ -86,7 +100,10 @@ def serve_command(
     from referee.results.owner import made_by
     from referee.run.host import log_dir_of
     from referee.run.remote_entrants import OpenDoor, door_settings
+    from referee.run.serve_driver import ClusterSettings
 
+    if workers is not None and dask_address is not None:
+        raise click.UsageError("give --workers (a cluster on this machine) or --dask (a running one)")
     host, port = parse_http(http)
     from referee.web.hosts import public_host
 
@@ -98,12 +115,15 @@ def serve_command(
     try:
         league = load_league(league_file, made_by=made_by)
         check_free(league.database)  # another serve or run of it is the first thing to hear of
-        settings = door_settings(league, RemoteSettings(listen, tls_cert, tls_key, insecure), on_dask=False)
+        settings = door_settings(league, RemoteSettings(listen, tls_cert, tls_key, insecure))
     except (LeagueError, RemoteSettingsError) as exc:
         raise click.ClickException(str(exc)) from None
     except LeagueBusyError as exc:
         click.echo(f"serve: {exc}", err=True)
         sys.exit(EXIT_BUSY)
+    if workers is None and dask_address is None:  # the league file's keys, read once, as run reads them
+        workers, dask_address = league.workers, league.dask
+    cluster = None if workers is None and dask_address is None else ClusterSettings(workers, dask_address)
     log_file = log_dir_of(league) / "referee.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
     from referee.web.server import serve_forever
@@ -112,7 +132,9 @@ def serve_command(
     try:
         with referee_logging(log_level, log_file), log_file.open("a", encoding="utf-8") as log:
             door = OpenDoor(league, settings) if settings is not None else None
-            code = asyncio.run(serve_forever(league_file, host, port, site, door, fresh, public_hosts, log))
+            code = asyncio.run(
+                serve_forever(league_file, host, port, site, door, fresh, public_hosts, log, cluster)
+            )
     finally:
         shutil.rmtree(site, ignore_errors=True)
     if code:

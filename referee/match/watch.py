@@ -79,6 +79,9 @@ class LiveMatch:
     """Its place in the league's schedule, from 1 (none for a human table)."""
     remote: tuple[str, ...] = ()
     """The seats' entrants that play from their authors' machines (not sandboxed), as the pages mark them."""
+    on_worker: bool = False
+    """Played on a worker of a Dask cluster (``referee serve --workers``): its seats are there, and its
+    view is the one the worker relays (:meth:`relay`), not built here."""
     steps: int = 0
     """Observations of the match seen so far."""
     turned: float = 0.0
@@ -87,6 +90,7 @@ class LiveMatch:
     """Told after each change of :meth:`state`, while ``watching()``."""
     watching: Callable[[], bool] = _always
     _obs: Observation | None = None
+    _deal: int = 0
     _view: dict[str, Any] | None = None
     _told: dict[str, Any] | None = None
 
@@ -103,9 +107,10 @@ class LiveMatch:
             "match_id": self.match_id,
             "position": self.position,
             "seats": list(self.seats),
-            "deal": self._obs.deal_number if self._obs is not None else 0,
+            "deal": self._obs.deal_number if self._obs is not None else self._deal,
             "deals_hidden": not self.shown,
             "remote": [name for name in self.seats if name in self.remote],
+            "on_worker": self.on_worker,
         }
 
     def state(self) -> dict[str, Any]:
@@ -117,6 +122,15 @@ class LiveMatch:
 
     def update(self, obs: Observation) -> None:
         self._obs, self._view = obs, None
+        self._changed()
+
+    def relay(self, deal: int, view: dict[str, Any] | None) -> None:
+        """The match as the worker that plays it saw it last (a :func:`public_view`, or ``None`` while
+        its deals are hidden, when the worker sends the deal number alone)."""
+        self._obs, self._deal, self._view = None, deal, view
+        self._changed()
+
+    def _changed(self) -> None:
         self.steps += 1
         if not self.listeners or not self.watching():
             return

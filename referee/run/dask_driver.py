@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import logging
 import os
 import secrets
 import signal
@@ -55,13 +56,14 @@ from distributed.scheduler import KilledWorker
 
 from referee.league.config import League
 from referee.league.schedule import ScheduledMatch
-from referee.match.launcher import Launcher
-from referee.match.outcome import Finished
+from referee.match.launcher import Launcher, RemoteSource
+from referee.match.outcome import Finished, NotStarted
 from referee.match.setup import open_launcher
 from referee.run.competition import Competition, Progress, RunReport
 from referee.run.dask_worker import (
     ArenaPlugin,
     ClusterError,
+    Feed,
     MatchJob,
     PlayedOnWorker,
     Unplayable,
@@ -73,9 +75,12 @@ from referee.run.dask_worker import (
 )
 from referee.run.driver import OnProgress, Place, Tally, drive, quiet
 from referee.run.host import Host
+from referee.run.local_driver import LocalDriver
 from referee.run.preflight import Broken
 
 __all__ = ["ClusterError", "DaskDriver", "Unplayable"]
+
+LOGGER = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT: Final = 10.0
 """Seconds to reach a scheduler before ``referee run --dask`` gives up."""
@@ -120,14 +125,16 @@ class _Slot:
     attempt: int = 0
     prefer: str | None = None
     avoid: set[str] = field(default_factory=set)
+    feed: Feed | None = None
+    """Where its worker relays its live view (``referee serve``'s matches)."""
 
 
 class DaskDriver:
     """Drives a :class:`Competition` on a Dask cluster: its matches played on the workers, stored here
     (:func:`drive`, with this driver as its seats). ``concurrency`` is the preflight's (matches at once
-    are the cluster's threads)."""
-
-    builds_here: Final = False
+    are the cluster's threads). With remote entrants (:attr:`remote`, set by the door around the run),
+    the matches with a remote seat are played in this process, where the door is (the in-process
+    driver's way), and the others on the workers."""
 
     def __init__(
         self,
@@ -152,82 +159,62 @@ class DaskDriver:
         """How long the cluster took to be ready to play (started or reached, workers set up)."""
         self.stats: dict[str, WorkerStats] = {}
         """Per worker, at the end of a run (a worker restarted mid-run counts from its restart)."""
+        self.remote: RemoteSource | None = None
+        """The lobby of the remote entrants, when the referee listens for them (``remote_entrants.py``):
+        their matches are played here, since a remote bot is connected to this process's door."""
 
-    @contextlib.asynccontextmanager
-    async def client(self) -> AsyncIterator[Client]:
+    @property
+    def builds_here(self) -> bool:
+        """The workers build the entrants, unless this process plays matches too (remote seats')."""
+        return self.remote is not None
+
+    def client(self) -> AbstractAsyncContextManager[Client]:
         """A client of the running cluster, or of a LocalCluster closed (workers and all) at the end."""
-        if self.address is not None:
-            try:
-                client = await Client(self.address, asynchronous=True, timeout=CONNECT_TIMEOUT)
-            except (OSError, TimeoutError) as exc:
-                raise ClusterError(
-                    f"cannot reach the Dask scheduler at {self.address}: {_first_line(exc)}; start one with "
-                    "`dask scheduler` (docs/SCALING.md) or check the address"
-                ) from None
-            try:
-                if not client.scheduler_info()["workers"]:
-                    self.say(f"waiting for a Dask worker to join {self.address}")
-                    try:
-                        await client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
-                    except TimeoutError:
-                        raise ClusterError(
-                            f"no Dask worker joined {self.address} within {WORKERS_TIMEOUT:g}s; start one "
-                            f"with `dask worker {self.address}`"
-                        ) from None
-                yield client
-            finally:
-                await client.close()
-            return
-        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")  # workers inherit it
-        with dask.config.set(LOCAL_SETTINGS):  # the nannies pass it on to their workers as they start
-            with _interrupts_blocked():
-                cluster = LocalCluster(
-                    n_workers=self.workers,
-                    threads_per_worker=1,
-                    processes=True,
-                    asynchronous=True,
-                    dashboard_address=":8787" if _has_bokeh() else ":0",  # no port to fight over
-                )
-                try:
-                    await cluster
-                except BaseException:
-                    closing = cluster.close()  # an awaitable, the cluster being asynchronous
-                    if closing is not None:
-                        await closing
-                    raise
-            async with cluster:
-                dashboard = _dashboard(cluster)
-                self.say(f"Dask LocalCluster: {self.workers} worker processes, dashboard {dashboard}")
-                async with Client(cluster, asynchronous=True) as client:
-                    await client.wait_for_workers(self.workers)
-                    yield client
+        return cluster_client(self.address, self.workers, self.say)
 
     async def run(self, on_progress: OnProgress = quiet) -> RunReport:
         return await drive(self.competition, self.host, self, on_progress)
 
     @contextlib.asynccontextmanager
     async def opened(self, host: Host) -> AsyncIterator[Place]:
-        """The cluster for the run, every worker set up (its plugin: the folders checked, the builds
-        run, a referee and launcher of its own); interrupted, every worker ends its bots' streams with
-        CANCELLED and stops them; at the end, each worker's :attr:`stats`."""
-        plugin = ArenaPlugin(secrets.token_hex(6), host, own_cluster=self.address is None)
+        """The cluster for the run, every worker set up (:meth:`arena`)."""
         begun = time.perf_counter()
-        async with self.client() as client:
-            await client.register_plugin(plugin)
-            try:
-                await self._check_workers(client, plugin.name)
-                self.setup_seconds = time.perf_counter() - begun
-                yield _Cluster(self, client, plugin.name)
-            except (asyncio.CancelledError, KeyboardInterrupt):
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(client.run(interrupt_worker, name=plugin.name), INTERRUPT_TIMEOUT)
-                raise
-            finally:
-                with contextlib.suppress(Exception):
-                    stats = await client.run(worker_stats, name=plugin.name)
-                    self.stats = {worker: item for worker, item in stats.items() if item is not None}
-                with contextlib.suppress(Exception):
-                    await client.unregister_worker_plugin(plugin.name)
+        async with self.client() as client, self.arena(client, host) as plugin, self._here(host) as here:
+            self.setup_seconds = time.perf_counter() - begun
+            yield _Cluster(self, client, plugin, here)
+
+    @contextlib.asynccontextmanager
+    async def _here(self, host: Host) -> AsyncIterator[Place | None]:
+        """The in-process driver's seats, for the matches with a remote seat; ``None`` without a door."""
+        if self.remote is None:
+            yield None
+            return
+        local = LocalDriver(self.competition, host, self.concurrency)
+        local.remote = self.remote
+        async with local.opened(host) as place:
+            yield place
+
+    @contextlib.asynccontextmanager
+    async def arena(self, client: Client, host: Host) -> AsyncIterator[str]:
+        """The name of this run's plugin, set up on every worker of ``client``'s cluster (its folders
+        checked, the builds run, a referee and launcher of its own); interrupted, every worker ends its
+        bots' streams with CANCELLED and stops them; at the end, each worker's :attr:`stats`. ``referee
+        serve`` sets one up for each pass over the league, on the cluster it keeps for its whole life."""
+        plugin = ArenaPlugin(secrets.token_hex(6), host, own_cluster=self.address is None)
+        await client.register_plugin(plugin)
+        try:
+            await self._check_workers(client, plugin.name)
+            yield plugin.name
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.run(interrupt_worker, name=plugin.name), INTERRUPT_TIMEOUT)
+            raise
+        finally:
+            with contextlib.suppress(Exception):
+                stats = await client.run(worker_stats, name=plugin.name)
+                self.stats = {worker: item for worker, item in stats.items() if item is not None}
+            with contextlib.suppress(Exception):
+                await client.unregister_worker_plugin(plugin.name)
 
     async def _check_workers(self, client: Client, plugin: str) -> None:
         unfit = await client.run(worker_unfit, name=plugin)
@@ -248,7 +235,7 @@ class DaskDriver:
         """Plays one batch: a chain of matches per thread of the cluster, the next of each chosen ahead."""
         competition = self.competition
         queue = deque(missing)
-        threads = await _threads(client)
+        threads = await cluster_threads(client)
         slots: dict[Future[Any], _Slot] = {}
         pending = as_completed()
 
@@ -294,14 +281,64 @@ class DaskDriver:
             worker = result.worker
             if slot.following is not None:
                 await submit(_Slot(slot.following, take(), prefer=worker))
-            while queue and len(slots) < await _threads(client):  # a worker joined: give it a chain too
+            while queue and len(slots) < await cluster_threads(
+                client
+            ):  # a worker joined: give it a chain too
                 first = take()
                 assert first is not None
                 await submit(_Slot(first, take()))
 
+    async def play_one(
+        self, client: Client, plugin: str, scheduled: ScheduledMatch, feed: Feed | None = None
+    ) -> Finished | NotStarted:
+        """Plays ``scheduled`` on a worker and stores its attempts: ``referee serve``'s way, which chooses
+        each match as it can start. A worker unfit for it is named and avoided, as in a run, and a bot
+        that did not start on a worker is tried on another; one that did not start on any (or a failed
+        build, ``lasting``) is the caller's to count, as the caller counts a start that failed in its own
+        process (:meth:`Competition.not_started`). With a ``feed``, its worker relays its live view."""
+        slot = _Slot(scheduled, None, feed=feed)
+        while True:
+            future = await self._submit(client, plugin, slot)
+            try:
+                result = await future
+            except KilledWorker:
+                raise ClusterError(
+                    f"match {scheduled.match_id} was on several workers that died while playing it "
+                    "(Dask's distributed.scheduler.allowed-failures); look at the workers' logs"
+                ) from None
+            if isinstance(result, Unplayable) and not result.attempts:
+                if result.kind == "unfit":
+                    await self._unplayable(result, client)
+                    slot.attempt += 1
+                    continue
+                if result.kind == "start" and await self._elsewhere(result, client):
+                    slot.attempt += 1  # a broken worker never counts against a healthy bot
+                    continue
+            attempts = result.result.attempts if isinstance(result, PlayedOnWorker) else result.attempts
+            for number, attempt in enumerate(attempts):
+                self.competition.record(scheduled, attempt, number)
+            if isinstance(result, PlayedOnWorker):
+                LOGGER.info("match %s: played on worker %s", scheduled.match_id, result.worker)
+                return result.result
+            return NotStarted(
+                result.entrant, result.reason, lasting=result.kind == "build", attempts=attempts
+            )
+
+    async def _elsewhere(self, failed: Unplayable, client: Client) -> bool:
+        """Whether an entrant whose bot did not start on a worker is to be tried on another one now (the
+        worker is avoided for it from then on); not once it failed on every worker, which is then
+        forgotten, so that the caller counts one failed start and the next try may go anywhere."""
+        tried = self.failed_starts.setdefault(failed.entrant, {})
+        tried[failed.worker] = failed.reason
+        if set(await _workers(client)) - set(self.unfit) - set(tried):
+            self.say(f"worker {failed.worker}: {failed.reason}; trying {failed.entrant} on another")
+            return True
+        del self.failed_starts[failed.entrant]
+        return False
+
     async def _submit(self, client: Client, plugin: str, slot: _Slot) -> Future[Any]:
         out = tuple(sorted(self.competition.disqualified.items()))
-        job = MatchJob(plugin, slot.scheduled, slot.following, out)
+        job = MatchJob(plugin, slot.scheduled, slot.following, out, slot.feed)
         avoid = slot.avoid | set(self.unfit)
         for name in slot.scheduled.entrants:
             avoid |= set(self.failed_starts.get(name, ()))
@@ -342,6 +379,7 @@ class DaskDriver:
         if isinstance(result, Unplayable):
             await self._unplayable(result, client)
             return competition.finished(scheduled, Finished(result.attempts))
+        LOGGER.info("match %s: played on worker %s", scheduled.match_id, result.worker)
         return competition.finished(scheduled, result.result)
 
     async def _unplayable(self, result: Unplayable, client: Client) -> None:
@@ -376,25 +414,95 @@ class _Cluster:
     driver: DaskDriver
     client: Client
     plugin: str
+    here: Place | None = None
+    """The in-process seats of the matches with a remote seat (:meth:`DaskDriver._here`)."""
 
     def trying(self) -> AbstractAsyncContextManager[Launcher]:
         """A launcher of this process's own: the preflight runs here, once the workers have their folders
         and before any of them plays (the entrants' folders and programs are on this machine too: the
-        league file was checked against them); an entrant with a build is left to the workers."""
+        league file was checked against them); an entrant with a build is left to the workers, unless
+        this process builds too (remote seats)."""
+        if self.here is not None:
+            return self.here.trying()
         host = self.driver.host
         return open_launcher(host.log_dir, host.confinement)
 
     def unready(self, league: League) -> list[Broken]:
-        return []  # remote entrants play in-process only (refused on Dask before the run)
+        return []  # a remote entrant without its token is refused before the run (with_door)
 
     async def play(self, batch: list[ScheduledMatch], on_progress: OnProgress) -> None:
-        await self.driver._drive(self.client, self.plugin, batch, on_progress)
+        """The batch's matches with a remote seat here, the others on the workers, at once."""
+        remote = set(self.driver.competition.league.remote_names)
+        here = [m for m in batch if not remote.isdisjoint(m.entrants)]
+        there = [m for m in batch if remote.isdisjoint(m.entrants)]
+        async with asyncio.TaskGroup() as group:
+            if there:
+                group.create_task(self.driver._drive(self.client, self.plugin, there, on_progress))
+            if here:
+                assert self.here is not None  # a league with remote entrants has its door
+                group.create_task(self.here.play(here, on_progress))
 
     def tally(self) -> Tally:
         stats = self.driver.stats.values()
+        local = self.here.tally() if self.here is not None else Tally()
         return Tally(
-            sum(item.started for item in stats), tuple(line for item in stats for line in item.refusals)
+            local.processes_started + sum(item.started for item in stats),
+            (*local.refusals, *(line for item in stats for line in item.refusals)),
         )
+
+
+@contextlib.asynccontextmanager
+async def cluster_client(
+    address: str | None, workers: int | None, say: Callable[[str], None] = lambda line: None
+) -> AsyncIterator[Client]:
+    """A client of the running cluster at ``address``, or of a LocalCluster of ``workers`` processes
+    closed (workers and all) at the end; :class:`ClusterError` for a scheduler that cannot be reached or
+    a cluster no worker joins."""
+    if address is not None:
+        try:
+            client = await Client(address, asynchronous=True, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            raise ClusterError(
+                f"cannot reach the Dask scheduler at {address}: {_first_line(exc)}; start one with "
+                "`dask scheduler` (docs/SCALING.md) or check the address"
+            ) from None
+        try:
+            if not client.scheduler_info()["workers"]:
+                say(f"waiting for a Dask worker to join {address}")
+                try:
+                    await client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
+                except TimeoutError:
+                    raise ClusterError(
+                        f"no Dask worker joined {address} within {WORKERS_TIMEOUT:g}s; start one "
+                        f"with `dask worker {address}`"
+                    ) from None
+            yield client
+        finally:
+            await client.close()
+        return
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")  # workers inherit it
+    with dask.config.set(LOCAL_SETTINGS):  # the nannies pass it on to their workers as they start
+        with _interrupts_blocked():
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                asynchronous=True,
+                dashboard_address=":8787" if _has_bokeh() else ":0",  # no port to fight over
+            )
+            try:
+                await cluster
+            except BaseException:
+                closing = cluster.close()  # an awaitable, the cluster being asynchronous
+                if closing is not None:
+                    await closing
+                raise
+        async with cluster:
+            dashboard = _dashboard(cluster)
+            say(f"Dask LocalCluster: {workers} worker processes, dashboard {dashboard}")
+            async with Client(cluster, asynchronous=True) as client:
+                await client.wait_for_workers(workers)
+                yield client
 
 
 async def _workers(client: Client) -> list[str]:
@@ -403,7 +511,7 @@ async def _workers(client: Client) -> list[str]:
     return list(nthreads)
 
 
-async def _threads(client: Client) -> int:
+async def cluster_threads(client: Client) -> int:
     """Matches the cluster can play at once: its workers' threads, asked of the scheduler (the client's
     own copy of its state is refreshed only every few seconds)."""
     nthreads: dict[str, int] = await client.nthreads()

@@ -28,14 +28,17 @@ from referee.match.arbiter import Arbiter, Lineup, Sitting
 from referee.match.outcome import Attempt, Finished, NotStarted
 from referee.match.sandbox import SandboxError, resolve_mode
 from referee.match.setup import open_launcher
+from referee.match.watch import LiveMatch, watched
+from referee.run.driver import ClusterError
 from referee.run.host import Host, run_build
 
+__all__ = ["ClusterError", "Feed", "MatchJob", "PlayedOnWorker", "Unplayable", "WorkerStats"]
+
+FEED_EVERY: Final = 0.05
+"""Seconds between two relays of a served match's live view: a fast match sends a few a second, not one
+per card through the scheduler."""
 UNCLAIMED: Final = 60.0
 """Seconds after a match a worker keeps the bots it started ahead for the next, if no task comes for it."""
-
-
-class ClusterError(RuntimeError):
-    """The cluster cannot play this league; the message is one line: what, where, what to do."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,21 @@ class MatchJob:
     scheduled: ScheduledMatch
     following: ScheduledMatch | None
     disqualified: tuple[tuple[str, str], ...]
+    feed: Feed | None = None
+    """Where to relay the match's public view as it plays (``referee serve``'s live pages); none for a
+    run."""
+
+
+@dataclass(frozen=True, slots=True)
+class Feed:
+    """A served match's live view, relayed from the worker that plays it: each change of what every seat
+    sees (:func:`~referee.match.watch.public_view`, never a hand) is logged as a Dask event on ``topic``,
+    which the server subscribes to, at most one every :data:`FEED_EVERY` seconds (the latest wins); the
+    view only when ``shown`` (no other match of its table is still to come), else the deal number
+    alone (:meth:`LiveMatch.state`)."""
+
+    topic: str
+    shown: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +118,7 @@ class ArenaPlugin(WorkerPlugin):
         self.playing: set[asyncio.Task[Any]] = set()
         self.interrupted = False
         self.worker = str(worker.address)
+        self.dask_worker = worker
         self.cpu_at_setup = _cpu()
         self.nthreads = int(getattr(worker.state, "nthreads", 1) or 1)
         self.upcoming: dict[str, _Ahead] = {}
@@ -183,11 +202,18 @@ class ArenaPlugin(WorkerPlugin):
         if lineup is None:
             lineup = await self._lineup(job.scheduled, job.disqualified)
         self._start_following(job)
+        relay = None
         try:
             if isinstance(lineup, Unplayable):
                 return lineup
+            if job.feed is not None:
+                live = LiveMatch(job.scheduled.match_id, job.scheduled.entrants, job.feed.shown)
+                lineup.seats = watched(lineup.seats, live)
+                relay = _Relay(self.dask_worker, job.feed, live)
             result = await arbiter.play(self._sitting(job.scheduled), lineup)
         finally:
+            if relay is not None:
+                relay.close()
             self._expire_later(job)
         if isinstance(result, NotStarted):
             return self._not_started(result)
@@ -298,6 +324,37 @@ class ArenaPlugin(WorkerPlugin):
                 return problem
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+class _Relay:
+    """Relays a :class:`LiveMatch` as the events of a :class:`Feed`: every :data:`FEED_EVERY` seconds,
+    what every seat sees if it changed since the last relay. The match itself only keeps its last
+    observation (it has no listener), so a view is built at most that often, however fast the bots;
+    logging an event only queues it, so the play never waits for the server."""
+
+    def __init__(self, worker: Any, feed: Feed, live: LiveMatch) -> None:
+        self.worker, self.feed, self.live = worker, feed, live
+        self.steps = 0
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(FEED_EVERY)
+            self.send()
+
+    def send(self) -> None:
+        live = self.live
+        if live.steps == self.steps:
+            return
+        self.steps = live.steps
+        state = live.state()
+        event = {"match_id": live.match_id, "deal": state["deal"], "view": state.get("view")}
+        self.worker.log_event(self.feed.topic, event)
+
+    def close(self) -> None:
+        """The match is over: what it did last is sent now (the server drops it once it is stored)."""
+        self.task.cancel()
+        self.send()
 
 
 def _leave_interrupts_to_the_client() -> None:

@@ -30,6 +30,12 @@ from referee.run.preflight import Broken, preflight
 OnProgress = Callable[[Progress], None]
 
 
+class ClusterError(RuntimeError):
+    """The cluster a driver plays on cannot play this league (Dask's: ``dask_driver.py``); the message is
+    one line: what, where, what to do. Here, beside the drivers' shape, so that ``referee serve`` can
+    tell it apart without importing Dask."""
+
+
 def quiet(progress: Progress) -> None:
     """No display."""
 

@@ -19,7 +19,7 @@ from referee.run.competition import Competition, Progress, RunReport
 from referee.run.dry_run import EXIT_PREFLIGHT, cpu_count
 from referee.run.host import Host, log_dir_of
 from referee.run.local_driver import LocalDriver
-from referee.run.remote_entrants import door_settings, with_door
+from referee.run.remote_entrants import LobbyDriver, door_settings, with_door
 
 __all__ = ["EXIT_PREFLIGHT", "FolderError", "LeagueRun"]
 
@@ -83,39 +83,22 @@ class LeagueRun:
         file's ``remote:``); settings that cannot work are :class:`RemoteSettingsError`, before any play.
         A league that another process holds is :class:`~referee.results.lock.LeagueBusyError` before any
         of that is checked: while it is held, nothing else matters."""
-        on_dask = workers is not None or dask_address is not None
         check_free(league.database)  # another run or serve of it is the first thing to hear of
-        settings = door_settings(league, door or RemoteSettings(), on_dask)
+        settings = door_settings(league, door or RemoteSettings())
         competition = Competition.open(league, fresh, say, skip_broken)
         try:
             host = Host.of(competition.league, _folders(competition.league, report_dir))
-            if settings is not None:  # remote entrants: only this process plays them (refused on Dask)
-                local = LocalDriver(competition, host, concurrency or competition.league.concurrency)
-                driver = with_door(competition.league, local, settings)
-                return cls(competition, host, driver, local.concurrency, (SandboxError, RemoteSettingsError))
-            return cls._with_driver(competition, host, concurrency, workers, dask_address, say)
+            at_once = concurrency or competition.league.concurrency
+            driver, failures = _driver(competition, host, at_once, workers, dask_address, say)
+            if settings is None:
+                return cls(competition, host, driver, at_once, failures)
+            # Remote entrants: the door opens around the run, here; their matches are played in this
+            # process (on Dask too: the others go to the workers).
+            with_remote = with_door(competition.league, driver, settings)
+            return cls(competition, host, with_remote, at_once, (*failures, RemoteSettingsError))
         except BaseException:
             competition.close()
             raise
-
-    @classmethod
-    def _with_driver(
-        cls,
-        competition: Competition,
-        host: Host,
-        concurrency: int | None,
-        workers: int | None,
-        dask_address: str | None,
-        say: Callable[[str], None],
-    ) -> LeagueRun:
-        at_once = concurrency or competition.league.concurrency
-        if workers is None and dask_address is None:
-            return cls(competition, host, LocalDriver(competition, host, at_once), at_once, (SandboxError,))
-        # Dask is imported only when it is used.
-        from referee.run.dask_driver import ClusterError, DaskDriver  # noqa: PLC0415
-
-        driver = DaskDriver(competition, host, dask_address, workers, say, at_once)
-        return cls(competition, host, driver, at_once, (SandboxError, ClusterError))
 
     def warnings(self) -> list[str]:
         """What the organiser should know before the run starts."""
@@ -145,6 +128,24 @@ class LeagueRun:
                 f"{self.log_file}); run again to retry them"
             )
         return lines
+
+
+def _driver(
+    competition: Competition,
+    host: Host,
+    at_once: int,
+    workers: int | None,
+    dask_address: str | None,
+    say: Callable[[str], None],
+) -> tuple[LobbyDriver, tuple[type[Exception], ...]]:
+    """The driver that plays the run, and the errors of it that end a run with one line: Dask with
+    ``workers`` or ``dask_address``, else this process."""
+    if workers is None and dask_address is None:
+        return LocalDriver(competition, host, at_once), (SandboxError,)
+    # Dask is imported only when it is used.
+    from referee.run.dask_driver import ClusterError, DaskDriver  # noqa: PLC0415
+
+    return DaskDriver(competition, host, dask_address, workers, say, at_once), (SandboxError, ClusterError)
 
 
 def unplayed(report: RunReport) -> str | None:

@@ -28,14 +28,16 @@ from referee.run.competition import Progress, RunReport
 
 
 class LobbyDriver(Protocol):
-    """A driver that seats remote entrants from a lobby (``referee.run.local_driver.LocalDriver``)."""
+    """A driver that seats remote entrants from a lobby (``referee.run.local_driver.LocalDriver``, and
+    ``referee.run.dask_driver.DaskDriver``, which plays their matches in this process, where the door
+    is, and the others on its workers)."""
 
     remote: RemoteSource | None
 
     async def run(self, on_progress: Callable[[Progress], None]) -> RunReport: ...
 
 
-def door_settings(league: League, given: RemoteSettings, on_dask: bool) -> RemoteSettings | None:
+def door_settings(league: League, given: RemoteSettings) -> RemoteSettings | None:
     """The door a run opens: the league file's ``remote:`` keys under the options of ``referee run`` or
     ``serve`` (``given``), or ``None`` when the league has no remote entrant. Each option overrides its
     own key only: ``--listen`` on the command line keeps the file's ``tls_cert`` and ``tls_key``. Raises
@@ -45,11 +47,6 @@ def door_settings(league: League, given: RemoteSettings, on_dask: bool) -> Remot
         if given.listen is not None:
             raise RemoteSettingsError("--listen: this league has no remote entrant (remote: true)")
         return None
-    if on_dask:
-        raise RemoteSettingsError(
-            "remote entrants play only in the referee's own process: run without --workers/--dask "
-            "(docs/SCALING.md)"
-        )
     base = league.remote
     settings = RemoteSettings(
         given.listen or base.listen,

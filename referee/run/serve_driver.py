@@ -30,14 +30,15 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from referee.league.config import League, LeagueError, load_league
 from referee.league.schedule import ScheduledMatch
 from referee.match.arbiter import Arbiter
 from referee.match.launcher import Launcher
-from referee.match.outcome import MatchStatus, NotStarted
+from referee.match.outcome import Finished, MatchStatus, NotStarted
 from referee.match.setup import open_launcher
 from referee.match.watch import LiveMatch, watched
 from referee.remote.lobby import seatable
@@ -48,14 +49,22 @@ from referee.results.errors import StorageError, StoreError
 from referee.results.lock import LeagueBusyError
 from referee.results.owner import made_by
 from referee.run.competition import Competition
-from referee.run.driver import OnProgress, Place, Tally, drive, held
+from referee.run.driver import ClusterError, OnProgress, Place, Tally, drive, held
 from referee.run.host import Host
 from referee.run.preflight import Broken
 from referee.run.remote_entrants import OpenDoor, missing_tokens, no_token
 
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from referee.run.serve_cluster import OnCluster
+
 LOGGER = logging.getLogger(__name__)
 POLL: Final = 1.0
 """Seconds between looks at the league file for changes while there is nothing to play."""
+CLUSTER_RETRY: Final = 30.0
+"""Seconds before a pass the cluster could not play (a worker that lacks an entrant's folder, a match on
+several workers that died) is tried again, if the league file does not change before."""
 
 
 class Publisher(Protocol):
@@ -70,6 +79,16 @@ class Publisher(Protocol):
     def publish(self, kind: str, **data: Any) -> None:
         """Tells every listener; returns at once (the play goes on)."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSettings:
+    """Where the server plays the matches without remote seats, besides this process: a LocalCluster
+    of ``workers`` processes on this machine (``--workers``, ``workers:``) or the running cluster whose
+    scheduler is at ``address`` (``--dask``, ``dask:``); ``serve_cluster.py`` plays on it."""
+
+    workers: int | None = None
+    address: str | None = None
 
 
 def league_text(path: Path) -> str:
@@ -117,8 +136,13 @@ class ServeDriver:
         poll: float = POLL,
         door: OpenDoor | None = None,
         fresh: bool = False,
+        cluster: ClusterSettings | None = None,
     ) -> None:
         self.league_file = league_file.resolve()
+        self.cluster = cluster
+        """The Dask cluster the matches without remote seats are played on; ``None``: all play here."""
+        self.client: Client | None = None
+        """A client of :attr:`cluster`, from the first pass until :meth:`run` ends."""
         self.fresh = fresh
         """Forget the league's stored results when its competition is first opened (``--fresh``)."""
         self.door = door
@@ -146,6 +170,10 @@ class ServeDriver:
 
     async def run(self) -> None:
         """Until cancelled: each pass plays the league as the file says now, until the file changes."""
+        async with contextlib.AsyncExitStack() as stack:
+            await self._run(stack)
+
+    async def _run(self, stack: contextlib.AsyncExitStack) -> None:
         try:
             while True:
                 digest = self._digest()
@@ -164,10 +192,20 @@ class ServeDriver:
                     continue
                 if self.door is not None and not self.door.is_open:  # the league is held: now its door
                     await self.door.open()
+                if self.cluster is not None and self.client is None:  # and the cluster, for good
+                    from referee.run import serve_cluster  # noqa: PLC0415 (Dask only when it is used)
+
+                    self.client = await stack.enter_async_context(serve_cluster.client(self.cluster, _say))
                 self.league, self.seed = competition.league, competition.seed
                 self._changed(competition)
                 self.hub.publish("league", name=competition.league.name)
-                await self._pass(competition, digest)
+                try:
+                    await self._pass(competition, digest)
+                except ClusterError as exc:  # a worker unfit for the league, or lost mid-match
+                    self._trouble(
+                        f"{exc}; the server tries again in {CLUSTER_RETRY:g}s or when the file changes"
+                    )
+                    await self._until_changed(digest, CLUSTER_RETRY)
         finally:
             if self.competition is not None:
                 self.competition.close()
@@ -218,8 +256,11 @@ class ServeDriver:
         self.problem = problem
         self.hub.publish("problem", text=problem)
 
-    async def _until_changed(self, digest: str) -> None:
-        while self._digest() == digest:
+    async def _until_changed(self, digest: str, at_most: float | None = None) -> None:
+        """Until the league file (or the token file) changes, or ``at_most`` seconds have passed."""
+        loop = asyncio.get_running_loop()
+        until = None if at_most is None else loop.time() + at_most
+        while self._digest() == digest and (until is None or loop.time() < until):
             await asyncio.sleep(self.poll)
 
     async def _pass(self, competition: Competition, digest: str) -> None:
@@ -229,10 +270,19 @@ class ServeDriver:
         host = Host.of(competition.league, self.hidden)
         await drive(competition, host, _Served(self, competition, digest), jobs=_ONE_PASS)
 
-    async def _serve(self, competition: Competition, arbiter: Arbiter, digest: str) -> None:
-        """Plays the matches that can start, up to the league's ``concurrency`` at once, until the file
-        changes; rates the league whenever nothing can be played now after something was."""
+    async def _serve(
+        self, competition: Competition, arbiter: Arbiter, digest: str, cluster: OnCluster | None = None
+    ) -> None:
+        """Plays the matches that can start, up to the league's ``concurrency`` at once here and, with a
+        ``cluster``, as many more as its workers' threads there, until the file changes; rates the league
+        whenever nothing can be played now after something was. A match with a remote seat is played
+        here, where the door is; with a cluster, every other one is played there."""
         concurrency = competition.league.concurrency
+        remote = set(competition.league.remote_names)
+
+        def here(match: ScheduledMatch) -> bool:
+            return cluster is None or not remote.isdisjoint(match.entrants)
+
         playing: dict[str, tuple[ScheduledMatch, asyncio.Task[None]]] = {}
         try:
             while self._digest() == digest:
@@ -240,9 +290,13 @@ class ServeDriver:
                     if task.done():
                         del playing[match_id]
                         task.result()  # a failure of the referee's own stops serve, loudly
+                in_play = [m for m, _ in playing.values()]
+                free = {True: concurrency - sum(here(m) for m in in_play), False: 0}
+                if cluster is not None:
+                    free[False] = await cluster.threads() - sum(not here(m) for m in in_play)
                 scheduled = None
-                if len(playing) < concurrency:
-                    scheduled = self._next(competition, [m for m, _ in playing.values()])
+                if max(free.values()) > 0:
+                    scheduled = self._next(competition, in_play, partial(_room, free, here))
                 if scheduled is None:
                     if not playing and self.rated_at != self.played:  # stored as the end of a run does
                         competition.rated()
@@ -251,8 +305,12 @@ class ServeDriver:
                     waits.add(asyncio.ensure_future(asyncio.sleep(self.poll)))
                     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                     continue
-                task = asyncio.create_task(self._play_one(competition, arbiter, scheduled))
-                playing[scheduled.match_id] = (scheduled, task)
+                if here(scheduled):
+                    play = self._play_one(competition, arbiter, scheduled)
+                else:
+                    assert cluster is not None
+                    play = self._play_there(competition, cluster, scheduled)
+                playing[scheduled.match_id] = (scheduled, asyncio.create_task(play))
             if self.door is not None:  # a token revoked or reissued: that bot is told now
                 self.door.lobby.dismiss()
             await asyncio.gather(*(task for _, task in playing.values()))  # the league changed
@@ -261,9 +319,15 @@ class ServeDriver:
                 task.cancel()
             await asyncio.gather(*(task for _, task in playing.values()), return_exceptions=True)
 
-    def _next(self, competition: Competition, playing: list[ScheduledMatch]) -> ScheduledMatch | None:
-        """The first missing match not in play whose entrants can all play now; an ``until: settled``
-        league plans its next batch once the last one is stored."""
+    def _next(
+        self,
+        competition: Competition,
+        playing: list[ScheduledMatch],
+        room: Callable[[ScheduledMatch], bool] = lambda match: True,
+    ) -> ScheduledMatch | None:
+        """The first missing match not in play whose entrants can all play now, and for which there is
+        ``room`` (here, or on the cluster); an ``until: settled`` league plans its next batch once the
+        last one is stored."""
         missing = competition.missing()
         if not missing and not playing and competition.league.settling is not None:
             missing = competition.next_batch()
@@ -274,6 +338,7 @@ class ServeDriver:
                 m
                 for m in missing
                 if m.match_id not in in_play
+                and room(m)
                 and competition.playable(m)
                 and self._here([n for n in m.entrants if n in remote], m.seed, playing)
             ),
@@ -293,26 +358,16 @@ class ServeDriver:
         return lobby is not None and seatable(lobby, remote, deals, [(m.entrants, m.seed) for m in playing])
 
     async def _play_one(self, competition: Competition, arbiter: Arbiter, scheduled: ScheduledMatch) -> None:
+        """Plays ``scheduled`` in this process, watched card by card by the listeners."""
         sitting = competition.sitting(scheduled)
         lineup = await arbiter.seat(sitting)
         if lineup.failed is not None:  # counted by the competition: three in a row disqualify
             arbiter.release(lineup)
-            competition.not_started(scheduled, lineup.failed, tries=1)  # tried again while playable
-            self._changed(competition)
-            await asyncio.sleep(self.poll)
+            await self._not_started(competition, scheduled, lineup.failed)
             return
-        live = LiveMatch(
-            scheduled.match_id,
-            scheduled.entrants,
-            _shown(competition, scheduled),
-            scheduled.position + 1,
-            tuple(competition.league.remote_names),
-            watching=lambda: self.hub.listeners > 0,  # its view built for the listeners alone
-        )
+        live = self._live(competition, scheduled)
         live.listeners.append(lambda match: self.hub.publish("play", **match.state()))
         lineup.seats = watched(lineup.seats, live)
-        self.live[scheduled.match_id] = live
-        self.hub.publish("match_started", **live.summary())
         count = itertools.count()
         try:
             result = await arbiter.play(
@@ -320,6 +375,61 @@ class ServeDriver:
             )
         finally:
             self.live.pop(scheduled.match_id, None)
+        self._ended(competition, scheduled, result)
+
+    async def _play_there(
+        self, competition: Competition, cluster: OnCluster, scheduled: ScheduledMatch
+    ) -> None:
+        """Plays ``scheduled`` on a worker of the cluster, watched through the view its worker relays
+        (:meth:`_relayed`)."""
+        live = self._live(competition, scheduled, on_worker=True)
+        live.listeners.append(lambda match: self.hub.publish("play", **match.state()))
+        try:
+            result = await cluster.play(scheduled, live.shown)
+        finally:
+            self.live.pop(scheduled.match_id, None)
+        if isinstance(result, NotStarted) and not result.attempts:
+            await self._not_started(competition, scheduled, result)
+            return
+        self._ended(competition, scheduled, result)
+
+    def _relayed(self, event: dict[str, Any]) -> None:
+        """A worker's relay of a match it plays (``dask_worker.Feed``): the view of that match in play,
+        if it still is (a late relay of a stored match is dropped)."""
+        live = self.live.get(str(event.get("match_id")))
+        if live is not None and live.on_worker:
+            live.relay(int(event.get("deal") or 0), event.get("view"))
+
+    def _live(
+        self, competition: Competition, scheduled: ScheduledMatch, on_worker: bool = False
+    ) -> LiveMatch:
+        """``scheduled``, listed in play from now on (:attr:`live`, the ``match_started`` event)."""
+        live = LiveMatch(
+            scheduled.match_id,
+            scheduled.entrants,
+            _shown(competition, scheduled),
+            scheduled.position + 1,
+            tuple(competition.league.remote_names),
+            watching=lambda: self.hub.listeners > 0,  # its view built for the listeners alone
+            on_worker=on_worker,
+        )
+        self.live[scheduled.match_id] = live
+        self.hub.publish("match_started", **live.summary())
+        return live
+
+    async def _not_started(
+        self, competition: Competition, scheduled: ScheduledMatch, failed: NotStarted
+    ) -> None:
+        """A match whose bots did not all start: counted by the competition (three in a row disqualify),
+        and tried again while it is playable."""
+        competition.not_started(scheduled, failed, tries=1)
+        self._changed(competition)
+        await asyncio.sleep(self.poll)
+
+    def _ended(
+        self, competition: Competition, scheduled: ScheduledMatch, result: Finished | NotStarted
+    ) -> None:
+        """A match played (its attempts stored as they ended): counted, and told to the listeners."""
         if isinstance(result, NotStarted):  # a retry after a void did not start: its voids are stored
             competition.not_started(scheduled, result, tries=1)
             outcome = result.attempts[-1].outcome
@@ -362,7 +472,12 @@ class _Served:
     driver: ServeDriver
     competition: Competition
     digest: str
-    builds_here: bool = True
+
+    @property
+    def builds_here(self) -> bool:
+        """On a cluster, the workers build the entrants (as in ``referee run --workers``), unless this
+        process plays matches too: those with a remote seat, whose other seats may need a build."""
+        return self.driver.cluster is None or bool(self.competition.league.remote_names)
 
     @property
     def concurrency(self) -> int:
@@ -376,9 +491,25 @@ class _Served:
         ) as launcher:
             arbiter = host.arbiter(launcher)
             try:
-                yield _ServedPlace(self.driver, self.competition, self.digest, launcher, arbiter)
+                async with self._cluster(host) as cluster:
+                    yield _ServedPlace(self.driver, self.competition, self.digest, launcher, arbiter, cluster)
             finally:
                 await arbiter.close()
+
+    @contextlib.asynccontextmanager
+    async def _cluster(self, host: Host) -> AsyncIterator[OnCluster | None]:
+        """The server's cluster set up for this pass, or ``None`` when every match is played here."""
+        driver = self.driver
+        if driver.cluster is None or driver.client is None:
+            yield None
+            return
+        from referee.run.serve_cluster import on_cluster  # noqa: PLC0415 (Dask only when it is used)
+
+        competition = self.competition
+        async with on_cluster(
+            driver.client, driver.cluster, competition, host, _say, driver._relayed
+        ) as cluster:
+            yield cluster
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,6 +521,7 @@ class _ServedPlace:
     digest: str
     launcher: Launcher
     arbiter: Arbiter
+    cluster: OnCluster | None = None
 
     def trying(self) -> AbstractAsyncContextManager[Launcher]:
         return held(self.launcher)
@@ -407,10 +539,20 @@ class _ServedPlace:
         them, until the league file changes."""
         competition = self.competition
         self.driver.problem = "; ".join(f"{b.name}: {b.reason}" for b in competition.broken)
-        await self.driver._serve(competition, self.arbiter, self.digest)
+        await self.driver._serve(competition, self.arbiter, self.digest, self.cluster)
 
     def tally(self) -> Tally:
-        return Tally(self.launcher.started, tuple(self.launcher.registry.refusals))
+        there = self.cluster.tally() if self.cluster is not None else Tally()
+        return Tally(
+            self.launcher.started + there.processes_started,
+            (*self.launcher.registry.refusals, *there.refusals),
+        )
+
+
+def _room(free: dict[bool, int], here: Callable[[ScheduledMatch], bool], match: ScheduledMatch) -> bool:
+    """Whether a seat is free where ``match`` would be played: ``free[True]`` here, ``free[False]`` on
+    the cluster."""
+    return free[here(match)] > 0
 
 
 def _shown(competition: Competition, scheduled: ScheduledMatch) -> bool:

@@ -153,6 +153,7 @@ async def live_page(request: Request) -> Response:
         match_id=match_id,
         seats=live.seats if live is not None else (),
         in_play=live is not None,
+        on_worker=live is not None and live.on_worker,
     )
 
 

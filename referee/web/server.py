@@ -23,8 +23,9 @@ import uvicorn
 from referee.remote.settings import RemoteSettingsError
 from referee.results.errors import StoreError
 from referee.results.lock import LeagueBusyError
+from referee.run.driver import ClusterError
 from referee.run.remote_entrants import OpenDoor
-from referee.run.serve_driver import ServeDriver
+from referee.run.serve_driver import ClusterSettings, ServeDriver
 from referee.web.app import create_app
 from referee.web.events import Hub
 from referee.web.hosts import allowed, shown
@@ -72,6 +73,7 @@ async def serve_forever(
     fresh: bool = False,
     public: Sequence[str] = (),
     log: IO[Any] | None = None,
+    cluster: ClusterSettings | None = None,
 ) -> int:
     """Runs until a signal or a failure of the league; the exit status. ``door``: the door of the
     league's remote entrants, which the driver opens once it holds the league (a second serve of a busy
@@ -80,7 +82,7 @@ async def serve_forever(
     to the league's record. ``fresh``: the league's stored results are forgotten when it is first opened,
     as ``referee run --fresh`` forgets them (a copy kept beside them). ``public``: the host names the
     server is reached by besides its address (``--public-host``); ``log``: where the reader processes'
-    own output goes."""
+    own output goes; ``cluster``: the Dask cluster the matches without remote seats are played on."""
     try:
         sock = listen(host, port)
     except OSError as exc:
@@ -91,7 +93,7 @@ async def serve_forever(
     readers = Readers(log=log)
     try:
         await readers.start()
-        return await _serve(league_file, host, sock, site, door, fresh, public, readers)
+        return await _serve(league_file, host, sock, site, door, fresh, public, readers, cluster)
     except ReadFailed as exc:
         click.echo(f"serve: {exc}", err=True)
         return 1
@@ -113,10 +115,13 @@ async def _serve(
     fresh: bool,
     public: Sequence[str],
     readers: Readers,
+    cluster: ClusterSettings | None = None,
 ) -> int:
     hub = Hub()
     site = LiveSite(hub)
-    driver = ServeDriver(league_file, hub, hidden=(folder,), on_stored=site.stale, door=door, fresh=fresh)
+    driver = ServeDriver(
+        league_file, hub, hidden=(folder,), on_stored=site.stale, door=door, fresh=fresh, cluster=cluster
+    )
     tables = HumanMatches(hidden=(folder,))
     connections = Connections()
     app = create_app(driver, hub, site, Answers(readers), tables, allowed(host, public), connections)
@@ -181,7 +186,7 @@ def _ending(failure: object, played: int) -> int:
     if isinstance(failure, LeagueBusyError):
         click.echo(f"serve: {failure}", err=True)
         return EXIT_BUSY
-    if isinstance(failure, RemoteSettingsError):  # the door could not open (the league held first)
+    if isinstance(failure, RemoteSettingsError | ClusterError):  # the door could not open, the cluster
         click.echo(f"serve: {failure}", err=True)
         return 1
     if isinstance(failure, StoreError):

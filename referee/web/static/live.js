@@ -59,6 +59,7 @@
       link.textContent = `match ${match.position ?? ""} ${match.match_id}`;
       const seats = match.seats.map((name) => (match.remote?.includes(name) ? `${name} (remote)` : name));
       item.append(link, ` · ${seats.join(" · ")} · deal ${match.deal}`);
+      if (match.on_worker) item.append(" · on a worker");
       if (match.deals_hidden) item.append(" (deals hidden until its table is complete)");
       list.appendChild(item);
     }

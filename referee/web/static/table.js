@@ -76,6 +76,10 @@
   if (!token) {
     const show = (state) => {
       if (!state || state.match_id !== matchId) return;
+      if (state.on_worker && !state.deals_hidden && !state.view) {
+        section.replaceChildren(el("p", "", "Played on a worker of the cluster: its first cards are on their way."));
+        return;
+      }
       if (state.deals_hidden || !state.view) {
         section.replaceChildren(
           el("p", "", `Deal ${state.deal} in play. Its cards are hidden until every match of its table is played.`),
