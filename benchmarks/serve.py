@@ -24,12 +24,20 @@ every second; it prints a line a minute and the ratio of the last minute's to th
 
     .venv/bin/python benchmarks/serve.py --soak 30
 
-Not measured yet (issue #34): the pace with 200 event-stream listeners and 20 API requests a second.
+``--watched`` measures instead what watchers cost: one server on a copy of the largest ``--sizes``
+database plays through ``--rounds`` pairs of ``--seconds`` windows, alternating no client at all with
+``--listeners`` event-stream listeners (default 200, eight an address from 127.0.0.10 on, each reading
+every byte it is sent) and ``--requests`` API and page requests a second (default 20, from 127.0.0.2
+to .5: ``/``, ``/api/v1/leaderboard`` and a stored match in turn); it prints each window's pace, the
+events the listeners got and the answers, and the median ratio::
+
+    .venv/bin/python benchmarks/serve.py --watched --sizes 2000 --seconds 30 --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
 import statistics
 import subprocess
@@ -38,6 +46,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -132,6 +141,125 @@ def soak(minutes: float) -> None:
         )
 
 
+async def _listener(port: int, source: str, stop: asyncio.Event, got: list[int]) -> None:
+    """An event-stream listener that reads every byte, counting the events (``got[0]``) it is sent."""
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+    except OSError:
+        return
+    writer.write(f"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    try:
+        while not stop.is_set():
+            try:
+                data = await asyncio.wait_for(reader.read(1 << 16), 0.5)
+            except TimeoutError:
+                continue
+            if not data:
+                break
+            got[0] += data.count(b"\nevent: ") + data.startswith(b"event: ")
+    except OSError:
+        pass
+    finally:
+        writer.close()
+
+
+async def _requester(port: int, source: str, rate: float, paths: list[str], stop: asyncio.Event,
+                     statuses: Counter[int]) -> None:  # fmt: skip
+    """Requests at ``rate`` a second on a keep-alive connection, each answer read whole."""
+    loop = asyncio.get_running_loop()
+    due = loop.time()
+    streams = None
+    number = 0
+    while not stop.is_set():
+        due += 1 / rate
+        await asyncio.sleep(max(0.0, due - loop.time()))
+        try:
+            if streams is None:
+                streams = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+            reader, writer = streams
+            path = paths[number % len(paths)]
+            number += 1
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = int(head.split(b" ", 2)[1])
+            length = next(
+                (
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                ),
+                0,
+            )
+            await reader.readexactly(length)
+            statuses[status] += 1
+        except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+            statuses[0] += 1
+            if streams is not None:
+                streams[1].close()
+            streams = None
+    if streams is not None:
+        streams[1].close()
+
+
+def watched(base: Path, seconds: float, rounds: int, listeners: int, requests: float) -> None:
+    """Pace without clients against pace with ``listeners`` and ``requests`` a second (see the doc)."""
+    with tempfile.TemporaryDirectory(prefix="serve-watched-") as scratch:
+        folder = Path(scratch)
+        database = copied(base, folder)
+        ids = stored_ids(database)
+        port = free_port()
+        with (folder / "out").open("w") as out:
+            argv = [REFEREE, "serve", "league.yaml", "--http", f"127.0.0.1:{port}"]
+            process = subprocess.Popen(argv, cwd=folder, stdout=out, stderr=subprocess.STDOUT)
+            try:
+                first = count(database)
+                while count(database) == first:
+                    time.sleep(0.5)
+                paces: dict[str, list[float]] = {"none": [], "watched": []}
+                for _ in range(rounds):
+                    for load in ("none", "watched"):
+                        paces[load].append(
+                            asyncio.run(_window(port, database, ids, seconds, load, listeners, requests))
+                        )
+            finally:
+                interrupted(process)
+    ratios = [w / n for n, w in zip(paces["none"], paces["watched"], strict=True) if n]
+    print(
+        f"watched: {listeners} listeners and {requests:g} requests a second: pace ratios "
+        f"{', '.join(f'{r:.2f}' for r in ratios)}, median {median(ratios):.2f}"
+    )
+
+
+async def _window(port: int, database: Path, ids: list[str], seconds: float, load: str, listeners: int,
+                  requests: float) -> float:  # fmt: skip
+    stop = asyncio.Event()
+    got = [0]
+    statuses: Counter[int] = Counter()
+    tasks = []
+    if load == "watched":
+        tasks += [
+            asyncio.create_task(_listener(port, f"127.0.0.{10 + n // 8}", stop, got))
+            for n in range(listeners)
+        ]
+        paths = ["/", "/api/v1/leaderboard"] + [
+            "/api/v1/matches/" + urllib.parse.quote(random.choice(ids), safe="") for _ in range(20)
+        ]
+        paths = [paths[n % 2] if n % 3 else paths[2 + n % 20] for n in range(60)]
+        tasks += [
+            asyncio.create_task(_requester(port, f"127.0.0.{2 + n}", requests / 4, paths, stop, statuses))
+            for n in range(4)
+        ]
+        await asyncio.sleep(2)  # the listeners connected
+    before, begun = count(database), time.monotonic()
+    await asyncio.sleep(seconds)
+    pace = (count(database) - before) / ((time.monotonic() - begun) / 60)
+    stop.set()
+    await asyncio.gather(*tasks)
+    told = f"; {got[0]} events to the listeners, answers {dict(sorted(statuses.items()))}" if tasks else ""
+    print(f"{load:8} {pace:7.1f} matches/min{told} (load {load_average()})", flush=True)
+    return pace
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -142,9 +270,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--soak", type=float, metavar="MINUTES", help="the memory soak instead (see the doc)")
+    parser.add_argument("--watched", action="store_true", help="what listeners and requests cost instead")
+    parser.add_argument("--listeners", type=int, default=200)
+    parser.add_argument("--requests", type=float, default=20.0, help="API and page requests a second")
     args = parser.parse_args()
     if args.soak:
         soak(args.soak)
+        return
+    if args.watched:
+        with tempfile.TemporaryDirectory(prefix="serve-bench-base-") as scratch:
+            base = Path(scratch)
+            build(base, max(args.sizes), ROUNDS)
+            watched(base, args.seconds, args.rounds, args.listeners, args.requests)
         return
     with tempfile.TemporaryDirectory(prefix="serve-bench-base-") as scratch:
         results: dict[int, dict[str, list[tuple[int, tuple[float, float], dict[str, list[float]]]]]] = {}
