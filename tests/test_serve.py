@@ -19,6 +19,7 @@ from selenium.common.exceptions import NoAlertPresentException, StaleElementRefe
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
+from bots.slow_talker import MESSAGE
 from support import ROOT
 from support.browser import artifacts, fits_a_phone, needs_chromium, phone
 from support.cli import export, referee
@@ -115,37 +116,144 @@ def no_alert(driver) -> None:
 
 
 SNAPSHOT = """
-const table = document.getElementById('table');
-const heading = table.querySelector('.centre p');
-return [heading ? heading.textContent : '', table.innerHTML, document.documentElement.outerHTML];
+const root = document.getElementById('viewer');
+const bySeat = (selector) => [...root.querySelectorAll(selector)]
+  .sort((a, b) => a.dataset.seat - b.dataset.seat);
+return {
+  match: root.dataset.match || '',
+  deal: Number(root.dataset.deal || 0),
+  trick: Number(root.dataset.trick || 0),
+  played: Number(root.dataset.played || 0),
+  phase: root.dataset.phase || '',
+  table: bySeat('.played').map((p) => [...p.querySelectorAll('.card')].map((c) => c.dataset.card)),
+  backs: bySeat('.seat').map((s) => s.querySelectorAll('.hand .card.back').length),
+  faces: bySeat('.seat').map((s) => s.querySelectorAll('.hand .card:not(.back)').length),
+  talk: bySeat('.seat').map((s) => [...s.querySelectorAll('.said q')].map((q) => q.textContent)),
+  clocks: bySeat('.seat').map((s) => (s.querySelector('.clock:not([hidden])') || {}).textContent || ''),
+  announce: (root.querySelector('.announce') || {}).textContent || '',
+  viewer: root.innerHTML,
+  page: document.documentElement.outerHTML,
+};
 """
+"""One moment of the live view, read at once (the page's script cannot run in between): the trick on the
+table by seat, each seat's cards face down (``backs``) and face up (``faces``), the talk at each seat, the
+clocks, and the whole page's markup."""
 
 
-def watch(league, browser, match_id: str) -> list[tuple[str, str, str]]:
-    """Snapshots of the live page of ``match_id`` until the match is over: (heading, table, page)."""
+def watch(league, browser, match_id: str) -> list[dict]:
+    """Snapshots of the live page of ``match_id`` until the match is over, each one taken when the table
+    was drawn."""
     assert "hand" not in json.dumps(league.get(f"/api/v1/live/{match_id}"))
-    browser.get(f"{league.url}/live/{match_id}")
+    browser.get(f"{league.url}/live/{urllib.parse.quote(match_id)}")
     snapshots = []
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        heading, table, page = browser.execute_script(SNAPSHOT)
-        if heading:
-            snapshots.append((heading, table, page))
-        if browser.find_element(By.ID, "live-status").get_attribute("data-over"):
+        over = browser.find_element(By.ID, "live-status").get_attribute("data-over")
+        seen = browser.execute_script(SNAPSHOT)  # after: once over, the table as the match ended
+        if seen["phase"]:
+            snapshots.append(seen)
+        if over:
             break
         time.sleep(0.1)
     return snapshots
 
 
+def expected_table(deal: dict, players: int, trick: int, played: int) -> tuple[list[list[str]], list[int]]:
+    """What the record of ``deal`` says the table holds ``played`` cards into its trick ``trick`` (from 1;
+    0 before the first card): the cards on the table by seat, and how many each seat still holds."""
+    table: list[list[str]] = [[] for _ in range(players)]
+    left = [6] * players
+    for number, done in enumerate(deal["tricks"][:trick], start=1):
+        cards = done["cards"] if number < trick else done["cards"][:played]
+        for position, code in enumerate(cards):
+            seat = (done["leader"] + position) % players
+            left[seat] -= 1
+            if number == trick:
+                table[seat].append(code)
+    return table, left
+
+
+def stored_match(league, match_id: str) -> dict | None:
+    """The stored match as the API gives it, or ``None`` while it is in play."""
+    try:
+        return league.get("/api/v1/matches/" + urllib.parse.quote(match_id, safe=""))
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return None
+        raise
+
+
+def follows_the_record(seen: dict, line: dict) -> bool:
+    """Whether a snapshot of the live view is a moment of the match whose export line is ``line``."""
+    deal = line["deals"][seen["deal"] - 1]
+    table, left = expected_table(deal, line["players"], seen["trick"], seen["played"])
+    return seen["table"] == table and seen["backs"] == left
+
+
+@needs_chromium
+def test_at_a_phones_width_the_live_view_fits_and_now_playing_switches_between_matches(league, browser):
+    """At a true 420 px viewport, the live view of a match in play does not scroll sideways and each
+    seat's cards face down take one row; "now playing" lists the two matches in play, and a click on the
+    other one switches the same page to it (no reload; the address follows, and Back returns): from then
+    on the table is that match's, moment by moment as its record says. Runs first in the module, while
+    both matches of the league's first round are in play."""
+
+    def two_in_play() -> list[dict] | None:
+        in_play = league.get("/api/v1/live")["in_play"]
+        return in_play if len(in_play) >= 2 else None
+
+    in_play = wait_for(two_in_play, timeout=120, every=0.05)
+    first, second = (match["match_id"] for match in in_play[:2])
+    with phone(browser):
+        browser.get(f"{league.url}/live/{urllib.parse.quote(first, safe='')}")
+        browser.execute_script("window.sameDocument = 'yes'")
+
+        def a_full_hand() -> dict | None:  # the layout at a moment a seat holds all six cards face down
+            found = fits_a_phone(browser, "/live/" + first)
+            if not found["hands"]:
+                return None  # not drawn yet
+            assert len(found["hands"]) == 3, found
+            assert all(rows == 1 for cards, rows in found["hands"] if cards), found  # each on one row
+            return found if any(cards == 6 for cards, _ in found["hands"]) else None
+
+        wait_for(a_full_hand, timeout=60, every=0.02)
+        browser.save_screenshot(str(artifacts() / "serve-phone-live-in-play.png"))
+        other = f'#now-playing a[data-match="{second}"]'
+        link = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, other), timeout=60)
+        current = browser.find_element(By.CSS_SELECTOR, "#now-playing a[aria-current]")
+        assert current.get_attribute("data-match") == first
+        link[0].click()
+        wait_for(lambda: (seen := browser.execute_script(SNAPSHOT))["match"] == second and seen["phase"], 60)
+        assert browser.current_url == f"{league.url}/live/{urllib.parse.quote(second, safe='')}"
+        assert browser.find_element(By.ID, "live-status").get_attribute("data-match") == second
+        current = browser.find_element(By.CSS_SELECTOR, "#now-playing a[aria-current]")
+        assert current.get_attribute("data-match") == second
+        snapshots = []
+        for _ in range(20):
+            snapshots.append(browser.execute_script(SNAPSHOT))
+            time.sleep(0.05)
+        browser.save_screenshot(str(artifacts() / "serve-phone-live-switched.png"))
+        fits_a_phone(browser, "/live/" + second)
+        browser.back()
+        wait_for(lambda: browser.execute_script(SNAPSHOT)["match"] == first, timeout=30)
+        assert browser.execute_script("return window.sameDocument") == "yes"  # the same page throughout
+    assert all(seen["match"] == second for seen in snapshots)
+    line = wait_for(lambda: stored_match(league, second), timeout=300, every=0.5)
+    assert all(follows_the_record(seen, line) for seen in snapshots if seen["phase"]), snapshots[:2]
+
+
 @needs_chromium
 @pytest.mark.usefixtures("index_window")
-def test_a_match_in_play_is_watched_live_and_shows_no_hidden_card(league, browser):
-    """The live page follows the match in play card by card, and every card it ever holds was played in
-    that deal by then: never a card of a hand still held, nor one of the six set aside. The talk shows
-    for a trick or two of some deals: a page opened late in a match (a loaded machine) may miss it, so
-    up to three matches are watched until it shows."""
-    watched: dict[str, list[tuple[str, str, str]]] = {}
-    talk: list[str] = []
+def test_a_match_in_play_is_watched_live_in_the_viewer_and_shows_no_hand(league, browser):
+    """The live page is the report's viewer fed by the event stream: it follows the match in play card by
+    card, each moment exactly as the record says it was (the trick in progress by seat, each seat's
+    cards left drawn face down), and every card it ever holds was played in that deal by then: never a
+    card of a hand still held, nor one of the six set aside. Each seat has a clock, the seat to play
+    counting down. The talk shows at the seat that said it, as text: it comes in the first trick of odd
+    deals, so a page opened late in a match (a loaded machine) may miss it, and up to three matches are
+    watched until it shows."""
+    watched: dict[str, list[dict]] = {}
+    talk: list[dict] = []
     while not talk and len(watched) < 3:
         in_play = wait_for(
             lambda: [m for m in league.get("/api/v1/live")["in_play"] if m["match_id"] not in watched],
@@ -154,26 +262,47 @@ def test_a_match_in_play_is_watched_live_and_shows_no_hidden_card(league, browse
         )
         match_id = in_play[0]["match_id"]
         snapshots = watched[match_id] = watch(league, browser, match_id)
-        talk = [s[1] for s in snapshots if "alert(1)" in s[1]]
+        talk = [s for s in snapshots if "alert(1)" in s["viewer"]]
         browser.save_screenshot(str(artifacts() / "serve-live-match.png"))
-        assert len({s[1] for s in snapshots}) >= 3, "the page did not follow the match"
+        assert len({(s["deal"], s["trick"], s["played"]) for s in snapshots}) >= 3, "the page did not follow"
     no_alert(browser)
     exported = referee("export", "league.yaml", cwd=league.folder, check=True).stdout.splitlines()
     for match_id, snapshots in watched.items():
         line = json.loads(next(x for x in exported if match_id in x))
+        players = line["players"]
         deals = {deal["number"]: deal for deal in line["deals"]}
-        for heading, table, page in snapshots:
-            number = int(re.match(r"Deal (\d+):", heading).group(1))
-            deal = deals[number]
-            played = {card for trick in deal["tricks"] for card in trick["cards"]}
-            shown = set(re.findall(r'data-card="(\w\w)"', table))
-            assert shown <= played, f"deal {number}: {shown - played} shown but never played"
+        for seen in snapshots:
+            assert seen["match"] == match_id
+            deal = deals[seen["deal"]]
+            table, left = expected_table(deal, players, seen["trick"], seen["played"])
+            moment = f"{match_id} deal {seen['deal']}, trick {seen['trick']}, card {seen['played']}"
+            assert seen["table"] == table, moment
+            assert seen["backs"] == left, moment
+            assert seen["faces"] == [0] * players, moment  # no hand face up, ever
+            shown = set(re.findall(r'data-card="(\w\w)"', seen["page"]))
+            assert shown == {code for cards in table for code in cards}, moment  # the trick's, no other
             dealt = {card for hand in deal["hands"] for card in hand}
             set_aside = {f"{r}{s}" for r in "9TJQKA" for s in "SHDC"} - dealt
-            assert not set(re.findall(r'data-card="(\w\w)"', page)) & set_aside
+            assert not shown & set_aside
+            declarer = line["seats"][deal["declarer"]]
+            if seen["phase"] == "play":
+                assert seen["announce"].startswith(f"{declarer} declares {deal['declared']}, trump"), moment
+            if seen["phase"] in ("deal-over", "match-over"):  # what the declarer scored
+                assert seen["announce"].endswith(f"took {deal['taken']}: {deal['points']} points"), moment
+        assert snapshots[-1]["phase"] == "match-over"  # the last event before the match's end
+        clocked = [s["clocks"] for s in snapshots if s["phase"] == "play"]
+        assert any(
+            all(re.fullmatch(r"bank \d+(:\d\d)?( s)?|\d+(:\d\d)?( s)? to play", c) for c in clocks)
+            and sum("to play" in c for c in clocks) == 1
+            for clocks in clocked
+        ), clocked[-3:]
     assert talk, "the talk of the match was not shown"
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in talk[0]  # as text, never as markup
-    assert "<b>" not in talk[0]
+    slow = next(json.loads(x) for x in exported if talk[0]["match"] in x)["seats"].index("slow")
+    assert talk[0]["talk"][slow] == [MESSAGE]  # at the seat that said it, as text
+    assert all(not said for seat, said in enumerate(talk[0]["talk"]) if seat != slow)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in talk[0]["viewer"]  # as text, never as markup
+    assert "<b>bold</b>" not in talk[0]["viewer"]
+    assert "<img" not in talk[0]["viewer"]
 
 
 @needs_chromium

@@ -26,10 +26,11 @@ from support.serve import wait_for as wait_for_value
 
 PY = sys.executable
 PUBLIC_VIEW = {
-    "current_trick", "deal", "dealer", "declaration", "declarer", "forfeited", "phase", "pyramids", "taken",
-    "talk", "to_act", "tricks",
+    "cards_left", "clocks", "current_trick", "deal", "dealer", "declaration", "declarer", "forfeited",
+    "phase", "pyramids", "taken", "talk", "to_act", "tricks",
 }  # fmt: skip
-"""The keys of what every seat sees (``referee.match.watch.public_view``): no hand, no legal actions."""
+"""The keys of what every seat sees (``referee.match.watch.public_view``, with the seats' clocks a
+``LiveMatch`` adds): no hand, no legal actions."""
 
 
 def stop(served_process) -> tuple[str, str]:

@@ -3,14 +3,17 @@
 A league match is watched through its seats: each seat is wrapped in a :class:`WatchedSeat`, which passes
 every call through unchanged and, from the observation the referee sends that seat, keeps only what the
 whole table sees (:func:`public_view`): declarations and trump, the cards played and the tricks, the
-tricks taken, the pyramids, and the talk when every seat hears it (``talk: open``; with ``defenders`` the
-declarer does not). The hand, the legal actions and the clock are left out, so the view holds no card
-that is not on the table.
+tricks taken, how many cards each seat still holds (a count every seat can make: all start with six),
+the pyramids, and the talk when every seat hears it (``talk: open``; with ``defenders`` the declarer does
+not). The hand and the legal actions are left out, so the view holds no card that is not on the table.
+The :class:`LiveMatch` adds each seat's clock as the referee last gave it to that seat (the time left in
+its bank), which tells nothing of a card.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,8 +39,10 @@ def public_view(obs: Observation) -> dict[str, Any]:
     >>> from pyramid_sdk import Match, Rules
     >>> view = public_view(Match(Rules(players=2), 7).observation(0))
     >>> sorted(view)  # no hand, no legal actions
-    ['current_trick', 'deal', 'dealer', 'declaration', 'declarer', 'forfeited', 'phase', 'pyramids', \
-'taken', 'talk', 'to_act', 'tricks']
+    ['cards_left', 'current_trick', 'deal', 'dealer', 'declaration', 'declarer', 'forfeited', 'phase', \
+'pyramids', 'taken', 'talk', 'to_act', 'tricks']
+    >>> view["cards_left"]  # how many, never which
+    [6, 6]
     """
     shared_talk = obs.rules.talk is Talk.OPEN
     return {
@@ -52,6 +57,7 @@ def public_view(obs: Observation) -> dict[str, Any]:
         "current_trick": _trick(obs.current_trick),
         "tricks": [_trick(trick) for trick in obs.tricks],
         "taken": list(obs.taken),
+        "cards_left": [obs.hand_size(seat) for seat in range(obs.players)],
         "pyramids": [
             {"total": p.total, "entries": [[e.declared, e.taken, e.points] for e in p.entries]}
             for p in obs.pyramids
@@ -59,6 +65,11 @@ def public_view(obs: Observation) -> dict[str, Any]:
         "talk": [[m.seat, m.trick, m.text] for m in obs.talk] if shared_talk else [],
         "forfeited": list(obs.forfeited),
     }
+
+
+def _seconds(value: float | None) -> float | None:
+    """A clock reading fit for JSON: tenths of a second, or ``None`` for none (or no limit)."""
+    return round(value, 1) if value is not None and math.isfinite(value) else None
 
 
 def _always() -> bool:
@@ -89,6 +100,10 @@ class LiveMatch:
     listeners: list[Callable[[LiveMatch], None]] = field(default_factory=list)
     """Told after each change of :meth:`state`, while ``watching()``."""
     watching: Callable[[], bool] = _always
+    banks: dict[int, float] = field(default_factory=dict)
+    """Each seat's time bank, in seconds, as the referee gave it with that seat's last request."""
+    per_action: float | None = None
+    """The seconds a decision may take before it draws on the bank, as the last request gave it."""
     _obs: Observation | None = None
     _deal: int = 0
     _view: dict[str, Any] | None = None
@@ -99,7 +114,16 @@ class LiveMatch:
         """What every seat sees now (:func:`public_view`), or ``None`` before the first decision."""
         if self._view is None and self._obs is not None:
             self._view = public_view(self._obs)
+            self._view["clocks"] = {
+                "banks": [_seconds(self.banks.get(seat)) for seat in range(len(self.seats))],
+                "per_action": _seconds(self.per_action),
+            }
         return self._view
+
+    def clock(self, seat: int, per_action: float, bank: float) -> None:
+        """The time the referee gives ``seat`` for the decision it asks for now (before :meth:`update`)."""
+        self.banks[seat] = bank
+        self.per_action = per_action
 
     def summary(self) -> dict[str, Any]:
         """What a list of matches in play says of it: no card, whatever ``shown`` is."""
@@ -164,6 +188,7 @@ class WatchedSeat:
         return await self.seat.start(info)
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Answer:
+        self.live.clock(obs.seat, time_limit - bank, bank)  # time_limit: the per-action time and the bank
         self.live.update(obs)
         # A bot of the referee's own process (``module:``) decides without ever letting the event loop
         # run: without a turn now and then, a whole match would play before the server answered.

@@ -25,6 +25,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from referee.report.site import OTHER_COLOUR, entrant_colours, script_json
 from referee.run.serve_driver import ServeDriver
 from referee.web import api, human
 from referee.web.events import Hub
@@ -143,10 +144,15 @@ async def static(request: Request) -> Response:
 
 
 async def live_page(request: Request) -> Response:
+    """A match in play drawn by the report's viewer (``/viewer.js``) from the event stream; ``/live``, with
+    no match, follows whatever is in play (``/static/watch.js``). The page carries the entrants' colours
+    only, as the report gives them: its table comes from the API and the events, never a hand."""
     driver: ServeDriver = request.app.state.driver
-    match_id = request.path_params["match_id"]
+    match_id = request.path_params.get("match_id", "")
     live = driver.live.get(match_id)
     league = driver.league
+    names = [entrant.name for entrant in league.entrants] if league is not None else []
+    data = {"colours": entrant_colours(names), "other": OTHER_COLOUR, "follow": not match_id}
     return render(
         "live.html",
         league=league.name if league is not None else "",
@@ -154,6 +160,7 @@ async def live_page(request: Request) -> Response:
         seats=live.seats if live is not None else (),
         in_play=live is not None,
         on_worker=live is not None and live.on_worker,
+        data=script_json(data),
     )
 
 
@@ -174,6 +181,7 @@ def create_app(
         *api.ROUTES,
         *human.ROUTES,
         Route("/", page),
+        Route("/live", live_page),
         Route("/live/{match_id:path}", live_page),
         Route("/static/{name:path}", static),
         Route("/favicon.ico", lambda request: Response(status_code=204)),

@@ -1,9 +1,168 @@
-// The match viewer: the table seen from above, stepped through card by card. Shared by every match page;
-// it reads the page's match data (the JSON in #match-data, written by referee/report/site.py:viewer_data)
-// and draws into #viewer, which stays hidden without JavaScript (the static deal list says it all then).
+// The match viewer: the table seen from above. One drawing, PyramidViewer.table, fed two ways, so that a
+// match looks the same played back and watched live:
+// - here, by a stored match: the JSON in #match-data (written by referee/report/site.py:viewer_data),
+//   stepped card by card into #viewer, which stays hidden without JavaScript (the static deal list says
+//   it all then);
+// - on referee serve's live page, by the event stream (referee/web/static/watch.js), which knows only
+//   what every seat sees: each hand is drawn as its count of cards face down, never as cards.
 // Every bot-made string (names, talk) goes in through textContent, never as markup.
 (() => {
   "use strict";
+  const SUIT = { S: "♠", H: "♥", D: "♦", C: "♣" };
+  const RANK = { 9: "9", T: "10", J: "J", Q: "Q", K: "K", A: "A" };
+  const QUOTAS = [1, 2, 3, 4, 3, 2, 1];
+  // Places round the table, clockwise from the bottom, for 2, 3 and 4 seats.
+  const PLACES = { 2: ["s", "n"], 3: ["s", "w", "e"], 4: ["s", "w", "n", "e"] };
+
+  const element = (tag, className, text) => {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  };
+  const cardNode = (code, trump) => {
+    const node = element("span", "card" + ("HD".includes(code[1]) ? " red" : "") + (code[1] === trump ? " trump" : ""));
+    node.dataset.card = code;
+    node.append(element("span", "rank", RANK[code[0]]), element("span", "suit", SUIT[code[1]]));
+    node.setAttribute("aria-label", RANK[code[0]] + SUIT[code[1]] + (code[1] === trump ? " (trump)" : ""));
+    return node;
+  };
+  // A card face down: it says only that the seat holds one more card.
+  const backNode = () => {
+    const node = element("span", "card back");
+    node.setAttribute("aria-hidden", "true");
+    return node;
+  };
+
+  // The table of `seats` (names, in seat order) with their `colours`: the felt (seats round the trick)
+  // and the pyramids, for the caller to place; draw(scene) shows one moment of a deal. A scene is
+  //   { number, dealer, declarer, declared, trump }  the deal (declared and trump null before the declaration)
+  //   result       what the declarer scored, once the deal is over (text), or null
+  //   trick        { leader, cards, winner } on the table, or null; winner is the seat whose card to mark
+  //   toPlay       the seat to act, or null
+  //   hands        per seat, its cards (codes) or, watched live, how many it holds (drawn face down)
+  //   taken        tricks per seat this deal
+  //   said         [[seat, text]] of the trick shown
+  //   pyramids     per seat { total, entries: [[declared, taken, points, fresh]] }
+  //   forfeited    per seat, whether the referee's autopilot plays it (optional)
+  const table = (seats, colours) => {
+    const players = seats.length;
+    const places = PLACES[players];
+    const felt = element("div", "felt players-" + players);
+    const centre = element("div", "centre");
+    const announce = element("p", "announce");
+    const trickArea = element("div", "trick-area");
+    centre.append(announce, trickArea);
+    felt.append(centre);
+    const seatNodes = seats.map((name, seat) => {
+      const node = element("div", "seat at-" + places[seat]);
+      node.dataset.seat = String(seat);
+      const who = element("p", "who");
+      const swatch = element("span", "swatch");
+      swatch.style.background = colours[seat];
+      const roles = element("span", "roles");
+      who.append(swatch, element("b", "name", name), roles);
+      const taken = element("p", "taken");
+      const clock = element("p", "clock");
+      clock.hidden = true;
+      const hand = element("div", "hand");
+      const said = element("div", "said");
+      node.append(who, taken, clock, hand, said);
+      felt.append(node);
+      const played = element("div", "played at-" + places[seat]);
+      played.dataset.seat = String(seat);
+      trickArea.append(played);
+      return { node, roles, taken, clock, hand, said, played };
+    });
+    const pyramids = element("div", "pyramids");
+
+    const pyramidTable = (seat, pyramid) => {
+      const filled = QUOTAS.map(() => []);
+      pyramid.entries.forEach((entry) => filled[entry[0]].push(entry));
+      const node = element("table", "pyramid");
+      node.setAttribute("aria-label", "pyramid of " + seats[seat]);
+      node.append(element("caption", "", `${seats[seat]} · ${pyramid.total} points`));
+      const body = element("tbody");
+      QUOTAS.forEach((quota, number) => {
+        const row = element("tr");
+        const [left, middle, right] = [element("td", "left"), element("td", "centre"), element("td", "right")];
+        for (let slot = 0; slot < quota; slot += 1) {
+          const entry = filled[number][slot];
+          const mark = entry ? "filled" + (entry[3] ? " new" : "") : "";
+          left.append(element("span", mark, entry ? String(entry[1]) : "·"));
+          middle.append(element("span", mark, String(number)));
+          right.append(element("span", mark, entry ? String(entry[2]) : "·"));
+        }
+        row.append(left, middle, right);
+        body.append(row);
+      });
+      node.append(body);
+      return node;
+    };
+
+    const draw = (scene) => {
+      const declared = scene.declared !== null && scene.declared !== undefined;
+      announce.textContent = "";
+      announce.append(element("b", "", seats[scene.declarer]));
+      if (declared) {
+        announce.append(
+          ` declares ${scene.declared}, trump `,
+          element("span", "HD".includes(scene.trump) ? "red" : "", SUIT[scene.trump]),
+        );
+      } else {
+        announce.append(" is to declare");
+      }
+      if (scene.result) announce.append(" · " + scene.result);
+      const complete = scene.trick !== null && scene.trick.winner !== null && scene.trick.winner !== undefined;
+      seatNodes.forEach((view, seat) => {
+        view.node.classList.toggle("declarer", seat === scene.declarer);
+        view.node.classList.toggle("to-play", seat === scene.toPlay);
+        view.roles.textContent = "";
+        if (seat === scene.dealer) view.roles.append(element("span", "badge dealer", "dealer"));
+        if (seat === scene.declarer) {
+          const label = declared ? `declares ${scene.declared} ${SUIT[scene.trump]}` : "declarer";
+          view.roles.append(element("span", "badge declarer", label));
+        }
+        if (scene.forfeited && scene.forfeited[seat]) {
+          view.roles.append(element("span", "badge forfeited", "forfeited: autopilot"));
+        }
+        view.taken.textContent = `tricks ${scene.taken[seat]}`;
+        view.taken.dataset.taken = String(scene.taken[seat]);
+        const hand = scene.hands[seat];
+        if (typeof hand === "number") {
+          view.hand.replaceChildren(...Array.from({ length: hand }, backNode));
+          view.hand.classList.add("face-down");
+          view.hand.dataset.left = String(hand);
+          view.hand.setAttribute("aria-label", `${hand} cards face down`);
+        } else {
+          view.hand.replaceChildren(...hand.map((card) => cardNode(card, scene.trump)));
+        }
+        view.played.replaceChildren();
+        view.said.replaceChildren(
+          ...scene.said.filter(([speaker]) => speaker === seat).map(([, text]) => element("q", "talk", text)),
+        );
+      });
+      if (scene.trick) {
+        scene.trick.cards.forEach((card, i) => {
+          const seat = (scene.trick.leader + i) % players;
+          const node = cardNode(card, scene.trump);
+          if (complete && seat === scene.trick.winner) node.classList.add("winner");
+          seatNodes[seat].played.append(node);
+        });
+      }
+      pyramids.replaceChildren(...scene.pyramids.map((pyramid, seat) => pyramidTable(seat, pyramid)));
+    };
+    // A seat's clock, as text (null hides it): the live page ticks it between events.
+    const clock = (seat, text) => {
+      const node = seatNodes[seat].clock;
+      node.hidden = text === null;
+      node.textContent = text === null ? "" : text;
+    };
+    return { felt, pyramids, draw, clock };
+  };
+  window.PyramidViewer = Object.freeze({ table, SUIT });
+
+  // The replay of a stored match.
   const source = document.getElementById("match-data");
   const root = document.getElementById("viewer");
   if (!source || !root) return;
@@ -11,14 +170,8 @@
   const seats = data.seats;
   const players = seats.length;
   if (!data.deals.length) return;
-
-  const SUIT = { S: "♠", H: "♥", D: "♦", C: "♣" };
-  const RANK = { 9: "9", T: "10", J: "J", Q: "Q", K: "K", A: "A" };
   const RANKS = "9TJQKA";
   const SUITS = "SHDC";
-  const QUOTAS = [1, 2, 3, 4, 3, 2, 1];
-  // Places round the table, clockwise from the bottom, for 2, 3 and 4 seats.
-  const PLACES = { 2: ["s", "n"], 3: ["s", "w", "e"], 4: ["s", "w", "n", "e"] }[players];
 
   const deals = data.deals.map(([number, dealer, declarer, declared, trump, taken, points, tricks, talk]) => {
     const deal = {
@@ -39,20 +192,6 @@
   deals.reduce((start, deal) => (starts.push(start), start + deal.steps), 0);
   const lastStep = starts[starts.length - 1] + deals[deals.length - 1].steps - 1;
   let step = 0; // over the whole match: each deal's start, then one step per card played
-
-  const element = (tag, className, text) => {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  };
-  const cardNode = (code, trump) => {
-    const node = element("span", "card" + ("HD".includes(code[1]) ? " red" : "") + (code[1] === trump ? " trump" : ""));
-    node.dataset.card = code;
-    node.append(element("span", "rank", RANK[code[0]]), element("span", "suit", SUIT[code[1]]));
-    node.setAttribute("aria-label", RANK[code[0]] + SUIT[code[1]] + (code[1] === trump ? " (trump)" : ""));
-    return node;
-  };
 
   // The frame, built once.
   root.hidden = false;
@@ -93,36 +232,13 @@
   const insight = element("p", "insight");
   insight.id = "viewer-analysis";
   insight.hidden = !data.analysis;
-  const table = element("div", "felt players-" + players);
-  const centre = element("div", "centre");
-  const announce = element("p", "announce");
-  const trickArea = element("div", "trick-area");
-  centre.append(announce, trickArea);
-  table.append(centre);
-  const seatNodes = seats.map((name, seat) => {
-    const node = element("div", "seat at-" + PLACES[seat]);
-    node.dataset.seat = String(seat);
-    const who = element("p", "who");
-    const swatch = element("span", "swatch");
-    swatch.style.background = data.colours[seat];
-    who.append(swatch, element("b", "name", name), element("span", "roles"));
-    const taken = element("p", "taken");
-    const hand = element("div", "hand");
-    const said = element("div", "said");
-    node.append(who, taken, hand, said);
-    table.append(node);
-    const played = element("div", "played at-" + PLACES[seat]);
-    played.dataset.seat = String(seat);
-    trickArea.append(played);
-    return { node, roles: who.querySelector(".roles"), taken, hand, said, played };
-  });
-  const pyramids = element("div", "pyramids");
+  const view = table(seats, data.colours);
   const keys = element(
     "p",
     "hint",
     "Keys: ← → a card, Shift+← → a trick, Page Up / Page Down a deal, Home / End the match's start and end.",
   );
-  root.append(heading, controls, status, insight, table, keys, pyramids);
+  root.append(heading, controls, status, insight, view.felt, keys, view.pyramids);
 
   const where = (position) => {
     let index = starts.length - 1;
@@ -130,34 +246,15 @@
     return { index, inDeal: position - starts[index] };
   };
 
-  const pyramidTable = (seat, upTo, fresh) => {
-    const filled = QUOTAS.map(() => []);
-    let total = 0;
-    deals.slice(0, upTo).forEach((deal) => {
-      if (deal.declarer !== seat) return;
-      filled[deal.declared].push([deal.taken, deal.points, deal === fresh]);
-      total += deal.points;
+  // Each seat's pyramid once the deals before `upTo` are scored; `fresh` the deal just scored.
+  const pyramidsAt = (upTo, fresh) =>
+    seats.map((_, seat) => {
+      const entries = deals
+        .slice(0, upTo)
+        .filter((deal) => deal.declarer === seat)
+        .map((deal) => [deal.declared, deal.taken, deal.points, deal === fresh]);
+      return { total: entries.reduce((sum, entry) => sum + entry[2], 0), entries };
     });
-    const node = element("table", "pyramid");
-    node.setAttribute("aria-label", "pyramid of " + seats[seat]);
-    node.append(element("caption", "", `${seats[seat]} · ${total} points`));
-    const body = element("tbody");
-    QUOTAS.forEach((quota, number) => {
-      const row = element("tr");
-      const [left, middle, right] = [element("td", "left"), element("td", "centre"), element("td", "right")];
-      for (let slot = 0; slot < quota; slot += 1) {
-        const entry = filled[number][slot];
-        const mark = entry && entry[2] ? " new" : "";
-        left.append(element("span", entry ? "filled" + mark : "", entry ? String(entry[0]) : "·"));
-        middle.append(element("span", entry ? "filled" + mark : "", String(number)));
-        right.append(element("span", entry ? "filled" + mark : "", entry ? String(entry[1]) : "·"));
-      }
-      row.append(left, middle, right);
-      body.append(row);
-    });
-    node.append(body);
-    return node;
-  };
 
   const signed = (x) => (x >= 0.05 ? "+" + x.toFixed(1) : x <= -0.05 ? "−" + (-x).toFixed(1) : "±0.0");
   const explain = ([luck, decisions], inDeal) => {
@@ -197,13 +294,6 @@
     root.dataset.trick = String(current + 1);
     root.dataset.played = String(shown);
     chooser.value = String(index);
-    announce.textContent = "";
-    announce.append(
-      element("b", "", seats[deal.declarer]),
-      ` declares ${deal.declared}, trump `,
-      element("span", "HD".includes(deal.trump) ? "red" : "", SUIT[deal.trump]),
-    );
-    if (ended) announce.append(` · took ${deal.taken}: ${deal.points} points`);
     let text = `Deal ${deal.number} of ${deals.length}`;
     if (!trick) text += ` · ${seats[deal.declarer]} to lead trick 1`;
     else {
@@ -211,39 +301,28 @@
       if (complete && trick.winner !== null) text += ` · ${seats[trick.winner]} takes it`;
     }
     status.textContent = text;
-
-    seatNodes.forEach((view, seat) => {
-      view.node.classList.toggle("declarer", seat === deal.declarer);
-      view.node.classList.toggle("to-play", !complete && trick !== null ? (trick.leader + shown) % players === seat
-        : !trick && seat === deal.declarer);
-      view.roles.textContent = "";
-      if (seat === deal.dealer) view.roles.append(element("span", "badge dealer", "dealer"));
-      if (seat === deal.declarer) {
-        view.roles.append(element("span", "badge declarer", `declares ${deal.declared} ${SUIT[deal.trump]}`));
-      }
-      view.taken.textContent = `tricks ${taken[seat]}`;
-      view.taken.dataset.taken = String(taken[seat]);
-      view.hand.replaceChildren(...deal.hands[seat].filter((card) => !gone.has(card)).map((card) => cardNode(card, deal.trump)));
-      view.played.replaceChildren();
-      view.said.replaceChildren(
-        ...deal.talk
-          .filter((message) => trick && message.seat === seat && message.trick === current + 1)
-          .map((message) => element("q", "talk", message.text)),
-      );
+    view.draw({
+      number: deal.number,
+      dealer: deal.dealer,
+      declarer: deal.declarer,
+      declared: deal.declared,
+      trump: deal.trump,
+      result: ended ? `took ${deal.taken}: ${deal.points} points` : null,
+      trick: trick && {
+        leader: trick.leader,
+        cards: trick.cards.slice(0, shown),
+        winner: complete ? trick.winner : null,
+      },
+      toPlay: trick ? (complete ? null : (trick.leader + shown) % players) : deal.declarer,
+      hands: deal.hands.map((hand) => hand.filter((card) => !gone.has(card))),
+      taken,
+      said: deal.talk
+        .filter((message) => trick && message.trick === current + 1)
+        .map((message) => [message.seat, message.text]),
+      pyramids: pyramidsAt(ended ? index + 1 : index, ended ? deal : null),
     });
-    if (trick) {
-      trick.cards.slice(0, shown).forEach((card, i) => {
-        const seat = (trick.leader + i) % players;
-        const node = cardNode(card, deal.trump);
-        if (complete && seat === trick.winner) node.classList.add("winner");
-        seatNodes[seat].played.append(node);
-      });
-    }
     if (data.analysis) explain(data.analysis.deals[index], inDeal);
-    const upTo = ended ? index + 1 : index;
-    pyramids.replaceChildren(...seats.map((_, seat) => pyramidTable(seat, upTo, ended ? deal : null)));
   };
-
   const go = (target, keepHash) => {
     const before = where(step).index;
     step = Math.max(0, Math.min(lastStep, target));

@@ -1,12 +1,10 @@
-// The table as every seat sees it, for a match in play (/live/ID) and for a person's own table
-// (/play/TOKEN, where their hand and moves are added). Everything a bot chose (names, talk) is set as
-// text, never as markup.
+// A person's own table (/play/TOKEN): the table as every seat sees it, with their hand and moves (a
+// match in play is watched through the report's viewer instead: watch.js). Everything a bot chose
+// (names, talk) is set as text, never as markup.
 (() => {
   const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
   const section = document.getElementById("table");
   const token = section.dataset.token;
-  const status = document.getElementById("live-status");
-  const matchId = status ? status.dataset.match : null;
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -70,39 +68,6 @@
   function lastTalk(view, talk) {
     const trick = view ? view.tricks.length + 1 : 0;
     return talk.filter(([, said]) => said >= trick - 1);
-  }
-
-  // A match in play, watched.
-  if (!token) {
-    const show = (state) => {
-      if (!state || state.match_id !== matchId) return;
-      if (state.on_worker && !state.deals_hidden && !state.view) {
-        section.replaceChildren(el("p", "", "Played on a worker of the cluster: its first cards are on their way."));
-        return;
-      }
-      if (state.deals_hidden || !state.view) {
-        section.replaceChildren(
-          el("p", "", `Deal ${state.deal} in play. Its cards are hidden until every match of its table is played.`),
-        );
-        return;
-      }
-      render(state.seats, state.view, lastTalk(state.view, state.view.talk));
-    };
-    fetch("/api/v1/live/" + encodeURIComponent(matchId), { cache: "no-store" })
-      .then((answer) => (answer.ok ? answer.json() : null))
-      .then(show);
-    const events = new EventSource("/api/v1/events");
-    events.addEventListener("play", (event) => show(JSON.parse(event.data)));
-    events.addEventListener("match_finished", (event) => {
-      const data = JSON.parse(event.data);
-      if (data.match_id !== matchId) return;
-      status.replaceChildren("The match is over: ");
-      const link = el("a", "", "the matches");
-      link.href = "/matches.html";
-      status.append(link, " list it with its result.");
-      status.dataset.over = "true";
-    });
-    return;
   }
 
   // A person's own table.
