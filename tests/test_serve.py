@@ -195,8 +195,8 @@ def test_at_a_phones_width_the_live_view_fits_and_now_playing_switches_between_m
     """At a true 420 px viewport, the live view of a match in play does not scroll sideways and each
     seat's cards face down take one row; "now playing" lists the two matches in play, and a click on the
     other one switches the same page to it (no reload; the address follows, and Back returns): from then
-    on the table is that match's, moment by moment as its record says. Runs first in the module, while
-    both matches of the league's first round are in play."""
+    on the table is that match's, moment by moment as its record says. ``/live`` shows a match in play.
+    Runs first in the module, while both matches of the league's first round are in play."""
 
     def two_in_play() -> list[dict] | None:
         in_play = league.get("/api/v1/live")["in_play"]
@@ -238,6 +238,14 @@ def test_at_a_phones_width_the_live_view_fits_and_now_playing_switches_between_m
         wait_for(lambda: browser.execute_script(SNAPSHOT)["match"] == first, timeout=30)
         assert browser.execute_script("return window.sameDocument") == "yes"  # the same page throughout
     assert all(seen["match"] == second for seen in snapshots)
+    browser.get(league.url + "/live")  # no match named: it shows one in play, and stays at /live
+    shown = wait_for(
+        lambda: (seen := browser.execute_script(SNAPSHOT))["phase"] and seen["match"], timeout=60
+    )
+    assert shown in {match["match_id"] for match in in_play} | {
+        match["match_id"] for match in league.get("/api/v1/live")["in_play"]
+    }
+    assert browser.current_url == league.url + "/live"
     line = wait_for(lambda: stored_match(league, second), timeout=300, every=0.5)
     assert all(follows_the_record(seen, line) for seen in snapshots if seen["phase"]), snapshots[:2]
 

@@ -68,7 +68,16 @@
     link.href = "/play";
     link.textContent = "Play it yourself";
     play.append(inPlay.length ? "" : "No match in play now. ", link, ": sit down against the entrants.");
-    section.replaceChildren(title, list, play);
+    const parts = [title, list, play];
+    if (inPlay.length) {
+      const tv = document.createElement("p");
+      const follow = document.createElement("a");
+      follow.href = "/live";
+      follow.textContent = "Watch what is playing";
+      tv.append(follow, ": one match after another, as they are played.");
+      parts.splice(1, 0, tv);
+    }
+    section.replaceChildren(...parts);
   }
 
   async function showVersions() {
