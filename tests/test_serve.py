@@ -95,6 +95,32 @@ class IndexWindow:
     done: int
 
 
+TV_LOG = """
+const viewer = document.getElementById('viewer');
+const status = document.getElementById('live-status');
+window.tvLog = [['watch', viewer.dataset.match || '', performance.now()]];
+new MutationObserver(() => tvLog.push(['watch', viewer.dataset.match, performance.now()]))
+  .observe(viewer, {attributes: true, attributeFilter: ['data-match']});
+const over = () => status.dataset.over && tvLog.push(['over', viewer.dataset.match, performance.now()]);
+new MutationObserver(over).observe(status, {attributes: true, attributeFilter: ['data-over']});
+"""
+"""Installed by the test in the ``/live`` window: a log of each match the page watches and of when it
+showed that match's end (the page's script is not changed for the test)."""
+
+
+@pytest.fixture(scope="module")
+def tv_window(league, browser) -> tuple[str, str]:
+    """``/live`` opened in a window of its own while the league's first matches are in play, with
+    :data:`TV_LOG` logging what it watches: its handle and the tests' window's."""
+    main = browser.current_window_handle
+    browser.switch_to.new_window("window")
+    browser.get(league.url + "/live")
+    browser.execute_script(TV_LOG)
+    handle = browser.current_window_handle
+    browser.switch_to.window(main)
+    return handle, main
+
+
 @pytest.fixture(scope="module")
 def index_window(league, browser) -> IndexWindow:
     """Opened by the first test that watches the league, so that a match ends while it is open however
@@ -191,6 +217,7 @@ def follows_the_record(seen: dict, line: dict) -> bool:
 
 
 @needs_chromium
+@pytest.mark.usefixtures("tv_window")
 def test_at_a_phones_width_the_live_view_fits_and_now_playing_switches_between_matches(league, browser):
     """At a true 420 px viewport, the live view of a match in play does not scroll sideways and each
     seat's cards face down take one row; "now playing" lists the two matches in play, and a click on the
@@ -311,6 +338,33 @@ def test_a_match_in_play_is_watched_live_in_the_viewer_and_shows_no_hand(league,
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in talk[0]["viewer"]  # as text, never as markup
     assert "<b>bold</b>" not in talk[0]["viewer"]
     assert "<img" not in talk[0]["viewer"]
+
+
+@needs_chromium
+def test_live_without_a_match_moves_on_when_the_match_it_shows_ends(league, browser, tv_window):
+    """``/live``, opened while the first two matches were in play, shows one of them and stays on it while
+    it plays; when it ends, another match is in play (the other of the two, or the third, started once
+    one of them ended), and the page moves on to it by itself, in the same document."""
+    tv, main = tv_window
+    browser.switch_to.window(tv)
+    try:
+
+        def moved() -> list | None:
+            log = browser.execute_script("return window.tvLog")  # a reload would have lost it
+            watched = [entry for entry in log if entry[0] == "watch" and entry[1]]
+            return log if len({entry[1] for entry in watched}) >= 2 else None
+
+        log = wait_for(moved, timeout=300, every=0.5)
+        watched = [(match, at) for kind, match, at in log if kind == "watch" and match]
+        first, since = watched[0]
+        moved_at = next(at for match, at in watched if match != first)
+        ended = next(at for kind, match, at in log if kind == "over" and match == first)
+        assert since < ended <= moved_at < ended + 15_000, log  # not before its match ended; soon after
+        assert stored_match(league, first) is not None  # it did end
+        browser.save_screenshot(str(artifacts() / "serve-live-tv.png"))
+        assert browser.current_url == league.url + "/live"
+    finally:
+        browser.switch_to.window(main)
 
 
 @needs_chromium

@@ -60,7 +60,8 @@
       toPlay: view.to_act,
       hands: view.cards_left || view.taken.map(() => 0), // a view relayed by an older worker has none
       taken: view.taken,
-      said: view.talk.filter(([, said]) => said === number).map(([seat, , text]) => [seat, text]),
+      // Live, a trick can pass in a blink: what was said stays at its seat through the next trick too.
+      said: view.talk.filter(([, said]) => said === number || said === number - 1).map(([seat, , text]) => [seat, text]),
       pyramids: view.pyramids.map((pyramid, seat) => ({
         total: pyramid.total,
         entries: pyramid.entries.map((entry, index) => [
@@ -207,13 +208,7 @@
     drawList();
     const answer = await fetch("/api/v1/live/" + encodeURIComponent(id), { cache: "no-store" });
     if (mine !== generation) return;
-    if (!answer.ok) {
-      status.replaceChildren("Not in play: ");
-      const link = el("a", "", "the matches");
-      link.href = "/matches.html";
-      status.append(link, " list it once it is stored.");
-      return;
-    }
+    if (!answer.ok) return finish("Not in play: ", " list it once it is stored.");
     const state = await answer.json();
     if (mine !== generation) return;
     setStatus(state);
@@ -221,13 +216,29 @@
   };
 
   const follows = () => data.follow && (!matchId || status.dataset.over === "true");
+  const moveOn = () => {
+    if (follows() && inPlay.length) watch(inPlay[0].match_id, false);
+  };
+
+  // The match watched is over: its match_finished came or, after a dropped stream, it is no longer in
+  // play. /live moves on to another match in play a moment later.
+  const finish = (before, after) => {
+    clocks = null;
+    tick();
+    status.replaceChildren(before);
+    const link = el("a", "", "the matches");
+    link.href = "/matches.html";
+    status.append(link, after);
+    status.dataset.over = "true";
+    if (data.follow) setTimeout(moveOn, 3000);
+  };
 
   const refreshList = async () => {
     const answer = await fetch("/api/v1/live", { cache: "no-store" });
     if (!answer.ok) return;
     inPlay = (await answer.json()).in_play;
     drawList();
-    if (follows() && inPlay.length) watch(inPlay[0].match_id, false);
+    if (!matchId) moveOn();
   };
 
   list.addEventListener("click", (event) => {
@@ -259,15 +270,7 @@
     const finished = JSON.parse(event.data);
     inPlay = inPlay.filter((match) => match.match_id !== finished.match_id);
     drawList();
-    if (finished.match_id !== matchId) return;
-    clocks = null;
-    tick();
-    status.replaceChildren("The match is over: ");
-    const link = el("a", "", "the matches");
-    link.href = "/matches.html";
-    status.append(link, " list it with its result.");
-    status.dataset.over = "true";
-    if (data.follow && inPlay.length) setTimeout(() => follows() && inPlay.length && watch(inPlay[0].match_id, false), 3000);
+    if (finished.match_id === matchId) finish("The match is over: ", " list it with its result.");
   });
 
   refreshList();
