@@ -90,10 +90,13 @@ def test_the_public_view_holds_only_cards_on_the_table(talk):
 
     def look_then_choose(match: Match, seat: int) -> Action:
         so_far = played.setdefault(match.deal_number, set())
+        hands = [match.observation(s).hand for s in range(3)]  # each seat's own look at its cards
         for watcher in range(3):
             view = public_view(match.observation(watcher))
             assert _cards(view) == so_far  # every card played in the deal so far, and no other
+            assert not _cards(view) & {card.code for hand in hands for card in hand}  # none still held
             assert "hand" not in view
+            assert view["cards_left"] == [len(hand) for hand in hands]  # how many, as each seat sees
         action = rng.choice(match.legal_actions())
         if isinstance(action, Play):
             so_far.add(action.card.code)
@@ -119,6 +122,9 @@ def test_a_watched_match_is_followed_and_hides_its_cards_while_its_table_is_pend
     live, states = asyncio.run(scenario(True))
     assert live.steps > 200
     assert states[-1]["view"]["deal"] == 32
+    clocks = [state["view"]["clocks"] for state in states]
+    assert clocks[0]["banks"].count(None) == 1  # the second seat not asked yet when the first decides
+    assert all(None not in c["banks"] and c["per_action"] > 0 for c in clocks[2:])  # each seat's bank
     _, hidden = asyncio.run(scenario(False))
     assert hidden
     assert all("view" not in state for state in hidden)
