@@ -40,7 +40,7 @@ concurrency: 2
 database: results.sqlite
 entrants:
   - name: slow
-    command: python tests/bots/slow_talker.py 0.03
+    command: python tests/bots/slow_talker.py 0.06
     cwd: {ROOT}
 {MODULE_BOTS}"""
 
@@ -180,7 +180,7 @@ def watch(league, browser, match_id: str) -> list[dict]:
             snapshots.append(seen)
         if over:
             break
-        time.sleep(0.1)
+        time.sleep(0.05)
     return snapshots
 
 
