@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from pathlib import Path
 
 import click
@@ -17,7 +18,7 @@ from pyramid_sdk.actions import Action, Play
 from pyramid_sdk.rules import Talk
 from referee.cli.serve import parse_http
 from referee.match.playing import LocalSeat, play_match
-from referee.match.watch import LiveMatch, public_view, watched
+from referee.match.watch import TELL_EVERY, LiveMatch, public_view, watched
 from referee.run.serve_driver import ServeDriver
 from referee.web.app import create_app
 from referee.web.events import QUEUE, Hub, ListenerRefused
@@ -115,13 +116,18 @@ def test_a_watched_match_is_followed_and_hides_its_cards_while_its_table_is_pend
         states: list[dict] = []
         live.listeners.append(lambda match: states.append(match.state()))
         seats = watched([LocalSeat(RandomBot(), "a"), LocalSeat(RandomBot(), "b")], live)
+        began = time.monotonic()
         outcome = await play_match(seats, Rules(players=2), 9)
+        live.close()  # the last state, told before the match's end is
+        # Told at most every TELL_EVERY however fast the bots, and at once after a quiet spell.
+        assert len(states) <= 2 + (time.monotonic() - began) / TELL_EVERY
         assert outcome.record.complete
         return live, states
 
     live, states = asyncio.run(scenario(True))
     assert live.steps > 200
     assert states[-1]["view"]["deal"] == 32
+    assert states[-1]["view"]["phase"] == "match-over"
     clocks = [state["view"]["clocks"] for state in states]
     assert clocks[0]["banks"].count(None) == 1  # the second seat not asked yet when the first decides
     assert all(None not in c["banks"] and c["per_action"] > 0 for c in clocks[2:])  # each seat's bank

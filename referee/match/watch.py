@@ -67,6 +67,12 @@ def public_view(obs: Observation) -> dict[str, Any]:
     }
 
 
+TELL_EVERY: Final = 0.05
+"""Seconds between two tellings of a match's changes to its listeners, at least (its latest state is
+told once they have passed): a match of fast bots changes every few microseconds, and telling each
+change would cost a view and an event for every listener per decision, faster than anyone can watch."""
+
+
 def _seconds(value: float | None) -> float | None:
     """A clock reading fit for JSON: tenths of a second, or ``None`` for none (or no limit)."""
     return round(value, 1) if value is not None and math.isfinite(value) else None
@@ -108,6 +114,8 @@ class LiveMatch:
     _deal: int = 0
     _view: dict[str, Any] | None = None
     _told: dict[str, Any] | None = None
+    _told_at: float = -math.inf
+    _due: asyncio.TimerHandle | None = None
 
     @property
     def view(self) -> dict[str, Any] | None:
@@ -156,6 +164,21 @@ class LiveMatch:
 
     def _changed(self) -> None:
         self.steps += 1
+        if not self.listeners or not self.watching() or self._due is not None:
+            return  # nobody to tell, or a telling is due already: it tells the latest
+        wait = self._told_at + TELL_EVERY - time.monotonic()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop to tell it later: told now
+            wait = 0.0
+        if wait > 0:
+            self._due = loop.call_later(wait, self._tell)
+        else:
+            self._tell()
+
+    def _tell(self) -> None:
+        self._due = None
+        self._told_at = time.monotonic()
         if not self.listeners or not self.watching():
             return
         state = self.state()
@@ -164,6 +187,12 @@ class LiveMatch:
         self._told = state
         for listener in self.listeners:
             listener(self)
+
+    def close(self) -> None:
+        """The match is over: a telling still due is made now, before its end is told."""
+        if self._due is not None:
+            self._due.cancel()
+            self._tell()
 
 
 class WatchedSeat:

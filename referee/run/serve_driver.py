@@ -374,6 +374,7 @@ class ServeDriver:
                 sitting, lineup, lambda attempt: competition.record(scheduled, attempt, next(count))
             )
         finally:
+            live.close()
             self.live.pop(scheduled.match_id, None)
         self._ended(competition, scheduled, result)
 
@@ -387,6 +388,7 @@ class ServeDriver:
         try:
             result = await cluster.play(scheduled, live.shown)
         finally:
+            live.close()
             self.live.pop(scheduled.match_id, None)
         if isinstance(result, NotStarted) and not result.attempts:
             await self._not_started(competition, scheduled, result)

@@ -25,8 +25,9 @@ SEND_DEADLINE: Final = 10.0
 """Seconds a listener's connection may take no bytes (its buffers full) before it is dropped."""
 LISTENERS_PER_ADDRESS: Final = 8
 """Event streams one address may hold at once (a browser tab holds one); the next is refused (429)."""
-LISTENERS: Final = 128
-"""Event streams the server holds at once, from every address; the next is refused (503)."""
+LISTENERS: Final = 224
+"""Event streams the server holds at once, from every address; the next is refused (503). Of the
+server's 256 connections (``limits.CONNECTIONS``), 32 stay for pages and the API."""
 
 
 @dataclass(frozen=True, slots=True)
