@@ -1,9 +1,9 @@
 // The live script of referee serve's report pages: it keeps the page up to date without a reload.
-// After the results change the server sends `pages` on its event stream (at most once a second);
-// this script then fetches the page again (rendered then) and swaps its <main> in place (the report's
-// script runs again for sorting and the chart's legend). On the index and the matches list it keeps a box of
-// the matches in play, each linking to its live view; on an entrant's page, a table of each version's
-// results. Every name is set as text, never as markup.
+// After the results change the server sends `pages` on its event stream (at most once a second); this
+// script then fetches the page again (rendered then) and swaps its <main> in place (the report's
+// script runs again for sorting and the chart's legend). On the index and the matches list it keeps a
+// box of the matches in play, each linking to its live view; on an entrant's page, a table of each
+// version's results. Every name is set as text, never as markup.
 (() => {
   const page = location.pathname.split("/").pop() || "index.html";
   const listsPlay = page === "index.html" || page === "matches.html" || page === "";
