@@ -25,11 +25,12 @@ every second; it prints a line a minute and the ratio of the last minute's to th
     .venv/bin/python benchmarks/serve.py --soak 30
 
 ``--watched`` measures instead what watchers cost: one server on a copy of the largest ``--sizes``
-database plays through ``--rounds`` pairs of ``--seconds`` windows, alternating no client at all with
-``--listeners`` event-stream listeners (default 200, eight an address from 127.0.0.10 on, each reading
-every byte it is sent) and ``--requests`` API and page requests a second (default 20, from 127.0.0.2
-to .5: ``/``, ``/api/v1/leaderboard`` and a stored match in turn); it prints each window's pace, the
-events the listeners got and the answers, and the median ratio::
+database (of a league of ``rounds: SOAK_ROUNDS``, so that it does not run out of matches) plays through
+``--rounds`` pairs of ``--seconds`` windows, alternating no client at all with ``--listeners`` event-
+stream listeners (default 200, eight an address from 127.0.0.10 on, each reading every byte it is sent)
+and ``--requests`` API and page requests a second (default 20, from 127.0.0.2 to .5: ``/``,
+``/api/v1/leaderboard`` and a stored match in turn); it prints each window's pace, the events the
+listeners got and the answers, and the median ratio::
 
     .venv/bin/python benchmarks/serve.py --watched --sizes 2000 --seconds 30 --rounds 3
 """
@@ -280,7 +281,7 @@ def main() -> None:
     if args.watched:
         with tempfile.TemporaryDirectory(prefix="serve-bench-base-") as scratch:
             base = Path(scratch)
-            build(base, max(args.sizes), ROUNDS)
+            build(base, max(args.sizes), SOAK_ROUNDS)  # so that it does not run out of matches
             watched(base, args.seconds, args.rounds, args.listeners, args.requests)
         return
     with tempfile.TemporaryDirectory(prefix="serve-bench-base-") as scratch:
