@@ -56,17 +56,27 @@ class Listener:
         self.dropped = False
 
     async def chunks(self, keepalive: float = KEEPALIVE) -> AsyncIterator[bytes]:
-        """The stream's text, as it is to be sent, until the listener is dropped."""
+        """The stream's text, as it is to be sent, until the listener is dropped. Every event waiting
+        when the stream wakes goes out in one write: in a fast league a stream wakes for several, and
+        a write per event would cost the play loop that many sends for every listener."""
         yield b"retry: 2000\n\n"
         while True:
             try:
-                chunk = await asyncio.wait_for(self.queue.get(), keepalive)
+                async with asyncio.timeout(keepalive):  # not wait_for: no task per event
+                    chunk = await self.queue.get()
             except TimeoutError:
                 yield b": keepalive\n\n"
                 continue
-            if not chunk:
-                return
-            yield chunk
+            parts = [chunk]
+            while chunk and not self.queue.empty():
+                chunk = self.queue.get_nowait()
+                parts.append(chunk)
+            if parts[-1]:
+                yield b"".join(parts)
+                continue
+            if len(parts) > 1:
+                yield b"".join(parts)
+            return
 
 
 class ListenerRefused(Exception):
