@@ -31,7 +31,7 @@ from sample_bots.random_bot import RandomBot
 
 def test_a_listener_that_does_not_read_is_dropped_cut_and_never_blocks_the_publisher():
     async def scenario() -> tuple[list[bytes], int, int, list[str]]:
-        hub = Hub()
+        hub = Hub(every=0)  # a send per loop turn: one event each here
         cut: list[str] = []
         slow = hub.listen("127.0.0.2", lambda: cut.append("slow")).chunks(keepalive=60)
         assert await anext(slow) == b"retry: 2000\n\n"  # registered, then never read again
@@ -50,6 +50,26 @@ def test_a_listener_that_does_not_read_is_dropped_cut_and_never_blocks_the_publi
     assert listeners == 1
     assert len(seen) == QUEUE * 3
     assert json.loads(seen[-1].decode().split("data: ")[1]) == {"n": QUEUE * 3 - 1}
+
+
+def test_what_is_published_within_a_send_interval_reaches_a_listener_as_one_chunk_in_order():
+    async def scenario() -> tuple[list[bytes], float]:
+        hub = Hub(every=0.05)
+        stream = hub.listen("127.0.0.2").chunks(keepalive=60)
+        await anext(stream)
+        began = asyncio.get_running_loop().time()
+        for number in range(100):  # a burst, as a fast league's matches publish
+            hub.publish("match_finished", n=number)
+        first = await anext(stream)
+        took = asyncio.get_running_loop().time() - began
+        hub.publish("pages", n=100)
+        return [first, await anext(stream)], took
+
+    (burst, later), took = asyncio.run(scenario())
+    events = [json.loads(part.split("data: ")[1]) for part in burst.decode().split("\n\n") if part]
+    assert events == [{"n": n} for n in range(100)]  # all of them, in order, in one send
+    assert 0.04 <= took < 1
+    assert json.loads(later.decode().split("data: ")[1]) == {"n": 100}
 
 
 def test_listeners_are_capped_per_address_and_in_all():

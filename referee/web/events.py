@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 QUEUE: Final = 64
-"""Events a listener may fall behind by before it is dropped."""
+"""Sends (each what was published within :data:`SEND_EVERY`) a listener may fall behind by before it is
+dropped."""
+SEND_EVERY: Final = 0.1
+"""Seconds the events published are gathered for before they are sent to the listeners, as one chunk:
+a fast league publishes hundreds a second, and a send per event per listener would cost the play loop
+that many wake-ups of every stream (with 200 listeners, half the pace of a league of in-process bots:
+``benchmarks/serve.py --watched``)."""
 KEEPALIVE: Final = 15.0
 """Seconds between comments on an idle stream, so that proxies and browsers keep it open."""
 SEND_DEADLINE: Final = 10.0
@@ -91,13 +97,20 @@ class Hub:
     """Fans events out to listeners without ever blocking the publisher."""
 
     def __init__(
-        self, queue: int = QUEUE, per_address: int = LISTENERS_PER_ADDRESS, most: int = LISTENERS
+        self,
+        queue: int = QUEUE,
+        per_address: int = LISTENERS_PER_ADDRESS,
+        most: int = LISTENERS,
+        every: float = SEND_EVERY,
     ) -> None:
         self._queue = queue
         self._per_address = per_address
         self._most = most
         self._listeners: set[Listener] = set()
         self._addresses: Counter[str] = Counter()
+        self._every = every
+        self._pending: list[bytes] = []
+        self._due: asyncio.TimerHandle | None = None
         self.dropped = 0
         """Listeners dropped because they fell :data:`QUEUE` events behind or stopped taking bytes."""
         self.closed = False
@@ -107,9 +120,22 @@ class Hub:
         return len(self._listeners)
 
     def publish(self, kind: str, **data: Any) -> None:
+        """Tells every listener, within :data:`SEND_EVERY`; returns at once."""
         if not self._listeners:
             return
-        chunk = Event(kind, data).sse().encode()  # once, whatever the number of listeners
+        self._pending.append(Event(kind, data).sse().encode())  # once, whatever the number of listeners
+        if self._due is None:
+            try:
+                self._due = asyncio.get_running_loop().call_later(self._every, self._send)
+            except RuntimeError:  # no event loop (a caller outside the server): sent now
+                self._send()
+
+    def _send(self) -> None:
+        """What was published since the last send, to every listener as one chunk."""
+        self._due = None
+        chunk, self._pending = b"".join(self._pending), []
+        if not chunk:
+            return
         for listener in list(self._listeners):
             try:
                 listener.queue.put_nowait(chunk)
@@ -155,6 +181,9 @@ class Hub:
     def close(self) -> None:
         """Ends every stream (the server is stopping) and refuses new ones."""
         self.closed = True
+        if self._due is not None:
+            self._due.cancel()
+            self._due, self._pending = None, []
         for listener in list(self._listeners):
             self.forget(listener)
             while not listener.queue.empty():
