@@ -20,7 +20,7 @@ from typing import Any, Final
 QUEUE: Final = 64
 """Sends (each what was published within :data:`SEND_EVERY`) a listener may fall behind by before it is
 dropped."""
-SEND_EVERY: Final = 0.1
+SEND_EVERY: Final = 0.25
 """Seconds the events published are gathered for before they are sent to the listeners, as one chunk:
 a fast league publishes hundreds a second, and a send per event per listener would cost the play loop
 that many wake-ups of every stream (with 200 listeners, half the pace of a league of in-process bots:
