@@ -10,9 +10,7 @@ stays stored. The league and the web stack (``referee.web``) are imported inside
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Final
 
@@ -128,14 +126,8 @@ def serve_command(
     log_file.parent.mkdir(parents=True, exist_ok=True)
     from referee.web.server import serve_forever
 
-    site = Path(tempfile.mkdtemp(prefix="referee-serve-"))
-    try:
-        with referee_logging(log_level, log_file), log_file.open("a", encoding="utf-8") as log:
-            door = OpenDoor(league, settings) if settings is not None else None
-            code = asyncio.run(
-                serve_forever(league_file, host, port, site, door, fresh, public_hosts, log, cluster)
-            )
-    finally:
-        shutil.rmtree(site, ignore_errors=True)
+    with referee_logging(log_level, log_file), log_file.open("a", encoding="utf-8") as log:
+        door = OpenDoor(league, settings) if settings is not None else None
+        code = asyncio.run(serve_forever(league_file, host, port, door, fresh, public_hosts, log, cluster))
     if code:
         sys.exit(code)

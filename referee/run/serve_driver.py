@@ -131,7 +131,6 @@ class ServeDriver:
         self,
         league_file: Path,
         hub: Publisher,
-        hidden: tuple[Path, ...] = (),
         on_stored: Callable[[League, int], None] = lambda league, seed: None,
         poll: float = POLL,
         door: OpenDoor | None = None,
@@ -148,7 +147,6 @@ class ServeDriver:
         self.door = door
         """The remote entrants' door, open for the server's whole life; ``None`` without ``--listen``."""
         self.hub = hub
-        self.hidden = hidden
         self.on_stored = on_stored
         self.poll = poll
         self.league: League | None = None
@@ -267,7 +265,7 @@ class ServeDriver:
         """One pass: the league as its file now reads, played until the file changes (:func:`drive`, the
         server's watched tables as its seats); the builds, the launcher and the preflight are set up
         again for it."""
-        host = Host.of(competition.league, self.hidden)
+        host = Host.of(competition.league)
         await drive(competition, host, _Served(self, competition, digest), jobs=_ONE_PASS)
 
     async def _serve(

@@ -23,7 +23,6 @@ import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -150,10 +149,9 @@ class HumanMatch:
 
 
 class HumanMatches:
-    """The human tables in play; ``hidden`` are the paths no bot may read (the server's pages)."""
+    """The human tables in play."""
 
-    def __init__(self, hidden: tuple[Path, ...] = ()) -> None:
-        self.hidden = hidden
+    def __init__(self) -> None:
         self.tables: dict[str, HumanMatch] = {}
         self.state = 0
         """Human matches stored since the server started: what is read of them is kept until it grows."""
@@ -202,7 +200,7 @@ class HumanMatches:
         bots: tuple[BotSpec | Seat, ...] = (table.human, *specs)
         sitting = Sitting(HUMAN_MATCH_ID, table.seed, bots)
         try:
-            async with open_launcher(log_dir, confinement_of(league, log_dir, self.hidden)) as launcher:
+            async with open_launcher(log_dir, confinement_of(league, log_dir)) as launcher:
                 match_table = Arbiter(launcher, league.rules, league.time_control, league.max_faults)
                 try:
                     result = await match_table.play(sitting, dress=lambda seats: watched(seats, table.live))

@@ -68,7 +68,6 @@ async def serve_forever(
     league_file: Path,
     host: str,
     port: int,
-    site: Path,
     door: OpenDoor | None = None,
     fresh: bool = False,
     public: Sequence[str] = (),
@@ -93,7 +92,7 @@ async def serve_forever(
     readers = Readers(log=log)
     try:
         await readers.start()
-        return await _serve(league_file, host, sock, site, door, fresh, public, readers, cluster)
+        return await _serve(league_file, host, sock, door, fresh, public, readers, cluster)
     except ReadFailed as exc:
         click.echo(f"serve: {exc}", err=True)
         return 1
@@ -110,7 +109,6 @@ async def _serve(
     league_file: Path,
     host: str,
     sock: socket.socket,
-    folder: Path,
     door: OpenDoor | None,
     fresh: bool,
     public: Sequence[str],
@@ -119,10 +117,8 @@ async def _serve(
 ) -> int:
     hub = Hub()
     site = LiveSite(hub)
-    driver = ServeDriver(
-        league_file, hub, hidden=(folder,), on_stored=site.stale, door=door, fresh=fresh, cluster=cluster
-    )
-    tables = HumanMatches(hidden=(folder,))
+    driver = ServeDriver(league_file, hub, on_stored=site.stale, door=door, fresh=fresh, cluster=cluster)
+    tables = HumanMatches()
     connections = Connections()
     app = create_app(driver, hub, site, Answers(readers), tables, allowed(host, public), connections)
     config = uvicorn.Config(
