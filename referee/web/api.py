@@ -235,6 +235,7 @@ async def events(request: Request) -> Response | EventStream:
         return JSONResponse(
             {"error": str(exc)}, status_code=exc.status, headers={"retry-after": str(RETRY_AFTER)}
         )
+    connections.narrow(request.scope)
     return EventStream(hub, listener)
 
 

@@ -39,6 +39,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 CONNECTIONS_PER_ADDRESS: Final = 16
 """Connections one address may hold at once: a browser opens up to 6 to a server, and each tab's event
 stream holds one."""
+STREAM_BUFFER: Final = 32 * 1024
+"""Bytes an event stream's connection buffers in the server and in its kernel's send buffer, each: a
+quarter second of events of a fast league is a few kilobytes."""
 CONNECTIONS: Final = 256
 """Connections the server holds at once, from every address."""
 REQUEST_DEADLINE: Final = 10.0
@@ -219,6 +222,20 @@ class Connections:
         client = scope.get("client")
         transport = self._transports.get((client[0], client[1])) if client else None
         return (lambda: reset(transport)) if transport is not None else (lambda: None)
+
+    def narrow(self, scope: Scope) -> None:
+        """Small buffers for the connection of ``scope``, an event stream: a listener that does not read
+        then blocks the server's writes to it within a few sends, and is dropped (``events``), instead
+        of the kernel holding megabytes for it first."""
+        client = scope.get("client")
+        transport = self._transports.get((client[0], client[1])) if client else None
+        if transport is None:
+            return
+        transport.set_write_buffer_limits(high=STREAM_BUFFER)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, STREAM_BUFFER)
 
 
 def reset(transport: asyncio.Transport) -> None:
