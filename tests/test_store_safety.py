@@ -214,7 +214,11 @@ def wait_for_holder(lock: Path, process: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
-        if lock.exists() and lock.read_text().partition("\n")[0] == str(process.pid):
+        try:
+            holder = lock.read_text().partition("\n")[0]
+        except FileNotFoundError:  # not taken yet, or taken for a moment and let go (a check that it is free)
+            holder = ""
+        if holder == str(process.pid):
             return
         time.sleep(0.02)
     raise AssertionError("the first run never took the lock")
