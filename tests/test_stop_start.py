@@ -119,6 +119,14 @@ def until(check, what: str, process: subprocess.Popen[str], timeout: float = 120
         time.sleep(0.05)
 
 
+def interrupted(process: subprocess.Popen[str]) -> tuple[int, float]:
+    """Ctrl-C to ``process``'s group, as a terminal sends it: its exit code and the seconds it took."""
+    os.killpg(process.pid, signal.SIGINT)
+    began = time.monotonic()
+    code = process.wait(timeout=60)
+    return code, time.monotonic() - began
+
+
 STEPS = {
     # (driver, step, sandbox): what is stopped
     "run-spawned": ("run", "start", "none"),
@@ -178,10 +186,7 @@ def test_a_league_stopped_while_a_bot_is_at_each_step_of_its_start_ends_at_once(
         (bot / "STALL").write_text(step)
         reached = f"stall_at: {step}"
         until(lambda: bot_log.exists() and reached in bot_log.read_text(), f"reached {step}", process)
-        os.killpg(process.pid, signal.SIGINT)
-        began = time.monotonic()
-        code = process.wait(timeout=60)
-        took = time.monotonic() - began
+        code, took = interrupted(process)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -281,10 +286,7 @@ def test_a_comparison_stopped_while_a_sandboxed_bot_is_at_each_step_of_its_start
     try:
         reached = f"stall_at: {step}"
         until(lambda: (tmp_path / "logs").is_dir() and reached in _logs(tmp_path), f"reached {step}", process)
-        os.killpg(process.pid, signal.SIGINT)
-        began = time.monotonic()
-        code = process.wait(timeout=60)
-        took = time.monotonic() - began
+        code, took = interrupted(process)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
