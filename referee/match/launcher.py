@@ -239,9 +239,12 @@ class BotProcess:
             killed = killed or process.returncode is None or process.returncode < 0
         if killed:  # by a signal, maybe while its sandbox was being set up: the clone is swept
             found = await asyncio.to_thread(sweep, self.mark, STOP_SWEEP, BOT_VARIABLE)
-            if found:
-                LOGGER.warning(
-                    "bot %r: %d process(es) left by a stopped start were killed", self.spec.name, found
+            if found:  # after a Ctrl-C, killing them is what was asked for: not worth a warning
+                LOGGER.log(
+                    logging.DEBUG if interrupted else logging.WARNING,
+                    "bot %r: %d process(es) left by a stopped start were killed",
+                    self.spec.name,
+                    found,
                 )
         if self._logger is not None:
             with contextlib.suppress(TimeoutError):
