@@ -128,11 +128,6 @@ class LiveMatch:
             }
         return self._view
 
-    def clock(self, seat: int, per_action: float, bank: float) -> None:
-        """The time the referee gives ``seat`` for the decision it asks for now (before :meth:`update`)."""
-        self.banks[seat] = bank
-        self.per_action = per_action
-
     def summary(self) -> dict[str, Any]:
         """What a list of matches in play says of it: no card, whatever ``shown`` is."""
         return {
@@ -154,33 +149,40 @@ class LiveMatch:
 
     def update(self, obs: Observation) -> None:
         self._obs, self._view = obs, None
-        self._changed()
+        self.steps += 1
+        if self._due is None and self.listeners:  # else nobody to tell, or a telling is due already
+            self._changed()
 
     def relay(self, deal: int, view: dict[str, Any] | None) -> None:
         """The match as the worker that plays it saw it last (a :func:`public_view`, or ``None`` while
         its deals are hidden, when the worker sends the deal number alone)."""
         self._obs, self._deal, self._view = None, deal, view
-        self._changed()
+        self.steps += 1
+        if self._due is None and self.listeners:
+            self._changed()
 
     def _changed(self) -> None:
-        self.steps += 1
-        if not self.listeners or not self.watching() or self._due is not None:
-            return  # nobody to tell, or a telling is due already: it tells the latest
+        """A change with no telling due: told now if someone watches and :data:`TELL_EVERY` has passed
+        since the last telling, else a telling is due then (or, while nobody watches, a look again in
+        :data:`TELL_EVERY`). Either way the changes until then cost a counter each: a match of
+        in-process bots changes every few microseconds, and asking ``watching`` every time was a
+        tenth of a served league's time a match beside ``referee run``'s."""
         wait = self._told_at + TELL_EVERY - time.monotonic()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no event loop to tell it later: told now
-            wait = 0.0
-        if wait > 0:
-            self._due = loop.call_later(wait, self._tell)
-        else:
             self._tell()
+            return
+        if wait <= 0 and self.watching():
+            self._tell()
+        else:
+            self._due = loop.call_later(wait if wait > 0 else TELL_EVERY, self._tell)
 
     def _tell(self) -> None:
         self._due = None
-        self._told_at = time.monotonic()
         if not self.listeners or not self.watching():
             return
+        self._told_at = time.monotonic()
         state = self.state()
         if state == self._told:  # e.g. each seat's look at the end of a deal
             return
@@ -217,13 +219,15 @@ class WatchedSeat:
         return await self.seat.start(info)
 
     async def decide(self, obs: Observation, time_limit: float, bank: float) -> Answer:
-        self.live.clock(obs.seat, time_limit - bank, bank)  # time_limit: the per-action time and the bank
-        self.live.update(obs)
+        live = self.live
+        live.banks[obs.seat] = bank  # the per-action time and the bank make up ``time_limit``
+        live.per_action = time_limit - bank
+        live.update(obs)
         # A bot of the referee's own process (``module:``) decides without ever letting the event loop
         # run: without a turn now and then, a whole match would play before the server answered.
         now = time.monotonic()
-        if now - self.live.turned > TURN:
-            self.live.turned = now
+        if now - live.turned > TURN:
+            live.turned = now
             await asyncio.sleep(0)
         return await self.seat.decide(obs, time_limit, bank)
 

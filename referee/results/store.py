@@ -17,6 +17,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -437,15 +438,17 @@ class Store:
         return [row[0] for row in self.db.execute("SELECT elapsed FROM matches WHERE status = 'complete'")]
 
     @_guarded
-    def complete_ids(self) -> frozenset[str]:
+    def complete_ids(self) -> AbstractSet[str]:
         """The ids of the complete stored matches. An ``exclusive`` store, which no other process writes,
-        reads them once and then keeps them as it saves and deletes (:attr:`_complete`)."""
+        reads them once and then keeps them as it saves and deletes (:attr:`_complete`): what it returns
+        is that set itself, not a copy (a copy cost each served match a pass over every stored id), and
+        it follows the saves; the same set until matches are deleted, when a new one is read."""
         if self._complete is not None:
-            return frozenset(self._complete)
+            return self._complete
         ids = {row[0] for row in self.db.execute("SELECT match_id FROM matches WHERE status = 'complete'")}
         if self.lock is not None:
             self._complete = ids
-        return frozenset(ids)
+        return ids
 
     @_guarded
     def save(self, scheduled: ScheduledMatch, outcome: MatchOutcome, started_at: float) -> None:

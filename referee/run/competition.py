@@ -17,9 +17,10 @@ the results database (:meth:`Competition.open`).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -38,6 +39,7 @@ from referee.match.outcome import (
     NotStarted,
     VoidStreak,
 )
+from referee.results.disclosure import table_key
 from referee.results.history import replay_new_versions
 from referee.results.reading import Standings, joined, known_seed, standings
 from referee.results.store import Store
@@ -122,6 +124,11 @@ class Competition:
         """An ``until: settled`` league's stored results as read so far (see :meth:`_plan`)."""
         self.settlement: Settlement | None = None
         """An ``until: settled`` league's standing after its last complete batch."""
+        self._cursor: tuple[object, object, int] = (None, None, 0)
+        """(the schedule, the complete ids' set, an index): every match of that schedule before the
+        index is in that set (see :meth:`pending`)."""
+        self._tables: tuple[object, dict[int, tuple[str, ...]]] = (None, {})
+        """(the schedule, its match ids by table): see :meth:`table_of`."""
         self.schedule = self._plan()
         self.disqualified: dict[str, str] = {}
         self.start_failures: dict[str, int] = {}
@@ -203,8 +210,35 @@ class Competition:
         return missing
 
     def missing(self) -> list[ScheduledMatch]:
+        return list(self.pending())
+
+    def pending(self) -> Iterator[ScheduledMatch]:
+        """The missing matches in schedule order, lazily, from the first one not complete: a served
+        league takes the first it can start before each match, and a scan of the whole schedule made
+        each start cost more the more was stored. The complete prefix is kept while the schedule and
+        the store's complete ids (one set an exclusive store keeps, replaced when matches are deleted:
+        :meth:`Store.complete_ids`) stay the same objects; a complete match is never replaced."""
         done = self.store.complete_ids()
-        return [match for match in self.schedule if match.match_id not in done]
+        schedule = self.schedule
+        kept_schedule, kept_done, start = self._cursor
+        if kept_schedule is not schedule or kept_done is not done:
+            start = 0
+        while start < len(schedule) and schedule[start].match_id in done:
+            start += 1
+        self._cursor = (schedule, done, start)
+        return (m for m in itertools.islice(schedule, start, None) if m.match_id not in done)
+
+    def table_of(self, scheduled: ScheduledMatch) -> tuple[str, ...]:
+        """The ids of the matches of ``scheduled``'s table (which deal its deals), itself included;
+        grouped once per schedule."""
+        schedule, tables = self._tables
+        if schedule is not self.schedule:
+            grouped: dict[int, list[str]] = {}
+            for match in self.schedule:
+                grouped.setdefault(table_key(match), []).append(match.match_id)
+            tables = {key: tuple(ids) for key, ids in grouped.items()}
+            self._tables = (self.schedule, tables)
+        return tables.get(table_key(scheduled), (scheduled.match_id,))
 
     def next_batch(self) -> list[ScheduledMatch]:
         """The matches of the next batch of an ``until: settled`` league, chosen now that the stored

@@ -27,7 +27,7 @@ import hashlib
 import itertools
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
@@ -44,7 +44,6 @@ from referee.match.watch import LiveMatch, watched
 from referee.remote.lobby import seatable
 from referee.remote.settings import RemoteSettingsError
 from referee.remote.tokens import tokens_path
-from referee.results.disclosure import table_key
 from referee.results.errors import StorageError, StoreError
 from referee.results.lock import LeagueBusyError
 from referee.results.owner import made_by
@@ -326,9 +325,12 @@ class ServeDriver:
         """The first missing match not in play whose entrants can all play now, and for which there is
         ``room`` (here, or on the cluster); an ``until: settled`` league plans its next batch once the
         last one is stored."""
-        missing = competition.missing()
-        if not missing and not playing and competition.league.settling is not None:
-            missing = competition.next_batch()
+        missing: Iterator[ScheduledMatch] = competition.pending()
+        first = next(missing, None)
+        if first is None and not playing and competition.league.settling is not None:
+            missing = iter(competition.next_batch())
+        elif first is not None:
+            missing = itertools.chain((first,), missing)
         in_play = {m.match_id for m in playing}
         remote = set(competition.league.remote_names)
         return next(
@@ -559,9 +561,4 @@ def _shown(competition: Competition, scheduled: ScheduledMatch) -> bool:
     """Whether a match may be watched card by card: only when no other match of its table is still to
     come, since they replay its deals (``referee.results.disclosure``)."""
     done = competition.store.complete_ids()
-    key = table_key(scheduled)
-    return all(
-        m.match_id in done
-        for m in competition.schedule
-        if table_key(m) == key and m.match_id != scheduled.match_id
-    )
+    return all(i in done for i in competition.table_of(scheduled) if i != scheduled.match_id)
