@@ -156,6 +156,9 @@ class Lobby:
         self._changed = asyncio.Condition()
         self.latency: dict[str, Latency] = {}
         self.on_change: Callable[[], None] = lambda: None
+        self.on_presence: Callable[[str, bool], None] = lambda name, connected: None
+        """Called when an entrant's bot connects (no session of it was open) or goes (its last session
+        left): what the served pages mark as connected or away."""
         self.closed = False
         self._nonces: Iterator[int] = itertools.count(FIRST_NONCE)
         self._proofs: dict[Session, asyncio.Task[bool]] = {}
@@ -199,6 +202,7 @@ class Lobby:
             return
         sessions = self._connected.setdefault(name, [])
         sessions[:] = [old for old in sessions if not old.is_closed]
+        arrived = not sessions
         sessions.append(session)
         self._grants[name] = grant
         for old in [old for old in sessions if old is not session and old not in self._busy]:
@@ -209,6 +213,8 @@ class Lobby:
         watch = asyncio.create_task(self._watch(name, session))
         self._watches.add(watch)
         watch.add_done_callback(self._watches.discard)
+        if arrived:
+            self.on_presence(name, True)
         await self._notify()
 
     async def leave(self, name: str, session: Session) -> None:
@@ -218,6 +224,7 @@ class Lobby:
             self._busy.pop(session, None)
             if not sessions:
                 del self._connected[name]
+                self.on_presence(name, False)
         await self._notify()
 
     async def _notify(self) -> None:

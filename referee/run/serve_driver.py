@@ -145,6 +145,8 @@ class ServeDriver:
         """Forget the league's stored results when its competition is first opened (``--fresh``)."""
         self.door = door
         """The remote entrants' door, open for the server's whole life; ``None`` without ``--listen``."""
+        if door is not None:  # the pages mark each remote entrant connected or away as it changes
+            door.lobby.on_presence = lambda name, up: hub.publish("connection", name=name, connected=up)
         self.hub = hub
         self.on_stored = on_stored
         self.poll = poll

@@ -3,7 +3,8 @@
 // script then fetches the page again (rendered then) and swaps its <main> in place (the report's
 // script runs again for sorting and the chart's legend). On the index and the matches list it keeps a
 // box of the matches in play, each linking to its live view; on an entrant's page, a table of each
-// version's results. Every name is set as text, never as markup.
+// version's results; beside each remote entrant, whether its bot is connected now. Every name is set
+// as text, never as markup.
 (() => {
   const page = location.pathname.split("/").pop() || "index.html";
   const listsPlay = page === "index.html" || page === "matches.html" || page === "";
@@ -27,6 +28,7 @@
     const script = document.createElement("script");
     script.src = "/report.js?again=" + mine;
     document.body.appendChild(script);
+    showPresence();
     await showInPlay();
     await showVersions();
   }
@@ -82,8 +84,7 @@
 
   async function showVersions() {
     if (!page.startsWith("entrant-")) return;
-    const name = document.querySelector("h1").textContent.trim();
-    const answer = await fetch("/api/v1/entrants/" + encodeURIComponent(name), { cache: "no-store" });
+    const answer = await fetch("/api/v1/entrants/" + encodeURIComponent(entrantName), { cache: "no-store" });
     if (!answer.ok) return;
     const { versions } = await answer.json();
     const section = document.createElement("section");
@@ -111,6 +112,39 @@
     document.querySelector("main").prepend(section);
   }
 
+  // Each remote entrant's bot, connected now or away (its matches wait for it), by name: read once,
+  // then followed through the `connection` events, and marked beside its name on every refresh.
+  let presence = {};
+
+  async function loadPresence() {
+    const answer = await fetch("/api/v1/entrants", { cache: "no-store" });
+    if (!answer.ok) return;
+    const { entrants } = await answer.json();
+    presence = Object.fromEntries(entrants.filter((e) => e.kind === "remote").map((e) => [e.name, e.connected]));
+    showPresence();
+  }
+
+  function mark(anchor, name, inside) {
+    if (!(name in presence)) return;
+    let badge = inside ? anchor.querySelector(".presence") : anchor.nextElementSibling;
+    if (!badge?.classList.contains("presence")) {
+      badge = document.createElement("span");
+      if (inside) anchor.prepend(badge);
+      else anchor.after(badge);
+    }
+    const up = presence[name];
+    badge.className = `badge presence ${up ? "connected" : "away"}`;
+    badge.textContent = up ? "connected" : "away";
+    badge.title = up ? "its bot is connected to the arena now" : "its bot is not connected now: its matches wait for it";
+  }
+
+  function showPresence() {
+    for (const badge of document.querySelectorAll(".badge.remote[data-entrant]")) mark(badge, badge.dataset.entrant, false);
+    const status = document.querySelector("main p.status");
+    if (page.startsWith("entrant-") && status) mark(status, entrantName, true);
+  }
+
+  const entrantName = page.startsWith("entrant-") ? document.querySelector("h1").textContent.trim() : "";
   const events = new EventSource("/api/v1/events");
   let opened = 0;
   events.addEventListener("open", () => {
@@ -120,7 +154,13 @@
   events.addEventListener("match_finished", showInPlay);
   events.addEventListener("league", () => (waiting ? location.reload() : refresh()));
   events.addEventListener("match_started", showInPlay);
+  events.addEventListener("connection", (event) => {
+    const { name, connected } = JSON.parse(event.data);
+    presence[name] = connected;
+    showPresence();
+  });
   if (waiting) setInterval(() => location.reload(), 5000);
   showInPlay();
   showVersions();
+  loadPresence();
 })();
