@@ -602,10 +602,17 @@ def test_a_new_version_replays_and_its_page_shows_each_versions_results(duel, br
     assert versions[0]["version"] == "2"
     assert versions[1]["matches"] == 2  # the replaced version's results, kept
     assert versions[1]["mean_points"] == before[0]["mean_points"]
+    # Its rating as it was replaced (nothing else was played meanwhile), and its trajectory, kept.
+    assert before[0]["mu"] is not None
+    assert before[0]["trajectory"]
+    assert before[0]["trajectory"][-1][1:] == [before[0]["mu"], before[0]["sigma"]]
+    for key in ("mu", "sigma", "trajectory"):
+        assert versions[1][key] == before[0][key], key
     browser.get(duel.url + "/entrant-newcomer.html")
     rows = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#versions tbody tr"), timeout=30)
     assert rows[0].text.startswith("2 (playing now) 2")
     assert rows[1].text.startswith("before ")
+    assert f"{before[0]['mu']:.1f}" in rows[1].text  # its μ, shown
 
 
 def test_ctrl_c_stops_the_server_and_the_league_with_nothing_lost(tmp_path):

@@ -1,10 +1,11 @@
 """Bot versions (issue #15): a changed entrant's stored matches are played again, and only those."""
 
+import sqlite3
 from pathlib import Path
 
 from referee.league.config import load_league
 from referee.league.location import versions_path
-from referee.results.history import VersionArchive
+from referee.results.history import TRAJECTORY, VersionArchive, VersionResult, as_json, rating_of
 from referee.run.competition import Competition
 from referee.run.league_run import LeagueRun
 from support import ROOT
@@ -165,3 +166,33 @@ def test_the_competition_opens_whole(tmp_path):
         assert afresh.schedule == planned
     finally:
         afresh.close()
+
+
+def test_an_archive_made_before_ratings_were_kept_per_version_gains_them(tmp_path):
+    """An archive of replaced versions written before μ and σ were kept: read as it is (no rating),
+    and given the new columns when the next version is archived, the old rows kept."""
+    path = tmp_path / "results-versions.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE versions (id INTEGER PRIMARY KEY, entrant TEXT, version TEXT, matches INTEGER, "
+            "wins INTEGER, mean_points REAL, faults INTEGER, until REAL)"
+        )
+        db.execute("INSERT INTO versions VALUES (1, 'a', 'old', 4, 1, 250.5, 0, 1.0)")
+    db.close()
+    archive = VersionArchive(path)
+    assert archive.of("a") == [VersionResult("old", 4, 1, 250.5, 0, 1.0)]
+    mu, sigma, trajectory = rating_of("a", [(0, "t0", "a", 26.0, 7.0), (1, "t1", "a", 27.0, 6.5)])
+    archive.add("a", VersionResult("2", 2, 1, 300.0, 1, 2.0, mu, sigma, trajectory))
+    newest, oldest = archive.of("a")
+    assert (newest.mu, newest.sigma, newest.trajectory) == (27.0, 6.5, ((0, 26.0, 7.0), (1, 27.0, 6.5)))
+    assert oldest == VersionResult("old", 4, 1, 250.5, 0, 1.0)
+    assert as_json(newest)["trajectory"] == [[0, 26.0, 7.0], [1, 27.0, 6.5]]
+
+
+def test_a_long_trajectory_is_kept_at_its_cap_with_its_first_and_last_points():
+    history = [(i, f"t{i}", "a", 25.0 + i / 1000, 8.0 - i / 1000) for i in range(1000)]
+    mu, sigma, trajectory = rating_of("a", history)
+    assert len(trajectory) == TRAJECTORY
+    assert trajectory[0][0] == 0
+    assert trajectory[-1][0] == 999
+    assert (mu, sigma) == (trajectory[-1][1], trajectory[-1][2]) == (25.999, 7.001)

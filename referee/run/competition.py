@@ -169,7 +169,7 @@ class Competition:
                     )
             seed = league.seed if league.seed is not None else store.secret_seed(renew=fresh)
             store.bind(league.name, league_settings(league, seed), league.path)
-            return cls(_opened(store, league, say), seed, store, skip_broken, say)
+            return cls(_opened(store, league, seed, say), seed, store, skip_broken, say)
         except BaseException:
             store.close()
             raise
@@ -186,7 +186,7 @@ class Competition:
             raise ValueError(f"{league.path}: its seed changed; the stored results would not be its own")
         if league_settings(league, self.seed) != league_settings(self.league, self.seed):
             raise ValueError(f"{league.path}: its settings changed; the stored results would not be its own")
-        self.league = _opened(self.store, league, self.say)
+        self.league = _opened(self.store, league, self.seed, self.say)
         self.disqualified, self.start_failures, self.broken = {}, {}, []
         self.known = None
         self.schedule = self._plan()
@@ -397,11 +397,11 @@ class Competition:
         )
 
 
-def _opened(store: Store, league: League, say: Callable[[str], None]) -> League:
+def _opened(store: Store, league: League, seed: int, say: Callable[[str], None]) -> League:
     """The league entered in its database, and the stored matches of an entrant with a new version
     deleted (to be played again), entered again if there were any: what the schedule is planned from."""
     entered = _enter(store, league)
-    if replay_new_versions(store, entered, say):
+    if replay_new_versions(store, entered, lambda stored: standings(entered, seed, stored).board, say):
         entered = _enter(store, league)  # the cohorts as the matches left say
     return entered
 

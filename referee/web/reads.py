@@ -20,7 +20,7 @@ import os
 import pickle
 import sys
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -31,7 +31,7 @@ from referee.report.site import match_page
 from referee.report.text import export_lines, leaderboard_json
 from referee.results.errors import StoreError
 from referee.results.following import Follower
-from referee.results.history import VersionArchive, archive_path, as_json, summary
+from referee.results.history import VersionArchive, archive_path, as_json, rating_of, summary
 from referee.results.reading import Standings
 from referee.web.human_store import HumanStore
 from referee.web.pages import is_page_name, with_live_script
@@ -158,9 +158,11 @@ def entrant(league: League, seed: int, state: int, name: str) -> bytes | None:
     """One entrant and each version's results: the one playing now, then the replaced ones."""
     if name not in {e.name for e in league.entrants}:
         return None
-    stored = results(league, seed, state).stored
+    read = results(league, seed, state)
     found = league.entrant(name)
-    now = summary(name, found.version or fingerprint(found)[:8], stored.values())
+    mu, sigma, trajectory = rating_of(name, read.board.history)
+    now = summary(name, found.version or fingerprint(found)[:8], read.stored.values())
+    now = replace(now, mu=mu, sigma=sigma, trajectory=trajectory)
     earlier = VersionArchive(archive_path(league)).of(name)
     return encoded({"version": VERSION, "name": name, "versions": [as_json(v) for v in (now, *earlier)]})
 

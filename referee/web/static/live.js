@@ -93,7 +93,7 @@
     title.textContent = "Versions";
     const table = document.createElement("table");
     const head = table.createTHead().insertRow();
-    for (const label of ["version", "matches", "wins", "points / match", "faults"]) {
+    for (const label of ["version", "matches", "wins", "points / match", "faults", "μ", "σ"]) {
       const cell = document.createElement("th");
       cell.scope = "col";
       cell.textContent = label;
@@ -103,7 +103,9 @@
     versions.forEach((version, number) => {
       const row = body.insertRow();
       const label = number === 0 ? `${version.version} (playing now)` : version.version;
-      for (const value of [label, version.matches, version.wins, version.mean_points ?? "—", version.faults]) {
+      const rating = (value) => (value === null || value === undefined ? "—" : value.toFixed(1));
+      const values = [label, version.matches, version.wins, version.mean_points ?? "—", version.faults];
+      for (const value of [...values, rating(version.mu), rating(version.sigma)]) {
         row.insertCell().textContent = String(value);
       }
     });
