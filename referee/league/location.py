@@ -63,6 +63,7 @@ def companions(database: Path) -> tuple[Path, ...]:
         analysis_dir(database),
         versions_path(database),
         human_path(database),
+        practice_path(database),
         *backups,
     )
 
@@ -76,6 +77,12 @@ def versions_path(database: Path) -> Path:
     """The summaries of the entrants' replaced versions beside ``database``: ``<name>-versions.sqlite``
     (``referee.results.history``)."""
     return database.parent / f"{database.stem}-versions.sqlite"
+
+
+def practice_path(database: Path) -> Path:
+    """The practice matches beside ``database`` (``referee serve``): ``<name>-practice.sqlite``, apart
+    from the league's results and ratings, and from the human seat's."""
+    return database.parent / f"{database.stem}-practice.sqlite"
 
 
 def human_path(database: Path) -> Path:

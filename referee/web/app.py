@@ -32,6 +32,8 @@ from referee.web.events import Hub
 from referee.web.hosts import HostGuard, Hosts
 from referee.web.limits import Connections, Limits, RequestRate
 from referee.web.pages import is_page_name
+from referee.web.practice import ROUTES as PRACTICE_ROUTES
+from referee.web.practice import Practice
 from referee.web.readers import Answers, Busy, ReadFailed
 from referee.web.render import render
 from referee.web.site import LiveSite
@@ -173,6 +175,7 @@ def create_app(
     hosts: Hosts,
     connections: Connections | None = None,
     rate: RequestRate | None = None,
+    practice: Practice | None = None,
 ) -> Starlette:
     """The app; ``site`` is the report's folder the server keeps, ``hosts`` the hosts a request may
     name, ``connections`` the server's connections (each one's transport, so that an event stream can be
@@ -180,6 +183,7 @@ def create_app(
     routes = [
         *api.ROUTES,
         *human.ROUTES,
+        *PRACTICE_ROUTES,
         Route("/", page),
         Route("/live", live_page),
         Route("/live/{match_id:path}", live_page),
@@ -201,6 +205,7 @@ def create_app(
     app.state.site = site
     app.state.answers = answers
     app.state.tables = tables
+    app.state.practice = practice or Practice()
     app.state.connections = connections or Connections()
     app.state.assets = assets()
     return app

@@ -12,7 +12,7 @@ import sqlite3
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from pyramid_sdk.record import MatchRecord
 from referee.league.config import League
@@ -29,35 +29,40 @@ SCHEMA: Final = (
 
 class HumanStore:
     """The human matches of a league, in a SQLite file of their own: never rated, never mixed with the
-    league's results."""
+    league's results. :data:`KIND` names the table and the matches' ids (``human-3``): the practice
+    matches (:class:`referee.web.practice_store.PracticeStore`) are kept the same way, in a file of
+    their own."""
+
+    KIND: ClassVar[str] = "human"
+    SCHEMA: ClassVar[str] = SCHEMA
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     def _connected(self, write: bool = True) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        return connected(self.path, write, SCHEMA if write else None)
+        return connected(self.path, write, self.SCHEMA if write else None)
 
     def save(self, outcome: MatchOutcome, seed: int) -> int:
-        with self._connected() as db:
-            with db:
-                cursor = db.execute(
-                    "INSERT INTO human_matches (finished, line) VALUES (?, '')", (time.time(),)
-                )
-                number = int(cursor.lastrowid or 0)
-                line = match_line(
-                    f"human-{number}", ONE_MATCH, seed, outcome.status, outcome.record, outcome.faults
-                )
-                record = json.dumps(outcome.record.to_dict(), ensure_ascii=False)  # with its talk
-                db.execute(
-                    "UPDATE human_matches SET line = ?, record = ? WHERE id = ?", (line, record, number)
-                )
-            return number
+        with self._connected() as db, db:
+            return self._save(db, outcome, seed)
+
+    def _save(self, db: sqlite3.Connection, outcome: MatchOutcome, seed: int) -> int:
+        """Stores the match in ``db``'s open transaction; its number."""
+        table = f"{self.KIND}_matches"
+        cursor = db.execute(f"INSERT INTO {table} (finished, line) VALUES (?, '')", (time.time(),))
+        number = int(cursor.lastrowid or 0)
+        line = match_line(
+            f"{self.KIND}-{number}", ONE_MATCH, seed, outcome.status, outcome.record, outcome.faults
+        )
+        record = json.dumps(outcome.record.to_dict(), ensure_ascii=False)  # with its talk
+        db.execute(f"UPDATE {table} SET line = ?, record = ? WHERE id = ?", (line, record, number))
+        return number
 
     def lines(self) -> list[tuple[int, float, dict[str, Any]]]:
         if not self.path.is_file():
             return []
         with self._connected(write=False) as db:
-            rows = db.execute("SELECT id, finished, line FROM human_matches ORDER BY id").fetchall()
+            rows = db.execute(f"SELECT id, finished, line FROM {self.KIND}_matches ORDER BY id").fetchall()
         return [(int(n), float(f), json.loads(line)) for n, f, line in rows]
 
     def line(self, number: int) -> dict[str, Any] | None:
@@ -69,7 +74,9 @@ class HumanStore:
         if not self.path.is_file():
             return None
         with self._connected(write=False) as db:
-            row = db.execute("SELECT line, record FROM human_matches WHERE id = ?", (number,)).fetchone()
+            row = db.execute(
+                f"SELECT line, record FROM {self.KIND}_matches WHERE id = ?", (number,)
+            ).fetchone()
         if row is None:
             return None
         recorded = from_line(json.loads(row[0]))

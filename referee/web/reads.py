@@ -27,6 +27,7 @@ from typing import Any, BinaryIO, Final
 from referee.league.config import League
 from referee.league.versions import fingerprint
 from referee.report.on_request import OnRequest
+from referee.report.records import RecordedMatch
 from referee.report.site import match_page
 from referee.report.text import export_lines, leaderboard_json
 from referee.results.errors import StoreError
@@ -35,6 +36,7 @@ from referee.results.history import VersionArchive, archive_path, as_json, ratin
 from referee.results.reading import Standings
 from referee.web.human_store import HumanStore
 from referee.web.pages import is_page_name, with_live_script
+from referee.web.practice_store import PracticeStore
 from referee.web.readers import LENGTH
 
 VERSION: Final = 1
@@ -196,7 +198,17 @@ def human_line(path: Path, number: int) -> bytes | None:
 
 def human_replay(path: Path, number: int) -> bytes | None:
     """A human match's replay page; raises what makes it unshowable."""
-    recorded = HumanStore(path).replayable(number)
+    return _replay_page(HumanStore(path).replayable(number))
+
+
+def practice_replay(path: Path, key: str) -> bytes | None:
+    """A practice match's replay page, by the key its author holds; raises what makes it unshowable."""
+    store = PracticeStore(path)
+    number = store.number(key)
+    return None if number is None else _replay_page(store.replayable(number))
+
+
+def _replay_page(recorded: RecordedMatch | None) -> bytes | None:
     if recorded is None:
         return None
     assert recorded.seed is not None
@@ -221,6 +233,7 @@ JOBS: Final[dict[str, Callable[..., Any]]] = {
         human_lines,
         human_line,
         human_replay,
+        practice_replay,
         ready,
     )
 }

@@ -31,6 +31,7 @@ from referee.web.events import Hub
 from referee.web.hosts import allowed, shown
 from referee.web.human import HumanMatches
 from referee.web.limits import Connections, capped_protocol
+from referee.web.practice import Practice
 from referee.web.readers import Answers, Readers, ReadFailed
 from referee.web.site import LiveSite
 
@@ -119,8 +120,10 @@ async def _serve(
     site = LiveSite(hub)
     driver = ServeDriver(league_file, hub, on_stored=site.stale, door=door, fresh=fresh, cluster=cluster)
     tables = HumanMatches()
+    practice = Practice()
     connections = Connections()
-    app = create_app(driver, hub, site, Answers(readers), tables, allowed(host, public), connections)
+    hosts = allowed(host, public)
+    app = create_app(driver, hub, site, Answers(readers), tables, hosts, connections, practice=practice)
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -150,6 +153,7 @@ async def _serve(
     await asyncio.wait({playing, serving}, return_when=asyncio.FIRST_COMPLETED)
     stop()
     await tables.close()
+    await practice.close()
     results = await asyncio.gather(playing, serving, return_exceptions=True)
     await site.close()
     return _ending(results[0], driver.played)
