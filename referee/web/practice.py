@@ -40,6 +40,7 @@ from referee.remote.files import tokens_path
 from referee.remote.lobby import Lobby
 from referee.remote.tokens import TokenBook
 from referee.run.host import confinement_of, log_dir_of
+from referee.web.human import table_names
 from referee.web.practice_store import PracticeStore
 from referee.web.readers import Answers, Busy, ReadFailed
 
@@ -136,14 +137,7 @@ class Practice:
             raise Refused(429, f"{entrant} asked for {PER_DAY} practice matches in the last 24 hours")
         if self.in_play() >= MAX_TABLES:
             raise Refused(503, f"{MAX_TABLES} practice matches are under way already: try again soon")
-        names: list[str] = [entrant]
-        for opponent in opponents:
-            base = opponent.removeprefix("sample:")
-            unique, number = base, 1
-            while unique in names:
-                number += 1
-                unique = f"{base}#{number}"
-            names.append(unique)
+        names = table_names(entrant, [opponent.removeprefix("sample:") for opponent in opponents])
         key = secrets.token_urlsafe(16)
         table = PracticeTable(key, entrant, tuple(names), secrets.randbits(SEED_BITS), time.time())
         table.task = asyncio.create_task(self._play(league, lobby, rules, table, opponents))
