@@ -175,16 +175,18 @@ class ActionRequest(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., match_id: _Optional[str] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., bank_ms: _Optional[int] = ..., per_action_ms: _Optional[int] = ..., last_deal: _Optional[_Union[Observation, _Mapping]] = ...) -> None: ...
 
 class ActionReply(_message.Message):
-    __slots__ = ("request_id", "action", "talk", "error")
+    __slots__ = ("request_id", "action", "talk", "error", "debug")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     TALK_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    DEBUG_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     action: Action
     talk: str
     error: str
-    def __init__(self, request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., talk: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+    debug: str
+    def __init__(self, request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., talk: _Optional[str] = ..., error: _Optional[str] = ..., debug: _Optional[str] = ...) -> None: ...
 
 class Fault(_message.Message):
     __slots__ = ("seat", "deal", "kind", "detail")
