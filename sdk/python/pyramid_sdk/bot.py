@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pyramid_sdk.actions import PLAYS, Action, Declare, Play
 from pyramid_sdk.cards import Card
+from pyramid_sdk.debugging import add_line
 from pyramid_sdk.observation import Observation
 from pyramid_sdk.rules import Rules
 
@@ -72,6 +73,15 @@ class Bot:
 
     def deal_end(self, obs: Observation) -> None:
         """A deal is over: ``obs`` shows all six tricks and the updated pyramids."""
+
+    def debug(self, text: object) -> None:
+        """Adds a line to the debug text sent with this bot's next answer: what it thought, for its
+        author. It never changes the play and no other seat sees it; the referee keeps it apart, for the
+        organiser and the author (``referee logs LEAGUE ENTRANT``), at most
+        :data:`~pyramid_sdk.debugging.MAX_DEBUG_BYTES` per answer (docs/WRITING_A_BOT.md). A line
+        written in ``match_start`` or ``deal_end`` goes with the next answer; one in ``match_end`` is
+        dropped."""
+        add_line(self, text)
 
     def match_end(self, result: MatchResult) -> None:
         """The match is over."""

@@ -15,6 +15,7 @@ import traceback
 from pyramid_sdk.actions import PLAYS, Action, Declare, Play
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
 from pyramid_sdk.cards import Card
+from pyramid_sdk.debugging import MAX_DEBUG_BYTES, take_lines
 from pyramid_sdk.encoding import action_reply
 from pyramid_sdk.observation import Clock, Observation
 from pyramid_sdk.v1 import pyramid_pb2 as pb
@@ -79,6 +80,7 @@ class Dispatcher:
             info = MatchInfo(
                 start.match_id, start.seat, tuple(start.seat_names), rules, time_control, start.seed
             )
+            take_lines(self.bot)  # lines of an earlier match's end belong to no decision of this one
             self._hook(self.bot.match_start, info)
         elif kind == "match_end":
             end = pb.MatchEnd.FromString(message.match_end)
@@ -88,6 +90,7 @@ class Dispatcher:
             faults = tuple(f"{pb.FaultKind.Name(f.kind)}: {f.detail}" for f in end.faults)
             result = MatchResult(end.match_id, tuple(end.totals), tuple(end.ranks), faults)
             self._hook(self.bot.match_end, result)
+            take_lines(self.bot)  # no answer follows in this match to carry them
         elif kind == "welcome":
             self.granted = max(1, pb.Welcome.FromString(message.welcome).max_matches)
         elif kind == "ping":  # the referee's check that the bot is there: on its thread, between decisions
@@ -111,17 +114,32 @@ class Dispatcher:
         try:
             obs = self.decoders[request.match_id].decode(request.observation, request.legal_actions, clock)
             action = _checked(self.bot.act(obs), obs)
+            debug = self._debug()
             try:
-                reply = action_reply(request.request_id, action)
+                reply = action_reply(request.request_id, action, debug=debug)
             except (TypeError, ValueError):
                 traceback.print_exc()  # talk that is not text, or not encodable: the card is still played
-                reply = action_reply(request.request_id, PLAYS[action.card.index])  # type: ignore[union-attr]
+                card = PLAYS[action.card.index]  # type: ignore[union-attr]
+                reply = action_reply(request.request_id, card, debug=debug)
         except Exception as exc:
             # A bug in the bot or a request it cannot read: an action-less reply reports it at once as a
             # fault, where silence would cost the whole time limit, and says what happened.
             traceback.print_exc()
-            reply = action_reply(request.request_id, None, error_line(exc))
+            reply = action_reply(request.request_id, None, error_line(exc), self._debug())
         return reply
+
+    def _debug(self) -> bytes:
+        """The bot's debug text for this answer, in UTF-8; none, and a line on stderr, when it is over
+        the referee's cap (it would not be kept, and could make the reply too big to be an answer)."""
+        text = take_lines(self.bot).encode("utf-8")
+        if len(text) > MAX_DEBUG_BYTES:
+            print(
+                f"{self.bot.name}: debug text of {len(text)} bytes not sent: the referee keeps at most "
+                f"{MAX_DEBUG_BYTES} bytes per answer",
+                file=sys.stderr,
+            )
+            return b""
+        return text
 
     def _hook(self, hook: object, argument: object) -> None:
         try:

@@ -93,8 +93,8 @@ _REQUEST_ID, _REQUEST_MATCH_ID, _REQUEST_OBSERVATION, _REQUEST_LEGAL_ACTION = _t
 _REQUEST_BANK, _REQUEST_PER_ACTION, _REQUEST_LAST_DEAL = _tags(
     pb.ActionRequest, "bank_ms", "per_action_ms", "last_deal"
 )
-_REPLY_ID, _REPLY_ACTION, _REPLY_TALK, _REPLY_ERROR = _tags(
-    pb.ActionReply, "request_id", "action", "talk", "error"
+_REPLY_ID, _REPLY_ACTION, _REPLY_TALK, _REPLY_ERROR, _REPLY_DEBUG = _tags(
+    pb.ActionReply, "request_id", "action", "talk", "error", "debug"
 )
 _REQUEST_ID_TAG, _REQUEST_OBSERVATION_TAG = bytes((_REQUEST_ID,)), bytes((_REQUEST_OBSERVATION,))
 _REQUEST_LAST_DEAL_TAG = bytes((_REQUEST_LAST_DEAL,))
@@ -338,12 +338,15 @@ def action_request(
     return b"".join([_RESPONSE_ACTION_REQUEST_TAG, varint(sum(map(len, parts))), *parts])
 
 
-def action_reply(request_id: int, action: Action | None, error: str = "") -> bytes:
+def action_reply(request_id: int, action: Action | None, error: str = "", debug: bytes = b"") -> bytes:
     """A whole ``ConnectRequest`` carrying the reply to request ``request_id``: ``action`` with its talk,
     or no action at all (``None``), which the referee records at once as a fault, with ``error`` saying
-    why (``"ValueError: oops"``: the fault reads "the bot raised ValueError: oops"). ``TypeError`` if the
-    talk is not text, ``ValueError`` (``UnicodeEncodeError``) if it is not valid Unicode."""
+    why (``"ValueError: oops"``: the fault reads "the bot raised ValueError: oops"); ``debug``, the bot's
+    debug text in UTF-8, goes with either. ``TypeError`` if the talk is not text, ``ValueError``
+    (``UnicodeEncodeError``) if it is not valid Unicode."""
     parts = [_REPLY_ID_TAG, varint(request_id)]
+    if debug:
+        parts.append(_message(_REPLY_DEBUG, debug))
     if error and action is None:
         parts.append(_message(_REPLY_ERROR, error.encode("utf-8", "replace")))
     if action is not None:
