@@ -149,6 +149,12 @@ export class Bot {
   play(obs: Observation): MaybePromise<Card | PlayWithTalk>;
   /** A deal is over: `obs` shows all six tricks and the updated pyramids. */
   dealEnd(obs: Observation): MaybePromise<void>;
+  /**
+   * Adds a line to the debug text sent with this bot's next answer, for its author only: it never changes
+   * the play, no other seat sees it, and the referee keeps it apart (`referee logs LEAGUE ENTRANT`), at most
+   * `MAX_DEBUG_BYTES` per answer (a longer text is not sent; a line on stderr says so).
+   */
+  debug(text: unknown): void;
   /** The match is over. */
   matchEnd(result: MatchResult): MaybePromise<void>;
 }
@@ -195,6 +201,12 @@ export function clockFromWire(request: { per_action_ms?: number; bank_ms?: numbe
 export function replyFor(requestId: string | number, choice: Declaration | Card | PlayWithTalk): unknown;
 /** What a bot's method threw, on one line of at most 200 characters, as the SDK sends it (`ActionReply.error`). */
 export function errorLine(error: unknown): string;
+/** The debug text a bot collected since the last call (its lines joined by line breaks), forgotten once taken: "" if none or over `MAX_DEBUG_BYTES`. */
+export function takeDebug(bot: object): string;
+/** Bytes of UTF-8 of one answer's debug text the referee keeps (`ActionReply.debug`). */
+export const MAX_DEBUG_BYTES: 1024;
+/** Bytes of debug text the referee keeps of one seat in one match. */
+export const MAX_DEBUG_PER_MATCH: 65536;
 /** How many matches at once a remote bot asks for: `given`, else `text` (`PYRAMID_MAX_MATCHES`), else 1; throws for anything but 1-1024. */
 export function matchesAsked(given: number | undefined, text: string | undefined): number;
 /** The bot a further stream of several matches at once plays with: `bot.clone()`, else a structured clone of its own fields. */

@@ -158,12 +158,48 @@ class Bot {
   /** A deal is over: `obs` shows all six tricks and the updated pyramids. */
   dealEnd(obs) {} // eslint-disable-line no-unused-vars
 
+  /**
+   * Adds a line to the debug text sent with this bot's next answer, for its author: it never changes the
+   * play and no other seat sees it; the referee keeps it apart (`referee logs LEAGUE ENTRANT`), at most
+   * MAX_DEBUG_BYTES per answer. A line written in `matchStart` or `dealEnd` goes with the next answer.
+   */
+  debug(text) {
+    addDebugLine(this, text);
+  }
+
   /** The match is over: `result` has `totals`, `ranks` and this bot's `faults`. */
   matchEnd(result) {} // eslint-disable-line no-unused-vars
 }
 
 /** Characters of a thrown error sent with an action-less reply (ActionReply.error). */
 const MAX_ERROR = 200;
+
+/** Bytes of UTF-8 of one answer's debug text the referee keeps (ActionReply.debug); a longer one is not sent. */
+const MAX_DEBUG_BYTES = 1024;
+/** Bytes of debug text the referee keeps of one seat in one match. */
+const MAX_DEBUG_PER_MATCH = 64 * 1024;
+const DEBUG_LINES = Symbol("pyramid debug lines");
+
+/** Adds `text` to the lines `bot` sends with its next answer (any object: a bot need not extend Bot). */
+function addDebugLine(bot, text) {
+  if (!bot[DEBUG_LINES]) bot[DEBUG_LINES] = [];
+  bot[DEBUG_LINES].push(String(text));
+}
+
+/**
+ * The debug text `bot` collected since the last call, its lines joined by line breaks, and forgets them:
+ * "" if none, or if it is over MAX_DEBUG_BYTES (then a line on stderr says so: the referee would not keep it).
+ */
+function takeDebug(bot) {
+  const lines = bot[DEBUG_LINES];
+  if (!lines || lines.length === 0) return "";
+  bot[DEBUG_LINES] = [];
+  const text = lines.join("\n"); // a lone surrogate goes as U+FFFD: the wire is UTF-8
+  const size = Buffer.byteLength(text, "utf8");
+  if (size <= MAX_DEBUG_BYTES) return text;
+  console.error(`${bot.name}: debug text of ${size} bytes not sent: the referee keeps at most ${MAX_DEBUG_BYTES} bytes per answer`);
+  return "";
+}
 
 /**
  * What a bot's method threw, as the SDK reports it to the referee (ActionReply.error): its name and
@@ -570,6 +606,7 @@ function connect(bot, address, token, credentials, remote, attempt = {}, options
         const start = message.match_start;
         const rules = rulesFromWire(start.rules);
         matches.set(start.match_id, rules);
+        takeDebug(bot); // an earlier match's lines belong to no decision of this one
         await hook(bot.matchStart, {
           matchId: start.match_id,
           seat: start.seat,
@@ -595,6 +632,8 @@ function connect(bot, address, token, credentials, remote, attempt = {}, options
           console.error(error);
           reply = { request_id: request.request_id, error: errorLine(error) };
         }
+        const debug = takeDebug(bot);
+        if (debug) reply.debug = debug;
         call.write({ action: reply });
         break;
       }
@@ -609,6 +648,7 @@ function connect(bot, address, token, credentials, remote, attempt = {}, options
           faults: end.faults.map((f) => `${f.kind}: ${f.detail}`),
           forfeited: end.forfeited,
         });
+        takeDebug(bot); // no answer of this match follows to carry them
         break;
       }
       case "notice":
@@ -693,6 +733,9 @@ module.exports = {
   clockFromWire,
   replyFor,
   errorLine,
+  takeDebug,
+  MAX_DEBUG_BYTES,
+  MAX_DEBUG_PER_MATCH,
   matchesAsked,
   copyBot,
   protocol,

@@ -4,6 +4,7 @@ const test = require("node:test");
 const assert = require("node:assert/strict");
 const grpc = require("@grpc/grpc-js");
 const { Bot, run, rank, suit, protocol, replyFor, errorLine, observationFromWire, matchesAsked, copyBot } = require("..");
+const { takeDebug, MAX_DEBUG_BYTES } = require("..");
 
 const OBSERVATION = {
   seat: 1,
@@ -179,6 +180,27 @@ test("what a bot threw travels as one line of at most 200 characters", () => {
   const long = errorLine(new Error("😀".repeat(500)));
   assert.equal([...long].length, 200); // code points, as the referee counts them
   assert.ok(long.endsWith("…"));
+});
+
+test("a bot's debug lines go with its next answer, once, and never over the referee's cap", () => {
+  const bot = new Bot();
+  assert.equal(takeDebug(bot), "");
+  bot.debug("eval 0.4");
+  bot.debug(7);
+  assert.equal(takeDebug(bot), "eval 0.4\n7");
+  assert.equal(takeDebug(bot), ""); // taken: the next answer carries none
+  const lines = [];
+  const saved = console.error;
+  console.error = (line) => lines.push(line);
+  try {
+    bot.debug("é".repeat(MAX_DEBUG_BYTES / 2)); // 1024 bytes of UTF-8: kept
+    assert.equal(takeDebug(bot).length, MAX_DEBUG_BYTES / 2);
+    bot.debug("é".repeat(MAX_DEBUG_BYTES / 2 + 1)); // 1026 bytes: not sent
+    assert.equal(takeDebug(bot), "");
+  } finally {
+    console.error = saved;
+  }
+  assert.deepEqual(lines, ["node-bot: debug text of 1026 bytes not sent: the referee keeps at most 1024 bytes per answer"]);
 });
 
 /** A referee that ends every stream with `code` and `details` as soon as the bot says hello. */
