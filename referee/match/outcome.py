@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from pyramid_sdk.record import MatchRecord
+from referee.match.debug import DebugLine
 from referee.match.faults import Fault, RefereeInternalError
 
 
@@ -28,6 +29,8 @@ class MatchOutcome:
     latencies: tuple[tuple[float, ...], ...] = field(default=())
     """Per seat, the seconds each of its decisions took."""
     elapsed: float = 0.0
+    debug: tuple[DebugLine, ...] = ()
+    """The seats' debug lines, for their authors only: stored apart from the match (never in ``record``)."""
 
 
 VOID_RETRIES: Final = 2

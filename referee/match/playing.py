@@ -24,6 +24,7 @@ from pyramid_sdk.actions import (
     Play,
 )
 from pyramid_sdk.bot import Bot, MatchInfo, MatchResult, TimeControl
+from pyramid_sdk.debugging import take_lines
 from pyramid_sdk.encoding import (
     ObservationEncoder,
     action_request,
@@ -37,6 +38,7 @@ from pyramid_sdk.rules import Rules
 from pyramid_sdk.seeds import derive_seed
 from pyramid_sdk.v1 import pyramid_pb2 as pb
 from pyramid_sdk.wire import WireError, action_from_wire, rules_to_wire
+from referee.match.debug import DebugBook, step_of
 from referee.match.faults import Fault, FaultKind, FaultPolicy, one_line
 from referee.match.outcome import MatchOutcome, MatchStatus
 from referee.match.sessions import Closed, Session, Timeout
@@ -50,11 +52,13 @@ MAX_ERROR: Final = 200
 @dataclass(frozen=True, slots=True)
 class Answer:
     """What a seat answered: an action to check, or the fault that stands in for one, or both (a fault
-    that does not cost the action, such as talk attached to a declaration)."""
+    that does not cost the action, such as talk attached to a declaration); and the seat's debug text
+    for its author, whatever else it answered (never part of the play: :mod:`referee.match.debug`)."""
 
     action: Action | None = None
     fault: FaultKind | None = None
     detail: str = ""
+    debug: str = ""
 
 
 class Seat(Protocol):
@@ -87,6 +91,7 @@ class LocalSeat:
         self.name = name or bot.name
 
     async def start(self, info: MatchInfo) -> str | None:
+        take_lines(self.bot)  # an earlier match's lines belong to no decision of this one
         try:
             self.bot.match_start(info)
         except Exception as exc:
@@ -99,12 +104,13 @@ class LocalSeat:
         try:
             action = self.bot.act(obs)
         except (Exception, SystemExit) as exc:  # a trusted bot still must not stop the referee
-            return Answer(
-                fault=FaultKind.ILLEGAL_ACTION, detail=f"the bot raised {type(exc).__name__}: {exc}"
-            )
+            detail = f"the bot raised {type(exc).__name__}: {exc}"
+            return Answer(fault=FaultKind.ILLEGAL_ACTION, detail=detail, debug=take_lines(self.bot))
+        debug = take_lines(self.bot)
         if time.monotonic() - started > time_limit:
-            return Answer(fault=FaultKind.TIMEOUT, detail=f"answered after the {time_limit:.2f}s it had")
-        return Answer(action=action)
+            detail = f"answered after the {time_limit:.2f}s it had"
+            return Answer(fault=FaultKind.TIMEOUT, detail=detail, debug=debug)
+        return Answer(action=action, debug=debug)
 
     async def deal_end(self, obs: Observation) -> None:
         with contextlib.suppress(Exception):  # a hook's failure is the bot's business, not the match's
@@ -196,18 +202,18 @@ class RemoteSeat:
             self._tap(pb.ConnectResponse.FromString(message))
         outcome = await self.session.ask(message, request_id, time_limit)
         if isinstance(outcome, pb.ActionReply):  # the usual case, checked first
+            debug = outcome.debug
             try:
                 action = action_from_wire(outcome.action, outcome.talk)
             except WireError as exc:
                 if outcome.error and not outcome.HasField("action"):  # the bot says why it has none
                     error = one_line(outcome.error, MAX_ERROR)
-                    return Answer(fault=FaultKind.MALFORMED, detail=f"the bot raised {error}")
-                return Answer(fault=FaultKind.MALFORMED, detail=str(exc))
+                    return Answer(fault=FaultKind.MALFORMED, detail=f"the bot raised {error}", debug=debug)
+                return Answer(fault=FaultKind.MALFORMED, detail=str(exc), debug=debug)
             if outcome.talk and type(action) is Declare:  # talk travels with a card, never a declaration
-                return Answer(
-                    action, FaultKind.TALK, "talk attached to a declaration: the declarer never talks"
-                )
-            return Answer(action=action)
+                detail = "talk attached to a declaration: the declarer never talks"
+                return Answer(action, FaultKind.TALK, detail, debug)
+            return Answer(action=action, debug=debug)
         if isinstance(outcome, Timeout):
             return Answer(fault=FaultKind.TIMEOUT, detail=f"no answer within {time_limit:.2f}s")
         if isinstance(outcome, Closed):
@@ -321,6 +327,7 @@ class _Runner:
         self.fault_counts = [0] * rules.players
         self.banks = [time_control.bank] * rules.players
         self.latencies: list[list[float]] = [[] for _ in seats]
+        self.debug = DebugBook(rules.players)
         self._lags = [seat.session.lag_allowance if isinstance(seat, RemoteSeat) else 0.0 for seat in seats]
         """Each seat's lag allowance (remote connections only): added to its time, never charged."""
 
@@ -387,6 +394,10 @@ class _Runner:
         decision = await self.seats[seat].decide(obs, per_action + self.banks[seat], self.banks[seat])
         elapsed = time.monotonic() - started
         self.latencies[seat].append(elapsed)
+        if decision.debug:  # kept for the bot's author, and nothing more: it never touches the play
+            notice = self.debug.take(seat, match.deal_number, step_of(obs), decision.debug)
+            if notice is not None:
+                self.seats[seat].notify(notice)
         lag = self._lags[seat]  # a remote connection's round trip is not the bot's thinking time
         self.banks[seat] = max(0.0, self.banks[seat] - max(0.0, elapsed - lag - per_action))
         self._charge_violations(seat)  # what it sent while asked, besides its answer: before the answer
@@ -455,4 +466,5 @@ class _Runner:
             void_reason=reason,
             latencies=tuple(tuple(times) for times in self.latencies),
             elapsed=time.monotonic() - started,
+            debug=tuple(self.debug.lines),
         )

@@ -39,8 +39,9 @@ Context = grpc.aio.ServicerContext[bytes, bytes]
 stream."""
 
 MAX_MESSAGE_BYTES: Final = 8 * 1024
-"""The largest message a bot may send; its largest legal one is well under 1 KiB. A larger one is a
-malformed message (the transport itself cuts the stream past ``server.MAX_TRANSPORT_BYTES``)."""
+"""The largest message a bot may send; its largest legal one, with a debug text at its cap, is under 2
+KiB. A larger one is a malformed message (the transport itself cuts the stream past
+``server.MAX_TRANSPORT_BYTES``)."""
 
 MAX_VIOLATIONS: Final = 200
 """A session that keeps sending what nobody asked for is closed after this many stray messages."""
