@@ -109,7 +109,39 @@ the table, leaves matches without a summary and deletes none it should not (the 
 match, ``ON DELETE CASCADE``)."""
 
 
-RESULT_TABLES: Final = ("faults", "tricks", "deals", "seats", "summaries", "ratings", "matches")
+DEBUG_LINES: Final = (
+    """
+CREATE TABLE IF NOT EXISTS debug_lines (
+    match_id TEXT NOT NULL REFERENCES matches ON DELETE CASCADE,
+    seat INTEGER NOT NULL,
+    entrant TEXT NOT NULL,
+    deal INTEGER NOT NULL,
+    step INTEGER NOT NULL,
+    fate TEXT NOT NULL CHECK (fate IN ('kept', 'too-long', 'match-full')),
+    size INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (match_id, deal, step)
+)
+""",
+    "CREATE INDEX IF NOT EXISTS debug_lines_by_entrant ON debug_lines (entrant, match_id)",
+)
+"""The bots' debug lines (``referee.match.debug``), one row per answer that carried one, written with
+its match: for the organiser and the bot's author only, so no export, report or page reads this table.
+Added within schema version 2, as ``summaries`` was: a run adds it to an older file, a reader of a file
+without it finds no lines, and a referee from before it deletes the rows with their match (``ON DELETE
+CASCADE``)."""
+
+
+RESULT_TABLES: Final = (
+    "debug_lines",
+    "faults",
+    "tricks",
+    "deals",
+    "seats",
+    "summaries",
+    "ratings",
+    "matches",
+)
 
 
 ROWS: Final = (

@@ -33,6 +33,7 @@ from referee.results.connection import connect
 from referee.results.errors import StorageError, StorageFault, StoreError, storage_error
 from referee.results.lock import RunLock
 from referee.results.schema import (
+    DEBUG_LINES,
     DISQUALIFIED,
     JOINED,
     READABLE_VERSIONS,
@@ -174,6 +175,8 @@ class Store:
         else:  # added after schema version 1 was out: files made before lack them
             self.db.execute(DISQUALIFIED)
             self.db.execute(SUMMARIES)
+        for statement in DEBUG_LINES:  # added within version 2: files made before lack it
+            self.db.execute(statement)
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(entrants)")}
         if "fingerprint" not in columns:
             self.db.execute("ALTER TABLE entrants ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
@@ -520,6 +523,22 @@ class Store:
             db.executemany(
                 "INSERT INTO faults VALUES (?, ?, ?, ?, ?)",
                 [(scheduled.match_id, f.seat, f.deal, str(f.kind), f.detail) for f in outcome.faults],
+            )
+            db.executemany(
+                "INSERT INTO debug_lines VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        scheduled.match_id,
+                        line.seat,
+                        scheduled.entrants[line.seat],
+                        line.deal,
+                        line.step,
+                        str(line.fate),
+                        line.size,
+                        line.text,
+                    )
+                    for line in outcome.debug
+                ],
             )
             place = (scheduled.match_id, scheduled.round, scheduled.table, scheduled.rotation, scheduled.seed)
             summary = summarize(place, outcome.status, record, outcome.faults)
