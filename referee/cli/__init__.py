@@ -32,6 +32,7 @@ COMMANDS: Final = {
     "export": "referee.cli.results:export_command",
     "init": "referee.cli.leagues:init_command",
     "leaderboard": "referee.cli.results:leaderboard_command",
+    "logs": "referee.cli.debug:logs_command",
     "match": "referee.cli.play:match_command",
     "matches": "referee.cli.results:matches_command",
     "replay": "referee.cli.results:replay_command",
