@@ -80,6 +80,7 @@ SLOW_MODULES: Final = {
         "test_cli_match": "referee match: the CLI and bot processes",
         "test_compare": "referee compare: the CLI and bot processes",
         "test_dask_driver": "Dask workers, the CLI and bot processes",
+        "test_debug_lines": "referee run, logs, export, report and serve: Python and Node.js bot processes",
         "test_node": "Node.js bots and the Node.js SDK's own tests",
         "test_node_package": "npm pack, a Node.js bot",
         "test_protocol_e2e": "bot processes over real gRPC",
