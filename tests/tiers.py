@@ -25,6 +25,7 @@ QUICK_MODULES: Final = frozenset(
     f"tests/{name}.py"
     for name in (
         "test_adaptive",
+        "test_debug_book",
         "test_analysis",
         "test_cards",
         "test_cli_package",
