@@ -169,9 +169,12 @@ def test_no_export_report_page_or_api_answer_shows_a_debug_line(leagues, tmp_pat
     files = [path for path in (tmp_path / "site").rglob("*") if path.is_file()]
     assert len(files) > 5
     assert not [path for path in files if MARKER.encode() in path.read_bytes()]
+    assert [path for path in files if b"node-debugger" in path.read_bytes()]  # the entrants' pages were read
     seen = served_answers(league)
     assert len(seen) > 20
     assert not [path for path, body in seen.items() if MARKER.encode() in body]
+    match_pages = [path for path, body in seen.items() if b"r1:" in body and not path.startswith("/api/")]
+    assert match_pages  # pages that show the matches were read, not only the API
 
 
 def served_answers(league: Path) -> dict[str, bytes]:
