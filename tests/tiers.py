@@ -100,6 +100,7 @@ SLOW_MODULES: Final = {
         "test_serve": "referee serve, bot processes and Chromium",
         "test_serve_remote": "referee serve listening for remote bots: the CLI, openssl, Python SDK bots",
         "test_practice": "practice matches asked of referee serve: the CLI, an SDK bot, the door",
+        "test_author_page": "an author's own page in referee serve: SDK bots, the door, Chromium",
         "test_serve_presence": "served pages mark remote bots connected or away: serve, SDK bot, Chromium",
         "test_serve_dask": "referee serve on a Dask LocalCluster, bot processes, remote SDK bots",
         "test_serve_limits": "referee serve and its reader processes, floods from loopback addresses",

@@ -22,11 +22,13 @@ and a bot that is away for a while must neither hold a table nor be disqualified
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hashlib
 import itertools
 import logging
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -61,6 +63,8 @@ if TYPE_CHECKING:
 LOGGER = logging.getLogger(__name__)
 POLL: Final = 1.0
 """Seconds between looks at the league file for changes while there is nothing to play."""
+PRESENCE_KEPT: Final = 50
+"""Connections and departures kept per remote entrant for its author's page (docs/SERVER.md)."""
 CLUSTER_RETRY: Final = 30.0
 """Seconds before a pass the cluster could not play (a worker that lacks an entrant's folder, a match on
 several workers that died) is tried again, if the league file does not change before."""
@@ -145,8 +149,11 @@ class ServeDriver:
         """Forget the league's stored results when its competition is first opened (``--fresh``)."""
         self.door = door
         """The remote entrants' door, open for the server's whole life; ``None`` without ``--listen``."""
+        self.presence: dict[str, collections.deque[tuple[float, bool]]] = {}
+        """Each remote entrant's latest connections and departures (when, connected), for its author's
+        page: at most :data:`PRESENCE_KEPT` of them, since the server started."""
         if door is not None:  # the pages mark each remote entrant connected or away as it changes
-            door.lobby.on_presence = lambda name, up: hub.publish("connection", name=name, connected=up)
+            door.lobby.on_presence = self._presence
         self.hub = hub
         self.on_stored = on_stored
         self.poll = poll
@@ -166,6 +173,11 @@ class ServeDriver:
         self.state = 0
         """Changes of the results and of the league since the server started: a match stored, or not
         started (its strike stored), the league file read again."""
+
+    def _presence(self, name: str, connected: bool) -> None:
+        kept = self.presence.setdefault(name, collections.deque(maxlen=PRESENCE_KEPT))
+        kept.append((time.time(), connected))
+        self.hub.publish("connection", name=name, connected=connected)
 
     async def run(self) -> None:
         """Until cancelled: each pass plays the league as the file says now, until the file changes."""

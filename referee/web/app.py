@@ -31,6 +31,7 @@ from referee.web import api, human
 from referee.web.events import Hub
 from referee.web.hosts import HostGuard, Hosts
 from referee.web.limits import Connections, Limits, RequestRate
+from referee.web.me import ROUTES as ME_ROUTES
 from referee.web.pages import is_page_name
 from referee.web.practice import ROUTES as PRACTICE_ROUTES
 from referee.web.practice import Practice
@@ -184,6 +185,7 @@ def create_app(
         *api.ROUTES,
         *human.ROUTES,
         *PRACTICE_ROUTES,
+        *ME_ROUTES,
         Route("/", page),
         Route("/live", live_page),
         Route("/live/{match_id:path}", live_page),

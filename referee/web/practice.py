@@ -36,10 +36,9 @@ from referee.match.arbiter import Arbiter, Sitting
 from referee.match.bots import BotSpec
 from referee.match.outcome import NotStarted
 from referee.match.setup import open_launcher
-from referee.remote.files import tokens_path
 from referee.remote.lobby import Lobby
-from referee.remote.tokens import TokenBook
 from referee.run.host import confinement_of, log_dir_of
+from referee.web.authors import author_of, unauthorised
 from referee.web.human import table_names
 from referee.web.practice_store import PracticeStore
 from referee.web.readers import Answers, Busy, ReadFailed
@@ -198,12 +197,6 @@ def _practice(request: Request) -> Practice:
     return practice
 
 
-def bearer(request: Request) -> str:
-    """The token of an ``Authorization: Bearer`` header, or ``""``."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
-
-
 async def ask(request: Request) -> Response:
     """``POST /api/v1/practice``: a practice match for the entrant whose token comes with it."""
     driver = request.app.state.driver
@@ -214,16 +207,9 @@ async def ask(request: Request) -> Response:
         return JSONResponse(
             {"error": "practice matches need the door (referee serve --listen)"}, status_code=503
         )
-    token = bearer(request)
-    entrant = (
-        await asyncio.to_thread(TokenBook(tokens_path(league.database)).holder, token) if token else None
-    )
-    if entrant is None or entrant not in league.remote_names:
-        return JSONResponse(
-            {"error": "send an entrant's token as 'Authorization: Bearer TOKEN'"},
-            status_code=401,
-            headers={"www-authenticate": "Bearer"},
-        )
+    entrant = await author_of(request, league)
+    if entrant is None:
+        return unauthorised()
     if request.headers.get("content-type", "").split(";")[0] != "application/json":
         return JSONResponse({"error": "send JSON"}, status_code=415)
     try:

@@ -5,8 +5,9 @@ its author was given (:mod:`referee.web.practice`), and counted per entrant for 
 
 from __future__ import annotations
 
+import json
 import time
-from typing import ClassVar, Final
+from typing import Any, ClassVar, Final
 
 from referee.match.outcome import MatchOutcome
 from referee.web.human_store import HumanStore
@@ -41,6 +42,17 @@ class PracticeStore(HumanStore):
         with self._connected(write=False) as db:
             row = db.execute("SELECT id FROM practice_matches WHERE key = ?", (key,)).fetchone()
         return None if row is None else int(row[0])
+
+    def of(self, entrant: str, limit: int) -> list[tuple[str, float, dict[str, Any]]]:
+        """``entrant``'s latest ``limit`` practice matches, the latest first: (key, when, export line)."""
+        if not self.path.is_file():
+            return []
+        with self._connected(write=False) as db:
+            rows = db.execute(
+                "SELECT key, finished, line FROM practice_matches WHERE entrant = ? ORDER BY id DESC LIMIT ?",
+                (entrant, limit),
+            ).fetchall()
+        return [(str(key), float(when), json.loads(line)) for key, when, line in rows]
 
     def asked_since(self, entrant: str, since: float) -> int:
         """How many of ``entrant``'s practice matches were asked for since ``since`` and stored."""

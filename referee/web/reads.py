@@ -20,19 +20,23 @@ import os
 import pickle
 import sys
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from referee.league.config import League
+from referee.league.location import practice_path
 from referee.league.versions import fingerprint
 from referee.report.on_request import OnRequest
 from referee.report.records import RecordedMatch
 from referee.report.site import match_page
 from referee.report.text import export_lines, leaderboard_json
+from referee.results.debug import debug_lines
+from referee.results.disclosure import table_key
 from referee.results.errors import StoreError
 from referee.results.following import Follower
 from referee.results.history import VersionArchive, archive_path, as_json, rating_of, summary
+from referee.results.own import OwnFault, own_faults
 from referee.results.reading import Standings
 from referee.web.human_store import HumanStore
 from referee.web.pages import is_page_name, with_live_script
@@ -169,6 +173,61 @@ def entrant(league: League, seed: int, state: int, name: str) -> bytes | None:
     return encoded({"version": VERSION, "name": name, "versions": [as_json(v) for v in (now, *earlier)]})
 
 
+OWN_LIMIT: Final = 200
+"""Faults and debug lines an author's page lists at most, the latest first."""
+
+
+def own(league: League, seed: int, state: int, name: str) -> bytes | None:
+    """What ``name``'s author may read of its own bot (``/api/v1/me``): each version's results and
+    rating, its latest faults in full and debug lines, and its practice matches. Those of a table still
+    being played are held back, counted, since the table's other matches deal the same cards
+    (docs/SECURITY.md): only their number is said."""
+    versions = entrant(league, seed, state, name)
+    if versions is None:
+        return None
+    read = results(league, seed, state)
+    store = _follower(league).opened()
+    done = store.complete_ids()
+    pending = {table_key(m) for m in read.schedule if m.match_id not in done}
+    faults = own_faults(store, name, OWN_LIMIT)
+    lines = debug_lines(store, name, limit=OWN_LIMIT)
+    seeds = {m.match_id: m.seed for m in read.schedule}
+    shown_faults = [f for f in faults if f.seed not in pending]
+    shown_lines = [d for d in lines if seeds.get(d.match_id) not in pending]
+    practice = PracticeStore(practice_path(league.database)).of(name, OWN_LIMIT)
+    return encoded(
+        {
+            **json.loads(versions),
+            "faults": [_fault(f) for f in shown_faults],
+            "faults_held_back": len(faults) - len(shown_faults),
+            "debug": [{**asdict(d), "fate": str(d.fate)} for d in reversed(shown_lines)],
+            "debug_held_back": len(lines) - len(shown_lines),
+            "practice": [
+                {
+                    "key": key,
+                    "finished": when,
+                    "seats": line.get("seats"),
+                    "totals": line.get("totals"),
+                    "replay": f"/practice/{key}",
+                }
+                for key, when, line in practice
+            ],
+        }
+    )
+
+
+def _fault(fault: OwnFault) -> dict[str, Any]:
+    """A fault as the author's page lists it: its match (and place in the schedule, from 1), deal, kind
+    and detail."""
+    return {
+        "match_id": fault.match_id,
+        "position": fault.position + 1,
+        "deal": fault.deal,
+        "kind": fault.kind,
+        "detail": fault.detail,
+    }
+
+
 def page(league: League, seed: int, state: int, name: str) -> bytes | None:
     """A page of the report, rendered now from the results of ``state`` (only what changed since this
     process last rendered it: :class:`~referee.report.on_request.OnRequest`), with the live script;
@@ -229,6 +288,7 @@ JOBS: Final[dict[str, Callable[..., Any]]] = {
         one_match,
         standings,
         entrant,
+        own,
         page,
         human_lines,
         human_line,
