@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 
 from support.browser import browser, needs_chromium  # noqa: F401 (the fixture)
 from support.net import free_port
@@ -105,6 +106,24 @@ def test_an_author_reads_their_own_bot_and_nobody_elses(tmp_path, browser):  # n
         assert far not in browser.current_url
         assert far not in browser.page_source  # the field emptied once read
         assert "connected now" in browser.find_element(By.ID, "me-status").text
+        # A practice match from the page: three players, a league entrant and a sample bot.
+        Select(browser.find_element(By.ID, "practice-size")).select_by_value("3")
+        picks = browser.find_elements(By.CSS_SELECTOR, ".practice-opponent")
+        assert len(picks) == 2
+        Select(picks[0]).select_by_value("random")
+        Select(picks[1]).select_by_value("sample:heuristic")
+        browser.find_element(By.CSS_SELECTOR, "#practice button").click()
+        deadline = time.monotonic() + 90
+        while not browser.find_elements(By.CSS_SELECTOR, "#me-practice a"):
+            assert time.monotonic() < deadline, browser.find_element(By.ID, "practice-state").text
+            time.sleep(0.2)
+        assert browser.find_element(By.ID, "practice-state").text.endswith(": over")
+        replay = browser.find_element(By.CSS_SELECTOR, "#me-practice a")
+        assert replay.text == "far · random · heuristic"
+        replay.click()
+        assert "practice" in browser.current_url
+        assert "heuristic" in browser.find_element(By.TAG_NAME, "body").text
+        assert len(stored(http)) == 6  # unrated, apart: the league's matches are as they were
         # MARKER is on no public page or API answer.
         for public in ("/", "/api/v1/leaderboard", "/api/v1/entrants/far", "/api/v1/matches"):
             with urllib.request.urlopen(f"http://127.0.0.1:{http}{public}", timeout=30) as answer:

@@ -60,11 +60,64 @@
     );
   }
 
+  // A practice match asked for now: its opponents picked from the league's entrants that are not
+  // remote and the sample bots, one per other seat; its state followed until it is over.
+  let choices = [];
+
+  async function loadChoices() {
+    const answer = await fetch("/api/v1/entrants", { cache: "no-store" });
+    if (!answer.ok) return;
+    const { entrants } = await answer.json();
+    choices = [...entrants.filter((e) => e.kind !== "remote").map((e) => e.name), "sample:random", "sample:heuristic"];
+    pickers();
+  }
+
+  function pickers() {
+    const seats = Number($("practice-size").value) - 1;
+    const pick = [];
+    for (let n = 0; n < seats; n++) {
+      const label = document.createElement("label");
+      const select = document.createElement("select");
+      select.className = "practice-opponent";
+      for (const name of choices) select.add(new Option(name, name));
+      select.selectedIndex = choices.length ? n % choices.length : -1;
+      label.append(`Opponent ${n + 1} `, select);
+      pick.push(label);
+    }
+    $("practice-opponents").replaceChildren(...pick);
+  }
+
+  async function practise(event) {
+    event.preventDefault();
+    const opponents = [...document.querySelectorAll(".practice-opponent")].map((s) => s.value);
+    const answer = await fetch("/api/v1/practice", {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ opponents }),
+    });
+    const data = await answer.json();
+    if (!answer.ok) {
+      $("practice-state").textContent = data.error || `the server answered ${answer.status}`;
+      return;
+    }
+    for (let state = data; ; ) {
+      $("practice-state").textContent = `practice ${state.seats.join(" · ")}: ${state.state}${state.problem ? `: ${state.problem}` : ""}`;
+      if (state.state === "over" || state.state === "failed") break;
+      await new Promise((done) => setTimeout(done, 1000));
+      state = await (await fetch(`/api/v1/practice/${encodeURIComponent(data.key)}`, { cache: "no-store" })).json();
+    }
+    show();
+  }
+
+  $("practice-size").addEventListener("change", pickers);
+  $("practice").addEventListener("submit", practise);
+
   $("sign-in").addEventListener("submit", (event) => {
     event.preventDefault();
     token = $("token").value.trim();
     $("token").value = "";
     show();
+    loadChoices();
   });
   const events = new EventSource("/api/v1/events");
   for (const kind of ["pages", "connection"]) events.addEventListener(kind, () => token && show());
