@@ -157,10 +157,10 @@ def test_pages_rendered_on_request_after_each_match_equal_the_report_written_afr
     for number, scheduled in enumerate(schedule):
         store.save(scheduled, played_outcome(scheduled, league.rules), time.time())
         read = follower.read(league, league.seed)
-        before = report.kept.decoded
+        before = report.decoded
         names = ["index.html", "matches.html", "entrant-ann.html", f"match-{scheduled.position + 1:04d}.html"]
         asked = {name: report.page(league, read, number, store.stream, name) for name in names}
-        assert report.kept.decoded - before <= table
+        assert report.decoded - before <= table
         assert report.page(league, read, number, store.stream, "index.html") is asked["index.html"]
         if number % 4 == 3 or number == len(schedule) - 1:
             folder = tmp_path / f"afresh-{number}"

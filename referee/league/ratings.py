@@ -253,8 +253,6 @@ class Fold:
         """Forgets what was folded: the next :meth:`board` folds from the schedule's first table."""
         self.done = 0
         """Tables of the complete prefix folded into the kept state."""
-        self.folded: set[str] = set()
-        """The match ids of the prefix: a change to one of them needs a :meth:`restart`."""
         self._started: set[int] = set()
         """Tables beyond the prefix with a stored match, by number."""
         self._rescan = True
@@ -264,6 +262,11 @@ class Fold:
             {name: Standing(name) for name in self.entrants},
             [],
         )
+
+    def folded(self, match_id: str) -> bool:
+        """Whether ``match_id`` is of the folded prefix: a change to it needs a :meth:`restart`. (Asked of
+        the tables, not of a set of the prefix's ids, which would grow with every match stored.)"""
+        return self._table_of.get(match_id, self.done) < self.done
 
     def board(self, stored: Mapping[str, Summarized], added: Iterable[str] | None = None) -> Leaderboard:
         """The leaderboard of ``stored``, which holds every match of the prefix folded so far. ``added``:
@@ -279,7 +282,6 @@ class Fold:
             table = self._tables[self.done]
             for game in rated_games(table, stored, self.mode):
                 self._state.add(game, self.mode)
-            self.folded.update(s.match_id for s in table)
             self._started.discard(self.done)
             self.done += 1
         state = self._state

@@ -564,20 +564,120 @@ def write_report(
     return index
 
 
+@dataclass(frozen=True, slots=True)
+class Summaries(Mapping[str, MatchSummary]):
+    """The summaries of stored matches (summaries or whole matches), looked up one at a time: a view of
+    the stored matches, not a dict of their summaries, which a reader would hold per stored match."""
+
+    stored: Mapping[str, Summarized]
+
+    def __getitem__(self, match_id: str) -> MatchSummary:
+        return self.stored[match_id].summary
+
+    def get(self, match_id: str, default: MatchSummary | None = None) -> MatchSummary | None:  # type: ignore[override]
+        found = self.stored.get(match_id)
+        return default if found is None else found.summary
+
+    def __contains__(self, match_id: object) -> bool:
+        return match_id in self.stored
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.stored)
+
+    def __len__(self) -> int:
+        return len(self.stored)
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """The played matches in schedule order, each with its summary, made as they are gone through: never
+    a list, so that a read of the results holds no object per stored match (the pages that list every
+    match go through it as they are rendered)."""
+
+    schedule: Sequence[ScheduledMatch]
+    summaries: Mapping[str, MatchSummary]
+
+    def __iter__(self) -> Iterator[tuple[ScheduledMatch, MatchSummary]]:
+        for scheduled in self.schedule:
+            summary = self.summaries.get(scheduled.match_id)
+            if summary is not None:
+                yield scheduled, summary
+
+
+@dataclass(frozen=True, slots=True)
+class MatchPages(Mapping[str, str]):
+    """By played match's id, its page's name (``match-0007.html``: its schedule position, from 1), said
+    when asked for, not kept per match."""
+
+    schedule: Sequence[ScheduledMatch]
+    by_id: Mapping[str, ScheduledMatch]
+    summaries: Mapping[str, MatchSummary]
+
+    def __getitem__(self, match_id: str) -> str:
+        if match_id not in self.summaries:
+            raise KeyError(match_id)
+        return match_page_name(self.by_id[match_id])
+
+    def __iter__(self) -> Iterator[str]:
+        return (match_id for match_id in self.summaries if match_id in self.by_id)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def match_of(self, page: str) -> str | None:
+        """The id of the played match whose page is ``page``, if any."""
+        found = _MATCH_PAGE.fullmatch(page)
+        if found is None:
+            return None
+        position = int(found[1]) - 1
+        scheduled = self.schedule[position] if 0 <= position < len(self.schedule) else None
+        if scheduled is None or scheduled.position != position:  # a schedule not in its positions' order
+            scheduled = next((s for s in self.schedule if s.position == position), None)
+        if scheduled is not None and scheduled.match_id in self.summaries:
+            return scheduled.match_id
+        return None
+
+
+_MATCH_PAGE: Final = re.compile(r"match-([0-9]{4,})\.html")
+
+
+def match_page_name(scheduled: ScheduledMatch) -> str:
+    return f"match-{scheduled.position + 1:04d}.html"
+
+
+@dataclass
+class _Index:
+    """The last schedule indexed, by identity: a reader is given the same schedule after every match."""
+
+    schedule: Sequence[ScheduledMatch] = ()
+    by_id: dict[str, ScheduledMatch] = field(default_factory=dict)
+
+
+_INDEX: Final = _Index()
+
+
+def schedule_index(schedule: Sequence[ScheduledMatch]) -> Mapping[str, ScheduledMatch]:
+    """The scheduled matches by id, made once per schedule (not per read of the results)."""
+    if _INDEX.schedule is not schedule:
+        _INDEX.schedule, _INDEX.by_id = schedule, {s.match_id: s for s in schedule}
+    return _INDEX.by_id
+
+
 @dataclass(frozen=True, eq=False)
 class SiteView:
     """One read of a league's results as every page of its report is rendered from: the standings, the
-    played matches in schedule order, what may be shown of each, and the pages' names and colours."""
+    played matches in schedule order, what may be shown of each, and the pages' names and colours.
+    Nothing in it is kept per stored match: the summaries are looked up as a page needs them."""
 
     league: League
     read: Standings
-    summaries: dict[str, MatchSummary]
+    summaries: Mapping[str, MatchSummary]
     names: list[str]
     """The rated entrants, as the leaderboard ranks them."""
-    played: list[tuple[ScheduledMatch, MatchSummary]]
+    played: Played
     shown: Disclosure
     entrant_pages: dict[str, str]
-    match_pages: dict[str, str]
+    match_pages: MatchPages
     """By match id: its page's name."""
     common: dict[str, Any]
     """What every page's template is given."""
@@ -585,11 +685,11 @@ class SiteView:
 
 def site_view(league: League, read: Standings) -> SiteView:
     schedule, board = read.schedule, read.board
-    summaries = {match_id: match.summary for match_id, match in read.stored.items()}
+    summaries = Summaries(read.stored)
     names = [standing.entrant for standing in board.standings]
     pages = {name: f"entrant-{slug(name)}.html" for name in names}
-    played = [(s, summaries[s.match_id]) for s in schedule if s.match_id in summaries]
-    match_pages = {s.match_id: f"match-{s.position + 1:04d}.html" for s, _ in played}
+    played = Played(schedule, summaries)
+    match_pages = MatchPages(schedule, schedule_index(schedule), summaries)
     common = {
         "league": league,
         "entrant_pages": pages,
@@ -603,24 +703,29 @@ def site_view(league: League, read: Standings) -> SiteView:
 
 
 def match_keys(view: SiteView, live: bool) -> dict[str, tuple[object, ...]]:
-    """By match id, what its page is rendered from (:class:`Written` keeps them): its summary and place,
-    whether its deals may be shown, its kept analysis's stamp, and what every page shares."""
+    """By match id, what its page is rendered from (:class:`Written` keeps them): :func:`match_key`."""
+    analysed = analysed_files(view.league)
+    return {s.match_id: match_key(view, s, summary, live, analysed) for s, summary in view.played}
+
+
+def match_key(
+    view: SiteView, scheduled: ScheduledMatch, summary: MatchSummary, live: bool, analysed: frozenset[str]
+) -> tuple[object, ...]:
+    """What a match's page is rendered from: its summary and place, whether its deals may be shown, its
+    kept analysis's stamp (``analysed``: the names of the files kept, :func:`analysed_files`), and what
+    every page shares."""
     league, colours = view.league, view.common["colours"]
     around = (live, tuple(sorted(view.names)), tuple(colours.items()), league.name)
-    analysed = _analysed_files(league)
-    wanted: dict[str, tuple[object, ...]] = {}
-    for scheduled, summary in view.played:
-        shows = view.shown.deals_shown(summary)
-        # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
-        # run's matches (a 4-player match's analysis takes a tenth of a second to read).
-        analysable = not live and shows and summary.status is MatchStatus.COMPLETE
-        path = analyses.analysis_path(league.database, summary.match_id)
-        stamp = _stamp(path) if analysable and path.name in analysed else None
-        wanted[summary.match_id] = (summary, scheduled, shows, stamp, around)
-    return wanted
+    shows = view.shown.deals_shown(summary)
+    # Kept by referee analyze; not read for the live report, rewritten every few seconds beside the
+    # run's matches (a 4-player match's analysis takes a tenth of a second to read).
+    analysable = not live and shows and summary.status is MatchStatus.COMPLETE
+    path = analyses.analysis_path(league.database, summary.match_id)
+    stamp = _stamp(path) if analysable and path.name in analysed else None
+    return (summary, scheduled, shows, stamp, around)
 
 
-def _analysed_files(league: League) -> frozenset[str]:
+def analysed_files(league: League) -> frozenset[str]:
     """The names of the files ``referee analyze`` kept for the league: one look at their folder, so that
     a league without analyses costs no look per match."""
     folder = analyses.analysis_path(league.database, "-").parent

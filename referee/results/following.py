@@ -9,7 +9,9 @@ brought. What is read again whole, once: everything after a deletion of stored m
 of an entrant, which the store counts in ``meta``), and the ratings after a change to a match of the
 folded prefix (a void match replayed). An ``until: settled`` league's schedule is chosen from all its
 stored results, so its standings are computed afresh at each read, as a command does (such a league
-stops once settled, so it stays small).
+stops once settled, so it stays small). What is kept of each stored match is its figures, packed against
+the schedule (:class:`referee.results.packed.PackedSummaries`), so that a reader's memory grows by about
+130 bytes a stored match, not by a summary's 2.2 KB.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from referee.league.config import League
 from referee.league.planning import schedule_of
 from referee.league.ratings import Fold
 from referee.league.schedule import ScheduledMatch
-from referee.league.summary import MatchSummary
 from referee.match.outcome import MatchStatus
+from referee.results.packed import PackedSummaries
 from referee.results.reading import Standings, standings
 from referee.results.store import Since, Store
 
@@ -32,7 +34,7 @@ class Follower:
     """The stored results of the league whose database is ``database``, as last read."""
 
     database: Path
-    stored: dict[str, MatchSummary] = field(default_factory=dict)
+    stored: PackedSummaries = field(default_factory=PackedSummaries)
     reads: int = 0
     """Whole reads of the stored results (the first, and after each deletion): for the tests."""
     _last: int = -1
@@ -60,6 +62,10 @@ class Follower:
         the next read opens and checks it again."""
         try:
             store = self.opened()
+            planned = None if league.settling is not None else self._planned(league, seed)
+            schedule = () if planned is None else planned[0]
+            if self.stored.schedule is not schedule:
+                self.stored = self.stored.repacked(schedule)
             since = store.summaries_since(self._last, sorted(self._voids))
             if since.deletions != self._deletions or self._last < 0:
                 since = self._restart(store)
@@ -69,10 +75,10 @@ class Follower:
         except BaseException:
             self.close()
             raise
-        snapshot = dict(self.stored)
-        if league.settling is not None:
+        snapshot = self.stored.copy()
+        if planned is None:
             return standings(league, seed, snapshot)
-        schedule, fold = self._planned(league, seed)
+        schedule, fold = planned
         return standings(league, seed, snapshot, fixed=schedule, fold=fold, added=added)
 
     def _restart(self, store: Store) -> Since:
@@ -91,7 +97,7 @@ class Follower:
             before = self.stored.get(match_id)
             if before == summary:
                 continue  # a void match read again, still the same
-            if before is not None and self._fold is not None and match_id in self._fold.folded:
+            if before is not None and self._fold is not None and self._fold.folded(match_id):
                 self._fold.restart()  # a match of the folded prefix changed
             self.stored[match_id] = summary
             if summary.status is MatchStatus.VOID:
