@@ -151,7 +151,7 @@ def test_a_fold_restarted_after_a_change_to_its_prefix_reads_it_again(three_tabl
     stored = dict(three_tables.stored)
     fold.board(stored)
     first = schedule[0].match_id
-    assert first in fold.folded
+    assert fold.folded(first)
     del stored[first]  # its entrant's new version: the match is deleted
     fold.restart()
     assert fold.board(stored, []) == rate(NAMES, schedule, stored, RatingMode.DUPLICATE)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
@@ -119,15 +119,21 @@ def rated_games(
     schedule: Sequence[ScheduledMatch], stored: Mapping[str, Summarized], mode: RatingMode
 ) -> list[Game]:
     """The complete games of ``schedule`` in schedule order: single complete matches, or whole tables."""
-    games: list[Game] = []
+    return list(each_rated_game(schedule, stored, mode))
+
+
+def each_rated_game(
+    schedule: Sequence[ScheduledMatch], stored: Mapping[str, Summarized], mode: RatingMode
+) -> Iterator[Game]:
+    """:func:`rated_games` one at a time, the games of a table after each other: a reader that goes
+    through every game once (the crosstable) holds one table's matches, not every stored match."""
     for table in tables(schedule):
         played = [(s, stored[s.match_id]) for s in table if s.match_id in stored]
         complete = [(s, m) for s, m in played if m.summary.status is MatchStatus.COMPLETE]
         if mode is RatingMode.MATCH:
-            games.extend([pair] for pair in complete)
+            yield from ([pair] for pair in complete)
         elif len(complete) == len(table):
-            games.append(complete)
-    return games
+            yield complete
 
 
 def game_result(game: Game) -> dict[str, tuple[int, int]]:

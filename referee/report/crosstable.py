@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from referee.league.ratings import RatingMode, rated_games
+from referee.league.ratings import RatingMode, each_rated_game
 from referee.league.schedule import ScheduledMatch
 from referee.league.summary import Summarized
-from referee.stats import ci95, group_means, mean, t_los
+from referee.stats import ci95, mean, t_los
 
 SIGNIFICANT: Final = 0.975
 """The likelihood of superiority at which a difference is significant: the 95% interval excludes 0."""
@@ -83,19 +84,34 @@ def crosstable(
     stored: Mapping[str, Summarized],
     mode: RatingMode = RatingMode.DUPLICATE,
 ) -> Crosstable:
-    """The crosstable of ``names`` (in leaderboard order) over the matches the leaderboard counts."""
-    per_table: dict[tuple[str, str], dict[str, list[int]]] = {}
-    for game in rated_games(schedule, stored, mode):
+    """The crosstable of ``names`` (in leaderboard order) over the matches the leaderboard counts. The
+    games come one at a time, a table's after each other, and each table's differences are kept only
+    until its mean is taken: what it holds grows by a float per pair and table, not by the matches."""
+    means: dict[tuple[str, str], list[float]] = {}
+    counts: dict[tuple[str, str], int] = {}
+    table: dict[tuple[str, str], list[int]] = {}
+    table_id = None
+
+    def close_table() -> None:
+        for pair, differences in table.items():
+            means.setdefault(pair, []).append(statistics.fmean(differences))
+            counts[pair] = counts.get(pair, 0) + len(differences)
+        table.clear()
+
+    for game in each_rated_game(schedule, stored, mode):
         for scheduled, match in game:
+            if scheduled.table_id != table_id:
+                close_table()
+                table_id = scheduled.table_id
             totals = match.summary.credited
             for a, first in enumerate(scheduled.entrants):
                 for b, second in enumerate(scheduled.entrants):
                     if a != b:
-                        differences = per_table.setdefault((first, second), {})
-                        differences.setdefault(scheduled.table_id, []).append(totals[a] - totals[b])
+                        table.setdefault((first, second), []).append(totals[a] - totals[b])
+    close_table()
     pairs = {
-        pair: HeadToHead(*pair, group_means(tables.values()), sum(map(len, tables.values())))
-        for pair, tables in per_table.items()
+        pair: HeadToHead(*pair, tuple(tables), counts[pair])
+        for pair, tables in means.items()
         if pair[0] in names and pair[1] in names
     }
     return Crosstable(tuple(names), pairs)
