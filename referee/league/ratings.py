@@ -25,6 +25,7 @@ from typing import Final
 import trueskill
 
 from referee.league.modes import RatingMode as RatingMode  # noqa: PLC0414 (re-exported, defined here before)
+from referee.league.rating_history import Entry, RatingHistory
 from referee.league.schedule import ScheduledMatch, tables
 from referee.league.summary import Summarized
 from referee.match.outcome import MatchStatus
@@ -106,9 +107,10 @@ class Standing:
 @dataclass(frozen=True, slots=True)
 class Leaderboard:
     standings: tuple[Standing, ...]
-    history: tuple[tuple[int, str, str, float, float], ...]
+    history: Sequence[Entry]
     """(schedule position, rated game, entrant, μ, σ) after each rated game: the game is a match id, or in
-    duplicate mode a table id, at the position of the table's last match."""
+    duplicate mode a table id, at the position of the table's last match (a tuple, or the fold's
+    :class:`~referee.league.rating_history.RatingHistory` as it was when the board was made)."""
     mode: RatingMode = RatingMode.DUPLICATE
 
 
@@ -210,7 +212,7 @@ class _State:
 
     ratings: dict[str, trueskill.Rating]
     standings: dict[str, Standing]
-    history: list[tuple[int, str, str, float, float]]
+    history: RatingHistory
 
     def copy(self) -> _State:
         """A state to fold further without changing this one: each standing's lists of points are those
@@ -219,7 +221,7 @@ class _State:
             name: replace(standing, table_points=dict(standing.table_points))
             for name, standing in self.standings.items()
         }
-        return _State(dict(self.ratings), standings, list(self.history))
+        return _State(dict(self.ratings), standings, self.history.fork())
 
     def add(self, game: Game, mode: RatingMode) -> None:
         last = game[-1][0]
@@ -266,7 +268,7 @@ class Fold:
         self._state = _State(
             {name: ENVIRONMENT.create_rating() for name in self.entrants},
             {name: Standing(name) for name in self.entrants},
-            [],
+            RatingHistory(),
         )
 
     def folded(self, match_id: str) -> bool:
@@ -305,7 +307,7 @@ class Fold:
         ordered = sorted(standings.values(), key=lambda s: (-s.conservative, s.entrant))
         for place, standing in enumerate(ordered, start=1):
             standing.rank = place
-        return Leaderboard(tuple(ordered), tuple(state.history), self.mode)
+        return Leaderboard(tuple(ordered), state.history.snapshot(), self.mode)
 
 
 def _count(standings: dict[str, Standing], scheduled: ScheduledMatch, match: Summarized) -> None:
