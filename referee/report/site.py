@@ -16,7 +16,7 @@ import math
 import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -309,8 +309,8 @@ def _heat(rate: float | None) -> str:
 
 @dataclass(eq=False)
 class Written:
-    """What a writer that rewrites one report again and again (``referee serve``'s reader, ``referee run
-    --report``) keeps of the match pages it wrote: for each match, what its page was written from, and
+    """What a writer that rewrites one report's files again and again (``referee run --report``) keeps
+    of the match pages it wrote: for each match, what its page was written from, and
     what the entrants' pages and the index count of it. A rewrite decodes and writes again only the
     matches whose page would change (a new match, a table whose deals may now be shown, an analysis
     kept since, another set of entrants), so that it costs the matches that changed, not the league."""
@@ -330,17 +330,13 @@ class Written:
         return self
 
     def tallies(
-        self, view: SiteView, only: Collection[str] | None = None
+        self, view: SiteView
     ) -> tuple[dict[str, EntrantTally], list[tuple[Analysis, tuple[str, ...]]]]:
-        """What the entrants' pages (or those ``only``) sum up of every played match of ``view``, from
-        the parts kept of each (of every match they played): their tallies, and the analyses ``referee
-        analyze`` kept of those matches."""
-        names = view.names if only is None else [name for name in view.names if name in only]
-        tallies = {name: EntrantTally() for name in names}
+        """What the entrants' pages sum up of every played match of ``view``, from the parts kept of
+        each: their tallies, and the analyses ``referee analyze`` kept of those matches."""
+        tallies = {name: EntrantTally() for name in view.names}
         analysed: list[tuple[Analysis, tuple[str, ...]]] = []
         for scheduled, _ in view.played:
-            if only is not None and not tallies.keys() & set(scheduled.entrants):
-                continue
             parts, analysis = self.parts[scheduled.match_id]
             if analysis is not None:
                 analysed.append((analysis, scheduled.entrants))
@@ -784,22 +780,15 @@ def changed_match_pages(
     wanted: dict[str, tuple[object, ...]],
     fetch: Callable[[Sequence[str]], Iterator[StoredMatch]],
     written: Written,
-    only: Collection[str] | None = None,
-    render: bool = True,
 ) -> Iterator[tuple[str, str]]:
-    """The page of each played match (of those ``only``) whose page ``written`` does not hold as
-    ``wanted`` says it would be now, by match id, decoding those matches one at a time; each seat's
-    tally of each, and its analysis, kept in ``written``. Without ``render``, only the tallies are
-    kept (a page asked for later renders its match then)."""
+    """The page of each played match whose page ``written`` does not hold as ``wanted`` says it would be
+    now, by match id, decoding those matches one at a time; each seat's tally of each, and its analysis,
+    kept in ``written``."""
     league = view.league
     for gone in set(written.pages) - set(wanted):
         del written.pages[gone]
         written.parts.pop(gone, None)
-    changed = [
-        s
-        for s, _ in view.played
-        if (only is None or s.match_id in only) and written.pages.get(s.match_id) != wanted[s.match_id]
-    ]
+    changed = [s for s, _ in view.played if written.pages.get(s.match_id) != wanted[s.match_id]]
     by_id = {s.match_id: s for s in changed}
     for match in fetch([s.match_id for s in changed]):
         written.decoded += 1
@@ -815,8 +804,7 @@ def changed_match_pages(
                 part.add(scheduled, match, seat, shows)
         written.parts[match.match_id] = (parts, analysis)
         written.pages[match.match_id] = wanted[match.match_id]
-        if render:
-            yield match.match_id, match_html(view, scheduled, match, analysis)
+        yield match.match_id, match_html(view, scheduled, match, analysis)
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
