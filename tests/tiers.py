@@ -41,6 +41,7 @@ QUICK_MODULES: Final = frozenset(
         "test_launcher",
         "test_league",
         "test_observation_shapes",
+        "test_packed",
         "test_pettingzoo",
         "test_properties",
         "test_protocol_doc",
