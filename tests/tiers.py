@@ -98,6 +98,7 @@ SLOW_MODULES: Final = {
         "test_remote_cli": "referee run and serve listening with TLS, the read commands, Python SDK bots",
         "test_report_browser": "the CLI and Chromium",
         "test_serve": "referee serve, bot processes and Chromium",
+        "test_serve_entry": "referee serve --entry: the CLI, the API, Chromium, Python SDK bots",
         "test_serve_remote": "referee serve listening for remote bots: the CLI, openssl, Python SDK bots",
         "test_practice": "practice matches asked of referee serve: the CLI, an SDK bot, the door",
         "test_author_page": "an author's own page in referee serve: SDK bots, the door, Chromium",

@@ -158,10 +158,17 @@ class Entry:
     """The entry of one served league file; see the module's doc. ``clock`` is the rate limits'."""
 
     def __init__(
-        self, league_file: Path, mode: EntryMode, clock: Callable[[], float] = time.monotonic
+        self,
+        league_file: Path,
+        mode: EntryMode,
+        taken: Callable[[], None] = lambda: None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.league_file = league_file
         self.mode = mode
+        self.taken = taken
+        """Told (on the event loop) once an entry or a rotation is written: the server's driver takes it
+        in before the author is answered (``ServeDriver.take_in``)."""
         self.clock = clock
         self.refused = Attempts(MAX_REFUSED, REFUSED_WINDOW)
         self.entered = Attempts(MAX_ENTRIES, ENTRY_WINDOW)
@@ -190,9 +197,10 @@ class Entry:
                     self._enter_now, checked, code if isinstance(code, str) else "", address
                 )
         except Refused as refused:
-            self._count_refusal(address, "entry", refused)
+            self._count_refusal(address, "an entry", refused)
             raise
         self.entered.add(address, self.clock())
+        self.taken()
         return Entered(checked, token)
 
     async def rotate(self, address: str, name: object, token: object) -> Entered:
@@ -208,9 +216,10 @@ class Entry:
             async with self._lock:
                 fresh = await asyncio.to_thread(self._rotate_now, checked, token)
         except Refused as refused:
-            self._count_refusal(address, "token rotation", refused)
+            self._count_refusal(address, "a token rotation", refused)
             raise
         LOGGER.warning("entry: %s rotated its token (from %s)", checked, address)
+        self.taken()
         return Entered(checked, fresh)
 
     def _open(self) -> None:
@@ -230,7 +239,7 @@ class Entry:
         if refused.why is Why.TROUBLE:  # the server's own trouble is no attempt of the author's
             return
         self.refused.add(address, self.clock())
-        LOGGER.warning("entry: refused a %s from %s: %s", what, address, refused.why.value)
+        LOGGER.warning("entry: refused %s from %s: %s", what, address, refused.why.value)
 
     def _paths(self) -> tuple[TokenBook, InviteBook, set[str]]:
         """The league's token and invite books and its entrants' names (lower case) as the file says now."""

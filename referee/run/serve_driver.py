@@ -178,6 +178,10 @@ class ServeDriver:
         """The league file as this pass read it (or last took in: :meth:`_absorb`)."""
         self._grants: dict[str, str] = {}
         """Each remote entrant's token hash as this pass last saw it: a new one lets it play again."""
+        self._serving: Competition | None = None
+        """The competition whose matches are being played now (not while a pass builds and checks)."""
+        self._seen = ""
+        """The digest of the files as the league in play last took them in."""
 
     def _presence(self, name: str, connected: bool) -> None:
         kept = self.presence.setdefault(name, collections.deque(maxlen=PRESENCE_KEPT))
@@ -301,13 +305,12 @@ class ServeDriver:
             return cluster is None or not remote.isdisjoint(match.entrants)
 
         playing: dict[str, tuple[ScheduledMatch, asyncio.Task[None]]] = {}
+        self._serving, self._seen = competition, digest
         try:
             while True:
-                if self._digest() != digest:  # an entry, a token: taken in as the matches play on
-                    absorbed = self._absorb(competition)
-                    if absorbed is None:
-                        break  # any other change: a new pass
-                    digest, remote = absorbed, set(competition.league.remote_names)
+                if self._digest() != self._seen and not self._take_in(competition):
+                    break  # a change the league in play cannot take in: a new pass
+                remote = set(competition.league.remote_names)
                 for match_id, (_, task) in list(playing.items()):
                     if task.done():
                         del playing[match_id]
@@ -337,9 +340,36 @@ class ServeDriver:
                 self.door.lobby.dismiss()
             await asyncio.gather(*(task for _, task in playing.values()))  # the league changed
         finally:
+            self._serving = None
             for _, task in playing.values():
                 task.cancel()
             await asyncio.gather(*(task for _, task in playing.values()), return_exceptions=True)
+
+    def take_in(self) -> None:
+        """The league file or the token file was just changed by this process (an entry, a rotation):
+        taken in now, before the author is answered, so that a bot started at once with its new token
+        is admitted. While a pass is still building and checking, the door admits the newcomers at once
+        and the pass takes them in when its matches start."""
+        if self._serving is not None:
+            if self._digest() != self._seen:
+                self._take_in(self._serving)
+            return
+        if self._loaded is None or self.door is None:
+            return
+        try:
+            league = load_league(self.league_file, made_by=made_by)
+        except LeagueError:
+            return
+        if remote_newcomers(self._loaded, league):
+            self.door.admit(league)
+
+    def _take_in(self, competition: Competition) -> bool:
+        """:meth:`_absorb`, the digest it took in kept; whether it could."""
+        absorbed = self._absorb(competition)
+        if absorbed is None:
+            return False
+        self._seen = absorbed
+        return True
 
     def _absorb(self, competition: Competition) -> str | None:
         """The league file or the token file changed in a way the league in play can take in without

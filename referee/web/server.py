@@ -127,7 +127,7 @@ async def _serve(
     practice = Practice()
     connections = Connections()
     hosts = allowed(host, public)
-    entrance = Entry(driver.league_file, entry)
+    entrance = Entry(driver.league_file, entry, driver.take_in)
     app = create_app(
         driver, hub, site, Answers(readers), tables, hosts, connections, practice=practice, entrance=entrance
     )
