@@ -115,7 +115,9 @@ class Arena:
 @contextlib.contextmanager
 def arena(folder: Path, entry: str) -> Iterator[Arena]:
     """Serves :data:`LEAGUE` with ``--entry entry`` until the block ends (Ctrl-C, exit 0)."""
-    (folder / "league.yaml").write_text(LEAGUE.replace("BUILDS", str(folder / "builds.txt")), encoding="utf-8")
+    (folder / "league.yaml").write_text(
+        LEAGUE.replace("BUILDS", str(folder / "builds.txt")), encoding="utf-8"
+    )
     http_port, door = free_port(), free_port()
     log = folder / "serve.log"
     served = start_referee(
@@ -197,7 +199,9 @@ def test_every_attack_on_the_entry_fails_with_a_clear_status_and_changes_nothing
         got, _, answer = served.post("/api/v1/entries", body, source=source)
         assert got == status, (body, answer)
         assert "<" not in answer["error"], answer  # never repeated back
-    got, _, answer = served.post("/api/v1/entrants/%3Cscript%3Ealert(1)%3C%5Cscript%3E/token", {"token": "<b>"}, "127.0.0.7")
+    got, _, answer = served.post(
+        "/api/v1/entrants/%3Cscript%3Ealert(1)%3C%5Cscript%3E/token", {"token": "<b>"}, "127.0.0.7"
+    )
     assert got == 400, answer
     got, _, answer = served.post("/api/v1/entrants/heuristic/token", {"token": "<b>"}, "127.0.0.7")
     assert got == 403, answer

@@ -33,6 +33,7 @@ QUICK_MODULES: Final = frozenset(
         "test_clock",
         "test_docs",
         "test_engine",
+        "test_entry",
         "test_following",
         "test_faults",
         "test_front_relay",
