@@ -41,7 +41,7 @@ from referee.league.modes import (
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import MAX_FAULTS
 from referee.match.sandbox import Limits, SandboxMode, parse_size
-from referee.remote.files import locked
+from referee.remote.files import locked_folder
 from referee.remote.settings import MAX_MATCHES, MAX_MATCHES_LIMIT, WAIT, RemoteSettings
 
 
@@ -565,7 +565,7 @@ def add_remote_entrant(path: Path, name: str) -> None:
 def rewrite(path: Path, change: Callable[[Any], None]) -> None:
     """The league file changed by ``change`` (on ruamel's commented maps, so that its comments and layout
     stay), written to ``LEAGUE.new``, checked as a league, and only then renamed over the old file."""
-    with locked(path):  # another writer (submit, an entry admitted by serve) waits for this one
+    with locked_folder(path.parent):  # another writer (submit, an entry admitted by serve) waits
         _rewrite(path, change)
 
 

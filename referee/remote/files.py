@@ -49,3 +49,15 @@ def locked(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(descriptor)
+
+
+@contextlib.contextmanager
+def locked_folder(folder: Path) -> Iterator[None]:
+    """As :func:`locked`, on ``folder`` itself, for a file replaced by a rename (the league file: a lock
+    on the file would stay on the replaced inode) that must leave no lock file beside it."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
