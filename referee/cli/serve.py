@@ -117,7 +117,7 @@ def serve_command(
     from referee.web.hosts import is_loopback, public_host
 
     if mode is not EntryMode.CLOSED and not is_loopback(host) and not insecure:
-        raise click.UsageError(
+        raise click.ClickException(
             f"--entry shows each entrant its token, and --http {http} serves plain HTTP beyond this machine: "
             "serve on loopback behind a TLS proxy (--public-host NAME), or add --insecure on a network "
             "you trust"

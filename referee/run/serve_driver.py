@@ -10,8 +10,10 @@ and records each attempt, so a match played here is the match ``referee run`` wo
 same seats, same record. The competition stays open (the league held) while the server runs. The league
 file is read again whenever it changes (a new entrant from ``referee submit``, a ``--replace``d
 version): the competition plans again (:meth:`~referee.run.competition.Competition.replan`), and the
-builds, the launcher and the preflight are set up again for the league as it now is. Up to the league's
-``concurrency`` matches are in play at once.
+builds, the launcher and the preflight are set up again for the league as it now is; but a change that
+only adds remote entrants (an author's entry) or changes a token is taken in as the league plays
+(:meth:`ServeDriver._absorb`), with no match waited for and no build or preflight run again. Up to the
+league's ``concurrency`` matches are in play at once.
 
 Remote entrants play through the server's one door (:class:`~referee.run.remote_entrants.OpenDoor`),
 whose lobby every pass's launcher seats them from. Unlike ``referee run``, which ends, the server
