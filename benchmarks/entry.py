@@ -9,9 +9,10 @@ balanced seatings, ``concurrency: 2``, enough rounds not to run out, and one rem
 token that never connects (so that a server from before ``--entry`` opens its door too). The entrants
 entered never connect:
 their matches wait (the figure is what the entry itself costs the others' play, and what the absent
-newcomers' waiting matches cost the scheduler). Each round starts a fresh server in a fresh folder,
-waits for its first stored match and ``WARM`` seconds more, then measures the two windows, their order
-alternating from round to round; the ratio is the median of the rounds' (entries / none).
+newcomers' waiting matches cost the scheduler). Each window is a fresh server in a fresh folder,
+measured from ``WARM`` seconds after its first stored match; a round is one window with ten entries and
+one without, their order alternating from round to round; the ratio is the median of the rounds'
+(entries / none).
 
     .venv/bin/python benchmarks/entry.py --seconds 30 --rounds 3
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -49,7 +51,7 @@ LEAGUE = f"""\
 name: Entry Pace
 seed: 11
 players: 2
-schedule: {{format: round-robin, rounds: 400, seating: balanced}}
+schedule: {{format: round-robin, rounds: 40, seating: balanced}}
 time_control: {{per_action: 2s, bank: 20s}}
 concurrency: 2
 database: results.sqlite
@@ -112,8 +114,16 @@ def window(
     return count(database) - before
 
 
-def one_round(seconds: float, entries_first: bool, by_file: bool, referee: str) -> tuple[int, int]:
-    """(stored with no entry, stored during the entries) on a fresh server."""
+def stored(database: Path) -> int:
+    """Matches stored so far; 0 while the server has not made its database yet."""
+    try:
+        return count(database) if database.exists() else 0
+    except sqlite3.OperationalError:  # made, its tables not yet
+        return 0
+
+
+def one_window(seconds: float, entries: int, by_file: bool, referee: str) -> int:
+    """Matches stored in ``seconds`` by a fresh server in a fresh folder, with ``entries`` entries."""
     with tempfile.TemporaryDirectory(prefix="entry-pace-") as name:
         folder = Path(name)
         (folder / "league.yaml").write_text(LEAGUE, encoding="utf-8")
@@ -128,19 +138,22 @@ def one_round(seconds: float, entries_first: bool, by_file: bool, referee: str) 
         )  # fmt: skip
         try:
             deadline = time.monotonic() + 120
-            while not (folder / "results.sqlite").exists() or count(folder / "results.sqlite") == 0:
+            while stored(folder / "results.sqlite") == 0:
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise SystemExit("the server stored no match within 120 s")
                 time.sleep(0.2)
             time.sleep(WARM)
-            figures: dict[bool, int] = {}
-            for with_entries in (True, False) if entries_first else (False, True):
-                tag = "a" if with_entries else "b"
-                figures[with_entries] = window(
-                    folder, http, seconds, ENTRIES if with_entries else 0, by_file, referee, tag
-                )
+            return window(folder, http, seconds, entries, by_file, referee, "n")
         finally:
             interrupted(process)
+
+
+def one_round(seconds: float, entries_first: bool, by_file: bool, referee: str) -> tuple[int, int]:
+    """(stored with no entry, stored during the entries), each by a server of its own, the order
+    alternating from round to round."""
+    figures: dict[bool, int] = {}
+    for with_entries in (True, False) if entries_first else (False, True):
+        figures[with_entries] = one_window(seconds, ENTRIES if with_entries else 0, by_file, referee)
     return figures[False], figures[True]
 
 
