@@ -301,7 +301,8 @@ class ServeDriver:
         whenever nothing can be played now after something was. A match with a remote seat is played
         here, where the door is; with a cluster, every other one is played there."""
         concurrency = competition.league.concurrency
-        remote = set(competition.league.remote_names)
+        league = competition.league
+        remote = set(league.remote_names)
 
         def here(match: ScheduledMatch) -> bool:
             return cluster is None or not remote.isdisjoint(match.entrants)
@@ -312,7 +313,8 @@ class ServeDriver:
             while True:
                 if self._digest() != self._seen and not self._take_in(competition):
                     break  # a change the league in play cannot take in: a new pass
-                remote = set(competition.league.remote_names)
+                if competition.league is not league:  # grown by an entry (here, or in take_in)
+                    league, remote = competition.league, set(competition.league.remote_names)
                 for match_id, (_, task) in list(playing.items()):
                     if task.done():
                         del playing[match_id]
