@@ -31,6 +31,7 @@ COMMANDS: Final = {
     "demo": "referee.cli.play:demo",
     "export": "referee.cli.results:export_command",
     "init": "referee.cli.leagues:init_command",
+    "invite": "referee.cli.invite:invite_group",
     "leaderboard": "referee.cli.results:leaderboard_command",
     "logs": "referee.cli.debug:logs_command",
     "match": "referee.cli.play:match_command",

@@ -67,6 +67,14 @@ def parse_http(text: str) -> tuple[str, int]:
     metavar="tcp://HOST:8786",
     help="Play on the running Dask cluster whose scheduler is at this address (docs/SCALING.md).",
 )
+@click.option(
+    "--entry",
+    type=click.Choice(["closed", "invite", "open"]),
+    default="closed",
+    show_default=True,
+    help="Who may enter a remote entrant at /enter: nobody, holders of an invite code (referee invite "
+    "issue), or anyone who reaches the server (a trusted network). Needs --listen.",
+)
 @listen_options("Listen for the league's remote entrants here, for as long as it serves")
 def serve_command(
     league_file: Path,
@@ -76,6 +84,7 @@ def serve_command(
     log_level: str,
     workers: int | None,
     dask_address: str | None,
+    entry: str,
     listen: str | None,
     tls_cert: Path | None,
     tls_key: Path | None,
@@ -96,6 +105,7 @@ def serve_command(
     from referee.remote.settings import RemoteSettings, RemoteSettingsError
     from referee.results.lock import LeagueBusyError, check_free
     from referee.results.owner import made_by
+    from referee.run.entry import EntryMode
     from referee.run.host import log_dir_of
     from referee.run.remote_entrants import OpenDoor, door_settings
     from referee.run.serve_driver import ClusterSettings
@@ -103,7 +113,15 @@ def serve_command(
     if workers is not None and dask_address is not None:
         raise click.UsageError("give --workers (a cluster on this machine) or --dask (a running one)")
     host, port = parse_http(http)
-    from referee.web.hosts import public_host
+    mode = EntryMode(entry)
+    from referee.web.hosts import is_loopback, public_host
+
+    if mode is not EntryMode.CLOSED and not is_loopback(host) and not insecure:
+        raise click.ClickException(
+            f"--entry shows each entrant its token, and --http {http} serves plain HTTP beyond this machine: "
+            "serve on loopback behind a TLS proxy (--public-host NAME), or add --insecure on a network "
+            "you trust"
+        )
 
     for name in public_hosts:
         try:
@@ -113,7 +131,9 @@ def serve_command(
     try:
         league = load_league(league_file, made_by=made_by)
         check_free(league.database)  # another serve or run of it is the first thing to hear of
-        settings = door_settings(league, RemoteSettings(listen, tls_cert, tls_key, insecure))
+        settings = door_settings(
+            league, RemoteSettings(listen, tls_cert, tls_key, insecure), mode is not EntryMode.CLOSED
+        )
     except (LeagueError, RemoteSettingsError) as exc:
         raise click.ClickException(str(exc)) from None
     except LeagueBusyError as exc:
@@ -128,6 +148,8 @@ def serve_command(
 
     with referee_logging(log_level, log_file), log_file.open("a", encoding="utf-8") as log:
         door = OpenDoor(league, settings) if settings is not None else None
-        code = asyncio.run(serve_forever(league_file, host, port, door, fresh, public_hosts, log, cluster))
+        code = asyncio.run(
+            serve_forever(league_file, host, port, door, fresh, public_hosts, log, cluster, mode)
+        )
     if code:
         sys.exit(code)

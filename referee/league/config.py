@@ -14,7 +14,7 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -41,6 +41,7 @@ from referee.league.modes import (
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import MAX_FAULTS
 from referee.match.sandbox import Limits, SandboxMode, parse_size
+from referee.remote.files import locked_folder
 from referee.remote.settings import MAX_MATCHES, MAX_MATCHES_LIMIT, WAIT, RemoteSettings
 
 
@@ -525,24 +526,55 @@ def add_entrant(
     is either the old one or the new, valid one, even if the referee is killed or the disk fills
     mid-write. On any problem the file is left as it was and ``LEAGUE.new`` is removed.
     """
-    original = path.read_text(encoding="utf-8")
-    yaml = YAML(typ="rt")
-    yaml.indent(mapping=2, sequence=4, offset=2)  # the "  - name:" style of our examples and docs
-    data = yaml.load(original)
     entry = CommentedMap()
     entry["name"] = name
     entry["command"] = shlex.join(command)
     entry["cwd"] = _relative(cwd, path.parent)
     if paths:
         entry["paths"] = [_relative(extra, path.parent) for extra in paths]
-    existing = next((item for item in data["entrants"] if item.get("name") == name), None)
-    if replace_existing and existing is not None:
-        existing.pop("module", None)
-        existing.pop("paths", None)
-        for key, value in entry.items():
-            existing[key] = value
-    else:
+
+    def change(data: Any) -> None:
+        existing = next((item for item in data["entrants"] if item.get("name") == name), None)
+        if replace_existing and existing is not None:
+            existing.pop("module", None)
+            existing.pop("paths", None)
+            for key, value in entry.items():
+                existing[key] = value
+        else:
+            data["entrants"].append(entry)
+
+    rewrite(path, change)
+
+
+def add_remote_entrant(path: Path, name: str) -> None:
+    """Appends a remote entrant (``remote: true``) to a league file, as :func:`add_entrant` appends a
+    command entrant: comments and layout kept, checked as a league, renamed over the old file. An entrant
+    of that name already there raises :class:`LeagueError`, the file left as it was."""
+
+    def change(data: Any) -> None:
+        if any(str(item.get("name", "")).lower() == name.lower() for item in data["entrants"]):
+            raise LeagueError(f"{path}: an entrant is already named {name!r}")
+        entry = CommentedMap()
+        entry["name"] = name
+        entry["remote"] = True
         data["entrants"].append(entry)
+
+    rewrite(path, change)
+
+
+def rewrite(path: Path, change: Callable[[Any], None]) -> None:
+    """The league file changed by ``change`` (on ruamel's commented maps, so that its comments and layout
+    stay), written to ``LEAGUE.new``, checked as a league, and only then renamed over the old file."""
+    with locked_folder(path.parent):  # another writer (submit, an entry admitted by serve) waits
+        _rewrite(path, change)
+
+
+def _rewrite(path: Path, change: Callable[[Any], None]) -> None:
+    original = path.read_text(encoding="utf-8")
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)  # the "  - name:" style of our examples and docs
+    data = yaml.load(original)
+    change(data)
     buffer = io.StringIO()
     yaml.dump(data, buffer)
     new = path.with_name(path.name + ".new")

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Final, Protocol
 
-from referee.remote.files import record_path, tokens_path
+from referee.remote.files import invites_path, record_path, tokens_path
 
 LEGACY_DATABASE: Final = "results.sqlite"
 """The default ``database:`` before it was named after the league file."""
@@ -59,6 +59,9 @@ def companions(database: Path) -> tuple[Path, ...]:
         *(database.with_name(database.name + suffix) for suffix in SQLITE_FILES),
         lock_path(database),
         tokens_path(database),
+        tokens_path(database).with_name(tokens_path(database).name + ".lock"),
+        invites_path(database),
+        invites_path(database).with_name(invites_path(database).name + ".lock"),
         record_path(database),
         analysis_dir(database),
         versions_path(database),

@@ -11,6 +11,7 @@ league runs; it is written to ``.new`` and renamed, readable by its owner only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from referee.remote.files import tokens_path
+from referee.remote.files import locked, tokens_path
 
 __all__ = ["Grant", "TokenBook", "TokenError", "tokens_path"]
 
@@ -94,16 +95,37 @@ class TokenBook:
         salt = secrets.token_hex(16)
         now = time.time()
         grant = Grant(salt, _digest(salt, token), now, now + lifetime if lifetime else None)
-        self._write({**self.grants(), name: grant})
+        with self._locked():
+            self._write({**self.grants(), name: grant})
         return token
 
     def revoke(self, name: str) -> bool:
         """Forgets ``name``'s token; ``False`` if it had none."""
-        grants = self.grants()
-        if grants.pop(name, None) is None:
-            return False
-        self._write(grants)
+        with self._locked():
+            grants = self.grants()
+            if grants.pop(name, None) is None:
+                return False
+            self._write(grants)
         return True
+
+    def rotate(self, name: str, token: str, now: float | None = None) -> str | None:
+        """A new token for ``name`` in place of ``token``, its valid current one (the entrant proves it
+        holds it), returned once; ``None``, and nothing changed, if ``token`` is not ``name``'s now. The
+        new grant keeps the old one's expiry: a rotation never lengthens a token's life."""
+        with self._locked():
+            found = self.find(token, now)
+            if found is None or found[0] != name:
+                return None
+            fresh = TOKEN_PREFIX + secrets.token_urlsafe(32)
+            salt = secrets.token_hex(16)
+            grant = Grant(salt, _digest(salt, fresh), time.time(), found[1].expires)
+            self._write({**self.grants(), name: grant})
+        return fresh
+
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        """The file's read-change-write, held against another process's (``referee token issue`` while
+        ``referee serve`` rotates a token)."""
+        return locked(self.path)
 
     def holder(self, token: str, now: float | None = None) -> str | None:
         """The entrant whose valid token ``token`` is, or ``None``."""

@@ -192,6 +192,25 @@ class Competition:
         self.schedule = self._plan()
         return self.begin()
 
+    def grow(self, league: League) -> None:
+        """Remote entrants joined the league while it plays (``referee serve``'s entry,
+        :func:`referee.league.changes.remote_newcomers`): entered in the database as a cohort of their
+        own, the schedule planned again with their tables (the others' keep their ids, seeds and
+        results), and nothing else of the run forgotten: the other entrants' disqualifications, failed
+        starts and preflight stand, since none of them changed."""
+        if known_seed(league, self.store) != self.seed:
+            raise ValueError(f"{league.path}: its seed changed; the stored results would not be its own")
+        self.league = _opened(self.store, league, self.seed, self.say)
+        self.schedule = self._plan()
+        self.progress.total = len(self.schedule)
+
+    def reinstate(self, name: str) -> None:
+        """``name`` may play again (a remote entrant that sat out for want of a token has one now)."""
+        if self.disqualified.pop(name, None) is not None:
+            self.store.clear_disqualified(name)
+        self.start_failures.pop(name, None)
+        self.broken = [item for item in self.broken if item.name != name]
+
     def close(self) -> None:
         self.store.close()
 

@@ -37,13 +37,19 @@ class LobbyDriver(Protocol):
     async def run(self, on_progress: Callable[[Progress], None]) -> RunReport: ...
 
 
-def door_settings(league: League, given: RemoteSettings) -> RemoteSettings | None:
+def door_settings(league: League, given: RemoteSettings, entry: bool = False) -> RemoteSettings | None:
     """The door a run opens: the league file's ``remote:`` keys under the options of ``referee run`` or
-    ``serve`` (``given``), or ``None`` when the league has no remote entrant. Each option overrides its
+    ``serve`` (``given``), or ``None`` when the league has no remote entrant and admits no ``entry``
+    (``referee serve --entry``: the entrants its authors enter are remote). Each option overrides its
     own key only: ``--listen`` on the command line keeps the file's ``tls_cert`` and ``tls_key``. Raises
     :class:`RemoteSettingsError` for settings that cannot work, before anything is played."""
     names = league.remote_names
-    if not names:
+    if entry and given.listen is None and league.remote.listen is None:
+        raise RemoteSettingsError(
+            "--entry: the entrants authors enter play from their machines: give --listen HOST:PORT (with "
+            "--tls-cert and --tls-key), or remote: listen: in the league file (docs/REMOTE.md)"
+        )
+    if not names and not entry:
         if given.listen is not None:
             raise RemoteSettingsError("--listen: this league has no remote entrant (remote: true)")
         return None

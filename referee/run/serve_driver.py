@@ -10,8 +10,10 @@ and records each attempt, so a match played here is the match ``referee run`` wo
 same seats, same record. The competition stays open (the league held) while the server runs. The league
 file is read again whenever it changes (a new entrant from ``referee submit``, a ``--replace``d
 version): the competition plans again (:meth:`~referee.run.competition.Competition.replan`), and the
-builds, the launcher and the preflight are set up again for the league as it now is. Up to the league's
-``concurrency`` matches are in play at once.
+builds, the launcher and the preflight are set up again for the league as it now is; but a change that
+only adds remote entrants (an author's entry) or changes a token is taken in as the league plays
+(:meth:`ServeDriver._absorb`), with no match waited for and no build or preflight run again. Up to the
+league's ``concurrency`` matches are in play at once.
 
 Remote entrants play through the server's one door (:class:`~referee.run.remote_entrants.OpenDoor`),
 whose lobby every pass's launcher seats them from. Unlike ``referee run``, which ends, the server
@@ -36,6 +38,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from referee.league.changes import remote_newcomers
 from referee.league.config import League, LeagueError, load_league
 from referee.league.schedule import ScheduledMatch
 from referee.match.arbiter import Arbiter
@@ -45,7 +48,7 @@ from referee.match.setup import open_launcher
 from referee.match.watch import LiveMatch, watched
 from referee.remote.lobby import seatable
 from referee.remote.settings import RemoteSettingsError
-from referee.remote.tokens import tokens_path
+from referee.remote.tokens import TokenBook, TokenError, tokens_path
 from referee.results.errors import StorageError, StoreError
 from referee.results.lock import LeagueBusyError
 from referee.results.owner import made_by
@@ -173,6 +176,14 @@ class ServeDriver:
         self.state = 0
         """Changes of the results and of the league since the server started: a match stored, or not
         started (its strike stored), the league file read again."""
+        self._loaded: League | None = None
+        """The league file as this pass read it (or last took in: :meth:`_absorb`)."""
+        self._grants: dict[str, str] = {}
+        """Each remote entrant's token hash as this pass last saw it: a new one lets it play again."""
+        self._serving: Competition | None = None
+        """The competition whose matches are being played now (not while a pass builds and checks)."""
+        self._seen = ""
+        """The digest of the files as the league in play last took them in."""
 
     def _presence(self, name: str, connected: bool) -> None:
         kept = self.presence.setdefault(name, collections.deque(maxlen=PRESENCE_KEPT))
@@ -208,6 +219,7 @@ class ServeDriver:
 
                     self.client = await stack.enter_async_context(serve_cluster.client(self.cluster, _say))
                 self.league, self.seed = competition.league, competition.seed
+                self._loaded, self._grants = league, self._token_hashes()
                 self._changed(competition)
                 self.hub.publish("league", name=competition.league.name)
                 try:
@@ -289,14 +301,20 @@ class ServeDriver:
         whenever nothing can be played now after something was. A match with a remote seat is played
         here, where the door is; with a cluster, every other one is played there."""
         concurrency = competition.league.concurrency
-        remote = set(competition.league.remote_names)
+        league = competition.league
+        remote = set(league.remote_names)
 
         def here(match: ScheduledMatch) -> bool:
             return cluster is None or not remote.isdisjoint(match.entrants)
 
         playing: dict[str, tuple[ScheduledMatch, asyncio.Task[None]]] = {}
+        self._serving, self._seen = competition, digest
         try:
-            while self._digest() == digest:
+            while True:
+                if self._digest() != self._seen and not self._take_in(competition):
+                    break  # a change the league in play cannot take in: a new pass
+                if competition.league is not league:  # grown by an entry (here, or in take_in)
+                    league, remote = competition.league, set(competition.league.remote_names)
                 for match_id, (_, task) in list(playing.items()):
                     if task.done():
                         del playing[match_id]
@@ -326,9 +344,103 @@ class ServeDriver:
                 self.door.lobby.dismiss()
             await asyncio.gather(*(task for _, task in playing.values()))  # the league changed
         finally:
+            self._serving = None
             for _, task in playing.values():
                 task.cancel()
             await asyncio.gather(*(task for _, task in playing.values()), return_exceptions=True)
+
+    def take_in(self) -> None:
+        """The league file or the token file was just changed by this process (an entry, a rotation):
+        taken in now, before the author is answered, so that a bot started at once with its new token
+        is admitted. While a pass is still building and checking, the door admits the newcomers at once
+        and the pass takes them in when its matches start."""
+        if self._serving is not None:
+            if self._digest() != self._seen:
+                self._take_in(self._serving)
+            return
+        if self._loaded is None or self.door is None:
+            return
+        try:
+            league = load_league(self.league_file, made_by=made_by)
+        except LeagueError:
+            return
+        if remote_newcomers(self._loaded, league):
+            self.door.admit(league)
+
+    def _take_in(self, competition: Competition) -> bool:
+        """:meth:`_absorb`, the digest it took in kept; whether it could."""
+        absorbed = self._absorb(competition)
+        if absorbed is None:
+            return False
+        self._seen = absorbed
+        return True
+
+    def _absorb(self, competition: Competition) -> str | None:
+        """The league file or the token file changed in a way the league in play can take in without
+        ending its pass (no match in play waits, no build or preflight runs again): remote entrants
+        added (:func:`remote_newcomers`; an author's entry, docs/REMOTE.md "Entering by yourself"), a
+        token issued, rotated or revoked. The competition grows by the newcomers' tables, the door admits
+        them, and a remote entrant without a token sits out while one whose token changed may play
+        again. Returns the files' new digest, or ``None`` for any other change: the caller ends the pass,
+        and the next one reads the league afresh (and says what is wrong with a broken file)."""
+        digest = self._digest()
+        if self._loaded is None:
+            return None
+        try:
+            league = load_league(self.league_file, made_by=made_by)
+        except LeagueError:
+            return None
+        added = remote_newcomers(self._loaded, league)
+        if added is None or (added and self.door is None):
+            return None
+        if added:
+            try:
+                competition.grow(league)
+            except (ValueError, StoreError) as exc:
+                LOGGER.warning("%s: a new pass takes the newcomers in", exc)
+                return None
+            LOGGER.warning(
+                "%s joined the league in play (%d matches scheduled)",
+                ", ".join(added),
+                len(competition.schedule),
+            )
+        self._loaded = league
+        if self.door is not None:
+            self.door.admit(competition.league)  # the newcomers admitted; a revoked token's bot told now
+        self._sit_out(competition)
+        self.league = competition.league
+        self._changed(competition)
+        self.hub.publish("league", name=competition.league.name)
+        return digest
+
+    def _sit_out(self, competition: Competition) -> None:
+        """The remote entrants without a token sit out (one line and a ``problem`` event each, as a
+        pass's start says); one whose token changed since (issued, reissued, rotated) may play again,
+        whatever kept it out (a token missing, three starts missed)."""
+        grants = self._token_hashes()
+        problems = {item.name: item for item in remote_problems(competition.league, self.door)}
+        for name in competition.league.remote_names:
+            problem = problems.get(name)
+            if problem is not None and name not in competition.disqualified:
+                LOGGER.warning("%s: %s", name, problem.reason)
+                self.hub.publish("problem", text=f"{name}: {problem.reason}")
+                competition.disqualify(name, problem.reason)
+                competition.broken.append(problem)
+            elif problem is None and grants.get(name) != self._grants.get(name):
+                competition.reinstate(name)
+        self._grants = grants
+        self.problem = "; ".join(f"{b.name}: {b.reason}" for b in competition.broken)
+
+    def _token_hashes(self) -> dict[str, str]:
+        """Each remote entrant's token hash now (what it was last seen to be, while the file cannot be
+        read)."""
+        if self.door is None:
+            return {}
+        try:
+            grants = TokenBook(tokens_path(self.door.league.database)).grants()
+        except TokenError:
+            return self._grants
+        return {name: grant.digest for name, grant in grants.items()}
 
     def _next(
         self,

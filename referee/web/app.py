@@ -26,8 +26,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from referee.report.site import OTHER_COLOUR, entrant_colours, script_json
+from referee.run.entry import Entry, EntryMode
 from referee.run.serve_driver import ServeDriver
-from referee.web import api, human
+from referee.web import api, entry, human
 from referee.web.events import Hub
 from referee.web.hosts import HostGuard, Hosts
 from referee.web.limits import Connections, Limits, RequestRate
@@ -177,11 +178,13 @@ def create_app(
     connections: Connections | None = None,
     rate: RequestRate | None = None,
     practice: Practice | None = None,
+    entrance: Entry | None = None,
 ) -> Starlette:
     """The app; ``site`` is the report's folder the server keeps, ``hosts`` the hosts a request may
     name, ``connections`` the server's connections (each one's transport, so that an event stream can be
-    cut), ``rate`` the request rate per address."""
+    cut), ``rate`` the request rate per address, ``entrance`` the authors' entry (closed by default)."""
     routes = [
+        *entry.ROUTES,
         *api.ROUTES,
         *human.ROUTES,
         *PRACTICE_ROUTES,
@@ -210,4 +213,5 @@ def create_app(
     app.state.practice = practice or Practice()
     app.state.connections = connections or Connections()
     app.state.assets = assets()
+    app.state.entry = entrance or Entry(driver.league_file, EntryMode.CLOSED)
     return app

@@ -41,6 +41,16 @@ def shown(host: str) -> str:
     return f"[{ip}]" if isinstance(ip, ipaddress.IPv6Address) else host.lower()
 
 
+def is_loopback(bind: str) -> bool:
+    """Whether a server bound to ``bind`` is reached from this machine only.
+
+    >>> is_loopback("127.0.0.1"), is_loopback("::1"), is_loopback("localhost"), is_loopback("0.0.0.0")
+    (True, True, True, False)
+    """
+    ip = _ip(bind)
+    return bind.lower() == "localhost" if ip is None else ip.is_loopback
+
+
 def public_host(text: str) -> str:
     """A ``--public-host`` value, as it will be compared; ``ValueError`` says why it is not one.
 

@@ -24,6 +24,7 @@ from referee.remote.settings import RemoteSettingsError
 from referee.results.errors import StoreError
 from referee.results.lock import LeagueBusyError
 from referee.run.driver import ClusterError
+from referee.run.entry import Entry, EntryMode
 from referee.run.remote_entrants import OpenDoor
 from referee.run.serve_driver import ClusterSettings, ServeDriver
 from referee.web.app import create_app
@@ -74,6 +75,7 @@ async def serve_forever(
     public: Sequence[str] = (),
     log: IO[Any] | None = None,
     cluster: ClusterSettings | None = None,
+    entry: EntryMode = EntryMode.CLOSED,
 ) -> int:
     """Runs until a signal or a failure of the league; the exit status. ``door``: the door of the
     league's remote entrants, which the driver opens once it holds the league (a second serve of a busy
@@ -82,7 +84,8 @@ async def serve_forever(
     to the league's record. ``fresh``: the league's stored results are forgotten when it is first opened,
     as ``referee run --fresh`` forgets them (a copy kept beside them). ``public``: the host names the
     server is reached by besides its address (``--public-host``); ``log``: where the reader processes'
-    own output goes; ``cluster``: the Dask cluster the matches without remote seats are played on."""
+    own output goes; ``cluster``: the Dask cluster the matches without remote seats are played on;
+    ``entry``: who may enter a remote entrant by themselves (``--entry``, docs/REMOTE.md)."""
     try:
         sock = listen(host, port)
     except OSError as exc:
@@ -93,7 +96,7 @@ async def serve_forever(
     readers = Readers(log=log)
     try:
         await readers.start()
-        return await _serve(league_file, host, sock, door, fresh, public, readers, cluster)
+        return await _serve(league_file, host, sock, door, fresh, public, readers, cluster, entry)
     except ReadFailed as exc:
         click.echo(f"serve: {exc}", err=True)
         return 1
@@ -115,6 +118,7 @@ async def _serve(
     public: Sequence[str],
     readers: Readers,
     cluster: ClusterSettings | None = None,
+    entry: EntryMode = EntryMode.CLOSED,
 ) -> int:
     hub = Hub()
     site = LiveSite(hub)
@@ -123,7 +127,10 @@ async def _serve(
     practice = Practice()
     connections = Connections()
     hosts = allowed(host, public)
-    app = create_app(driver, hub, site, Answers(readers), tables, hosts, connections, practice=practice)
+    entrance = Entry(driver.league_file, entry, driver.take_in)
+    app = create_app(
+        driver, hub, site, Answers(readers), tables, hosts, connections, practice=practice, entrance=entrance
+    )
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -147,6 +154,10 @@ async def _serve(
         loop.add_signal_handler(sig, stop)
     port = sock.getsockname()[1]
     click.echo(f"serve: {league_file} at http://{shown(host)}:{port}/ (Ctrl-C stops it)")
+    if entrance.is_open:
+        click.echo(
+            f"serve: entry {'by invite' if entry is EntryMode.INVITE else 'open to all'} at http://{shown(host)}:{port}/enter"
+        )
     hint = public_hint(host, public)
     if hint:
         click.echo(f"serve: {hint}")
