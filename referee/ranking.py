@@ -38,9 +38,6 @@ from referee.stats import t_cdf
 MIN_TABLES: Final = 4
 """Shared tables before a pair may be decided: the spread comes from the data, and two or three
 differences can make it look far smaller than it is."""
-PRIOR_TABLES: Final = 4
-"""How many tables' worth of the field's pooled variance a pair's own variance is shrunk towards
-(:func:`pair_of`)."""
 TARGET_TABLES: Final = 6
 """The number of shared tables at which the confidence sequence is tuned to be narrowest (Robbins'
 mixture has one free parameter, ρ; any choice keeps the guarantee, this one only moves where it is
@@ -126,7 +123,7 @@ def t_widening(z: float, freedom: int | None) -> float:
     degrees, or with none given). The mixture boundary treats the estimated spread as known; with a
     handful of tables its tails are Student's, not normal, and the normal boundary covers too little
     (simulated: two equal entrants of three were ordered in 3.9% of 1,000 runs where their pair was
-    allowed 1.7%; 0.9% with this widening).
+    allowed 1.7%; in 0.6% with this widening).
 
     >>> round(t_widening(3.0, 7), 3), t_widening(3.0, 30), t_widening(3.0, None)
     (1.51, 1.0, 1.0)
@@ -208,56 +205,22 @@ def differences(first: str, second: str, tables: Sequence[Table]) -> list[float]
     ]
 
 
-def pooled_variance(names: Sequence[str], tables: Sequence[Table]) -> float | None:
-    """The variance of a pair's difference pooled over every pair of the field (each pair's squared
-    deviations from its own mean, over their degrees of freedom); ``None`` with no degree of freedom.
-
-    >>> pooled_variance("ab", [Table(("a", "b"), (x, 0.0)) for x in (1.0, 3.0)])
-    2.0
-    """
-    squares, freedom = 0.0, 0
-    for first, second in itertools.combinations(names, 2):
-        own = differences(first, second, tables)
-        if len(own) > 1:
-            middle = statistics.fmean(own)
-            squares += sum((value - middle) ** 2 for value in own)
-            freedom += len(own) - 1
-    return squares / freedom if freedom else None
-
-
-def pair_of(
-    first: str,
-    second: str,
-    tables: Sequence[Table],
-    method: Method,
-    candidates: int,
-    pooled: float | None = None,
-) -> Pair:
-    """``first`` against ``second`` over the tables they shared.
-
-    The spread is the pair's own, shrunk towards the field's ``pooled`` variance by
-    :data:`PRIOR_TABLES` tables' worth: with five or six differences a pair's own variance is often far
-    too small (chi-square with 4 or 5 degrees of freedom), and an interval built on it too narrow;
-    the pooled one has many more. The pair's own data dominate as its tables grow, so the interval is
-    still the asymptotic confidence sequence.
+def pair_of(first: str, second: str, tables: Sequence[Table], method: Method, candidates: int) -> Pair:
+    """``first`` against ``second`` over the tables they shared: the mean difference, and the confidence
+    sequence's half-width from the pair's own spread with its ``n - 1`` degrees of freedom (the spread
+    of pairs differs far too much to pool: 0.2 to 6 points a match on the benchmark's field).
 
     >>> tables = [Table(("a", "b"), (10.0 + i % 2, 4.0)) for i in range(6)]
     >>> pair = pair_of("a", "b", tables, Method(), 2)
     >>> pair.tables, pair.mean, round(pair.low, 2)
     (6, 6.5, 5.24)
-    >>> round(pair_of("a", "b", tables, Method(), 2, pooled=4.0).low, 2)
-    4.12
     """
     own = differences(first, second, tables)
-    if not own:
-        return Pair(first, second, 0, 0.0, math.inf)
-    middle = statistics.fmean(own)
-    squares = sum((value - middle) ** 2 for value in own)
-    prior = PRIOR_TABLES if pooled is not None else 0
-    freedom = len(own) - 1 + prior
-    spread = math.sqrt((squares + prior * (pooled or 0.0)) / freedom) if freedom else math.inf
-    width = method.half_width(len(own), spread, candidates, freedom)
-    return Pair(first, second, len(own), middle, width)
+    if len(own) < 2:
+        return Pair(first, second, len(own), statistics.fmean(own) if own else 0.0, math.inf)
+    spread = statistics.stdev(own)
+    width = method.half_width(len(own), spread, candidates, len(own) - 1)
+    return Pair(first, second, len(own), statistics.fmean(own), width)
 
 
 def standing(names: Sequence[str], tables: Sequence[Table], method: Method) -> Standing:
@@ -275,19 +238,17 @@ def standing(names: Sequence[str], tables: Sequence[Table], method: Method) -> S
             relative[name].append(points - middle)
     score = {name: statistics.fmean(values) if values else 0.0 for name, values in relative.items()}
     order = sorted(names, key=lambda name: (-score[name], name))
-    pooled = pooled_variance(names, tables)
     for _sweep in range(candidates * candidates):
         swapped = False
         for index in range(candidates - 1):
-            pair = pair_of(order[index], order[index + 1], tables, method, candidates, pooled)
+            pair = pair_of(order[index], order[index + 1], tables, method, candidates)
             if pair.high < 0:
                 order[index], order[index + 1] = order[index + 1], order[index]
                 swapped = True
         if not swapped:
             break
     pairs = tuple(
-        pair_of(upper, lower, tables, method, candidates, pooled)
-        for upper, lower in itertools.pairwise(order)
+        pair_of(upper, lower, tables, method, candidates) for upper, lower in itertools.pairwise(order)
     )
     return Standing(
         tuple(order),
