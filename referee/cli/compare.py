@@ -154,10 +154,8 @@ def compare_command(
     decides (--fixed plays every one of --matches instead). Exit code: 0 A is better, 1 A is not
     better, 2 undecided, 4 no verdict (a bad option or bot; one line says which).
 
-    Three bots or more sit together at duplicate tables (balanced seatings of one deal seed), chosen
-    where the order is still uncertain, until every adjacent pair is decided: better, or equal within
-    --margin, with the chance of any wrong declaration at most --alpha. Exit code: 0 decided, 2
-    --max-tables ran out first, 4 no verdict. docs/COMPARE.md has the methods.
+    Three bots or more sit together at duplicate tables until every adjacent pair is decided (better,
+    or equal within --margin; P(any wrong) at most --alpha): exit 0, or 2 when --max-tables runs out.
     """
     import secrets
 
@@ -171,33 +169,9 @@ def compare_command(
         raise click.UsageError(f"compare needs two bots or more, got {len(bots)}")
     context = click.get_current_context()
     if len(bots) > 2:
-        _rank(
-            bots,
-            against,
-            players,
-            seed,
-            margin,
-            max_tables,
-            alpha,
-            concurrency,
-            rules,
-            per_action,
-            bank,
-            max_faults,
-            logs,
-            as_json,
-            sandbox,
-            ro_paths,
-            log_level,
-        )
+        _rank(bots, context.params)
         return
-    wrong = [
-        f"--{name.replace('_', '-')}"
-        for name in ("margin", "max_tables")
-        if context.get_parameter_source(name) is not ParameterSource.DEFAULT
-    ]
-    if wrong:
-        raise click.UsageError(f"{', '.join(wrong)}: only for three bots or more")
+    _refuse(context, ("margin", "max_tables"), "three bots or more")
     a, b = bots
     given = [
         f"--{name}"
@@ -268,25 +242,19 @@ def _play(
     sys.exit(int(result.verdict))
 
 
-def _rank(
-    bots: tuple[str, ...],
-    against: tuple[str, ...],
-    players: int,
-    seed: int | None,
-    margin: float,
-    max_tables: int,
-    alpha: float,
-    concurrency: int,
-    rules: tuple[str, ...],
-    per_action: float,
-    bank: float,
-    max_faults: int,
-    logs: Path | None,
-    as_json: bool,
-    sandbox: str,
-    ro_paths: tuple[Path, ...],
-    log_level: str,
-) -> None:
+def _refuse(context: click.Context, names: tuple[str, ...], only: str) -> None:
+    """A usage error naming the options of ``names`` given on the command line, which are ``only`` for
+    the other kind of comparison."""
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in names
+        if context.get_parameter_source(name) is not ParameterSource.DEFAULT
+    ]
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: only for {only}")
+
+
+def _rank(bots: tuple[str, ...], options: dict[str, Any]) -> None:
     """``referee compare A B C …``: the ranking of three bots or more, its progress on stderr (a line per
     table, and one per adjacent pair as it is decided), its result on stdout, its ending as the exit code."""
     import asyncio
@@ -306,28 +274,23 @@ def _rank(
     from referee.ranking_play import Progress, rank
 
     context = click.get_current_context()
-    two_only = [
-        f"--{name}"
-        for name in ("h0", "h1", "beta", "matches", "sprt")
-        if context.get_parameter_source(name) is not ParameterSource.DEFAULT
-    ]
-    if two_only:
-        raise click.UsageError(f"{', '.join(two_only)}: only for two bots (A B)")
-    parsed = parse_rules(players, rules)
+    players, seed, logs, as_json = options["players"], options["seed"], options["logs"], options["as_json"]
+    _refuse(context, ("h0", "h1", "beta", "matches", "sprt"), "two bots (A B)")
+    parsed = parse_rules(players, options["rules"])
     if seed is None:
         seed = secrets.randbits(SEED_BITS)
     try:
         plan = make_rank_plan(
             bots,
-            against,
+            options["against"],
             parsed,
             seed,
-            max_tables,
-            Method(alpha=alpha, margin=margin),
-            TimeControl(per_action, bank),
-            max_faults,
-            concurrency,
-            tuple(path.resolve() for path in ro_paths),
+            options["max_tables"],
+            Method(alpha=options["alpha"], margin=options["margin"]),
+            TimeControl(options["per_action"], options["bank"]),
+            options["max_faults"],
+            options["concurrency"],
+            tuple(path.resolve() for path in options["ro_paths"]),
         )
     except (BotSpecError, CompareError, RankingError) as exc:
         raise _Unusable(str(exc)) from None
@@ -346,9 +309,9 @@ def _rank(
 
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
-    confinement = Confinement(SandboxMode(sandbox), hidden=(logs.resolve(),) if logs else ())
+    confinement = Confinement(SandboxMode(options["sandbox"]), hidden=(logs.resolve(),) if logs else ())
     try:
-        with referee_logging(log_level):
+        with referee_logging(options["log_level"]):
             result = run_until_signal(rank(plan, progress, logs, confinement))
     except (BotSpecError, SandboxError, RefereeInternalError) as exc:
         raise _Unusable(str(exc)) from None
