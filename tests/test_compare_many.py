@@ -90,3 +90,16 @@ def test_bad_input_is_one_line_and_exit_4(args, message):
     assert len(errors) == 1, result.stderr
     assert message in errors[0], result.stderr
     assert result.stdout == ""
+
+
+def test_a_referee_that_keeps_failing_stops_the_ranking_without_a_verdict():
+    result = compare(
+        "tests.bots.voider:Breaker", *FIELD[:2], "--players", "3", "--seed", "1", "--log-level", "error"
+    )
+    assert result.returncode == 4
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == [
+        "Error: the referee stopped the ranking: 5 tables in a row were void, the last one with referee "
+        "error: RuntimeError: a referee bug planted by a test bot"
+    ]
+    assert result.stdout == ""
