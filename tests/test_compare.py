@@ -242,7 +242,7 @@ def test_no_verdict_is_one_line_and_exit_code_4():
             (RANDOM, RANDOM, "--fixed", "--h1", "3"),
             "--h1 apply only to the sequential test, not with --fixed",
         ),
-        ((RANDOM,), "Missing argument 'B'"),
+        ((RANDOM,), "compare needs two bots or more, got 1"),
         ((RANDOM, RANDOM, "--rule", "talk=loud"), "talk: must be one of"),
         ((RANDOM, RANDOM, "--players", "5"), "5 is not in the range 2<=x<=4"),
     ]

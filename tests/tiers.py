@@ -26,6 +26,7 @@ QUICK_MODULES: Final = frozenset(
     for name in (
         "test_adaptive",
         "test_debug_book",
+        "test_ranking",
         "test_analysis",
         "test_cards",
         "test_cli_package",
@@ -82,6 +83,7 @@ SLOW_MODULES: Final = {
         "test_dry_run": "referee run --dry-run and run: the CLI and bot processes",
         "test_cli_match": "referee match: the CLI and bot processes",
         "test_compare": "referee compare: the CLI and bot processes",
+        "test_compare_many": "referee compare A B C: the CLI and bot processes",
         "test_dask_driver": "Dask workers, the CLI and bot processes",
         "test_debug_lines": "referee run, logs, export, report and serve: Python and Node.js bot processes",
         "test_node": "Node.js bots and the Node.js SDK's own tests",

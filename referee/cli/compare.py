@@ -58,8 +58,7 @@ class _Unusable(click.ClickException):
 
 
 @click.command("compare", cls=_CompareCommand)
-@click.argument("a")
-@click.argument("b")
+@click.argument("bots", nargs=-1, metavar="A B [C ...]")
 @click.option(
     "--against",
     multiple=True,
@@ -81,7 +80,7 @@ class _Unusable(click.ClickException):
     default=400,
     show_default=True,
     help="Matches at most (two per pair; exactly this many with --fixed), rounded down to whole rounds "
-    "of 2 x players.",
+    "of 2 x players. Two bots only.",
 )
 @click.option(
     "--sprt/--fixed",
@@ -92,8 +91,29 @@ class _Unusable(click.ClickException):
 )
 @click.option("--h0", type=float, default=0.0, show_default=True, help="H0: A - B points per match.")
 @click.option("--h1", type=float, default=2.0, show_default=True, help="H1: A - B points per match.")
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="P(accept H1 | H0).")
+@click.option(
+    "--alpha",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="P(accept H1 | H0); with three bots or more, the family-wise error rate of the ranking.",
+)
 @click.option("--beta", type=float, default=0.05, show_default=True, help="P(accept H0 | H1).")
+@click.option(
+    "--margin",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Three bots or more: two bots within this many points per match of each other may be declared "
+    "equal (the indifference zone); 0 never declares equal.",
+)
+@click.option(
+    "--max-tables",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Three bots or more: tables at most (each is every balanced seating of one deal seed).",
+)
 @click.option(
     "--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="Matches at once."
 )
@@ -102,8 +122,7 @@ class _Unusable(click.ClickException):
 @sandbox_options
 @log_level_option("warning", "on stderr")
 def compare_command(
-    a: str,
-    b: str,
+    bots: tuple[str, ...],
     against: tuple[str, ...],
     players: int,
     seed: int | None,
@@ -113,6 +132,8 @@ def compare_command(
     h1: float,
     alpha: float,
     beta: float,
+    margin: float,
+    max_tables: int,
     concurrency: int,
     rules: tuple[str, ...],
     per_action: float,
@@ -125,13 +146,16 @@ def compare_command(
     log_level: str,
 ) -> None:
     """Is bot A better than bot B? Both play the same deals from the same seat against the same opponents.
+    With three bots or more: their ranking, with every adjacent pair decided.
 
     A and B are bots as `referee match` takes them: a command line (quoted) or a module:Class, each
     named as it names itself. Reports the mean points difference per match (A - B) with its 95%
     confidence interval and the likelihood that A is better, and stops as soon as a sequential test
     decides (--fixed plays every one of --matches instead). Exit code: 0 A is better, 1 A is not
-    better, 2 undecided, 4 no verdict (a bad option or bot; one line says which). docs/COMPARE.md has
-    the method.
+    better, 2 undecided, 4 no verdict (a bad option or bot; one line says which).
+
+    Three bots or more sit together at duplicate tables until every adjacent pair is decided (better,
+    or equal within --margin; P(any wrong) at most --alpha): exit 0, or 2 when --max-tables runs out.
     """
     import secrets
 
@@ -141,7 +165,14 @@ def compare_command(
     from referee.match.bots import BotSpecError
     from referee.stats import HypothesisError, Sprt
 
+    if len(bots) < 2:
+        raise click.UsageError(f"compare needs two bots or more, got {len(bots)}")
     context = click.get_current_context()
+    if len(bots) > 2:
+        _rank(bots, context.params)
+        return
+    _refuse(context, ("margin", "max_tables"), "three bots or more")
+    a, b = bots
     given = [
         f"--{name}"
         for name in SPRT_OPTIONS
@@ -209,3 +240,87 @@ def _play(
         click.echo("\n".join(result.lines()))
         click.echo(f"seed {seed} (--seed {seed} replays this comparison)")
     sys.exit(int(result.verdict))
+
+
+def _refuse(context: click.Context, names: tuple[str, ...], only: str) -> None:
+    """A usage error naming the options of ``names`` given on the command line, which are ``only`` for
+    the other kind of comparison."""
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in names
+        if context.get_parameter_source(name) is not ParameterSource.DEFAULT
+    ]
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: only for {only}")
+
+
+def _rank(bots: tuple[str, ...], options: dict[str, Any]) -> None:
+    """``referee compare A B C …``: the ranking of three bots or more, its progress on stderr (a line per
+    table, and one per adjacent pair as it is decided), its result on stdout, its ending as the exit code."""
+    import asyncio
+    import json
+    import secrets
+
+    from pyramid_sdk.bot import TimeControl
+    from pyramid_sdk.seeds import SEED_BITS
+    from referee.compare import CompareError
+    from referee.logs import referee_logging
+    from referee.match.bots import BotSpecError
+    from referee.match.faults import RefereeInternalError
+    from referee.match.launcher import Confinement
+    from referee.match.sandbox import SandboxError, SandboxMode
+    from referee.ranking import Method, RankingError
+    from referee.ranking_plan import decision_line, make_rank_plan
+    from referee.ranking_play import Progress, rank
+
+    context = click.get_current_context()
+    players, seed, logs, as_json = options["players"], options["seed"], options["logs"], options["as_json"]
+    _refuse(context, ("h0", "h1", "beta", "matches", "sprt"), "two bots (A B)")
+    parsed = parse_rules(players, options["rules"])
+    if seed is None:
+        seed = secrets.randbits(SEED_BITS)
+    try:
+        plan = make_rank_plan(
+            bots,
+            options["against"],
+            parsed,
+            seed,
+            options["max_tables"],
+            Method(alpha=options["alpha"], margin=options["margin"]),
+            TimeControl(options["per_action"], options["bank"]),
+            options["max_faults"],
+            options["concurrency"],
+            tuple(path.resolve() for path in options["ro_paths"]),
+        )
+    except (BotSpecError, CompareError, RankingError) as exc:
+        raise _Unusable(str(exc)) from None
+
+    def progress(step: Progress) -> None:
+        if step.table:
+            click.echo(f"table {step.tables}: {', '.join(step.table)}", err=True)
+        for index in step.decided:
+            pair = step.standing.pairs[index]
+            relation = step.standing.relations[index]
+            click.echo(
+                f"{pair.upper} {relation.value} {pair.lower}: decided after {step.tables} tables "
+                f"({decision_line(step.standing, index).split(': ', 1)[1]})",
+                err=True,
+            )
+
+    if logs:
+        logs.mkdir(parents=True, exist_ok=True)
+    confinement = Confinement(SandboxMode(options["sandbox"]), hidden=(logs.resolve(),) if logs else ())
+    try:
+        with referee_logging(options["log_level"]):
+            result = run_until_signal(rank(plan, progress, logs, confinement))
+    except (BotSpecError, SandboxError, RefereeInternalError) as exc:
+        raise _Unusable(str(exc)) from None
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        click.echo(f"interrupted: no verdict; seed {seed} (--seed {seed} plays the same tables)", err=True)
+        sys.exit(130)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        click.echo("\n".join(result.lines()))
+        click.echo(f"seed {seed} (--seed {seed} replays this ranking)")
+    sys.exit(int(result.ending))
