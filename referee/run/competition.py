@@ -17,7 +17,6 @@ the results database (:meth:`Competition.open`).
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -100,6 +99,10 @@ class RunReport:
     refusals: tuple[str, ...] = ()
 
 
+PRUNE_EVERY: Final = 32
+"""Looks for the missing matches (:meth:`Competition.pending`) between two prunings of the kept list."""
+
+
 class Competition:
     """Plans and records one league's run on its results database; see the module's doc."""
 
@@ -124,9 +127,9 @@ class Competition:
         """An ``until: settled`` league's stored results as read so far (see :meth:`_plan`)."""
         self.settlement: Settlement | None = None
         """An ``until: settled`` league's standing after its last complete batch."""
-        self._cursor: tuple[object, object, int] = (None, None, 0)
-        """(the schedule, the complete ids' set, an index): every match of that schedule before the
-        index is in that set (see :meth:`pending`)."""
+        self._cursor: tuple[object, object, list[int], int] = (None, None, [], 0)
+        """(the schedule, the complete ids' set, the positions of that schedule not in that set when
+        last pruned, the looks since): see :meth:`pending`."""
         self._tables: tuple[object, dict[int, tuple[str, ...]]] = (None, {})
         """(the schedule, its match ids by table): see :meth:`table_of`."""
         self.schedule = self._plan()
@@ -232,20 +235,23 @@ class Competition:
         return list(self.pending())
 
     def pending(self) -> Iterator[ScheduledMatch]:
-        """The missing matches in schedule order, lazily, from the first one not complete: a served
-        league takes the first it can start before each match, and a scan of the whole schedule made
-        each start cost more the more was stored. The complete prefix is kept while the schedule and
-        the store's complete ids (one set an exclusive store keeps, replaced when matches are deleted:
-        :meth:`Store.complete_ids`) stay the same objects; a complete match is never replaced."""
+        """The missing matches in schedule order, lazily: a served league takes the first it can start
+        before each match, and a scan of the whole schedule made each start cost more the more was
+        stored. The schedule's positions not known complete are kept while the schedule and the store's
+        complete ids (one set an exclusive store keeps, replaced when matches are deleted:
+        :meth:`Store.complete_ids`) stay the same objects (a complete match is never replaced), and
+        pruned of the matches stored since every :data:`PRUNE_EVERY` looks: a look passes over the
+        matches stored since the last pruning and the missing ones that cannot start (an absent
+        entrant's), never over every stored one."""
         done = self.store.complete_ids()
         schedule = self.schedule
-        kept_schedule, kept_done, start = self._cursor
+        kept_schedule, kept_done, missing, looks = self._cursor
         if kept_schedule is not schedule or kept_done is not done:
-            start = 0
-        while start < len(schedule) and schedule[start].match_id in done:
-            start += 1
-        self._cursor = (schedule, done, start)
-        return (m for m in itertools.islice(schedule, start, None) if m.match_id not in done)
+            missing, looks = [i for i, m in enumerate(schedule) if m.match_id not in done], 0
+        elif looks >= PRUNE_EVERY:
+            missing, looks = [i for i in missing if schedule[i].match_id not in done], 0
+        self._cursor = (schedule, done, missing, looks + 1)
+        return (schedule[i] for i in missing if schedule[i].match_id not in done)
 
     def table_of(self, scheduled: ScheduledMatch) -> tuple[str, ...]:
         """The ids of the matches of ``scheduled``'s table (which deal its deals), itself included;
