@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from referee.match.arbiter import Arbiter, Sitting, own_name
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.launcher import Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, NotStarted, VoidStreak
+from referee.match.sessions import unique_names
 from referee.match.setup import open_launcher
 from referee.stats import Estimate, Verdict, fixed_verdict
 
@@ -62,28 +63,29 @@ async def own_names(plan: Plan, launcher: Launcher) -> Plan:
 
     Raises :class:`BotSpecError` when a bot cannot be loaded or started (tried twice)."""
     specs = [plan.a, plan.b, *plan.opponents]
+    names = await self_named(specs, 2, Arbiter(launcher, plan.rules, plan.time_control, plan.max_faults))
+    a, b, *others = (replace(spec, name=name) for spec, name in zip(specs, names, strict=True))
+    return replace(plan, a=a, b=b, opponents=tuple(others))
+
+
+async def self_named(specs: Sequence[BotSpec], candidates: int, arbiter: Arbiter) -> list[str]:
+    """The names of ``specs`` as each bot names itself, each distinct bot started once by ``arbiter``
+    (closed after) and stopped; among the first ``candidates``, those that give the same name keep the
+    names of their command lines; a name taken already gets ``#2``, ``#3`` …, the first ones' first.
+    Raises :class:`BotSpecError` when a bot cannot be loaded or started (tried twice)."""
     distinct = list({replace(spec, name=""): spec for spec in specs}.values())
-    arbiter = Arbiter(launcher, plan.rules, plan.time_control, plan.max_faults)
     lineup = await arbiter.seat(Sitting(MATCH_ID, 0, tuple(distinct)))
     arbiter.release(lineup)
     await arbiter.close()
     if lineup.failed is not None:
         raise BotSpecError(lineup.failed.reason)
-    seats = lineup.seats
-    own = {replace(spec, name=""): own_name(seat) for spec, seat in zip(distinct, seats, strict=True)}
+    own = {replace(spec, name=""): own_name(seat) for spec, seat in zip(distinct, lineup.seats, strict=True)}
     wanted = [own[replace(spec, name="")] or spec.name for spec in specs]
-    if wanted[0] == wanted[1]:
-        wanted[:2] = plan.a.name, plan.b.name
-    names, taken = [], set()
-    for name in wanted:
-        unique, count = name, 1
-        while unique in taken:
-            count += 1
-            unique = f"{name}#{count}"
-        taken.add(unique)
-        names.append(unique)
-    a, b, *others = (replace(spec, name=name) for spec, name in zip(specs, names, strict=True))
-    return replace(plan, a=a, b=b, opponents=tuple(others))
+    first = wanted[:candidates]
+    for index in range(candidates):
+        if first.count(first[index]) > 1:
+            wanted[index] = specs[index].name
+    return unique_names(wanted)
 
 
 class _Comparer:

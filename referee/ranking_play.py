@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from referee.compare import MATCH_ID
-from referee.match.arbiter import Arbiter, Sitting, own_name
+from referee.compare_play import self_named
+from referee.match.arbiter import Arbiter, Sitting
 from referee.match.bots import BotSpec, BotSpecError
 from referee.match.launcher import Confinement, Launcher, interrupted
 from referee.match.outcome import MatchOutcome, NotStarted, VoidStreak
@@ -63,27 +64,9 @@ async def own_names(plan: RankPlan, launcher: Launcher) -> RankPlan:
     distinct bot is started once and stopped. Candidates that give the same name keep the names of their
     command lines; a name taken already gets ``#2``, ``#3`` …, the candidates' first."""
     specs = [*plan.candidates, *plan.fillers]
-    distinct = list({replace(spec, name=""): spec for spec in specs}.values())
-    arbiter = Arbiter(launcher, plan.rules, plan.time_control, plan.max_faults)
-    lineup = await arbiter.seat(Sitting(MATCH_ID, 0, tuple(distinct)))
-    arbiter.release(lineup)
-    await arbiter.close()
-    if lineup.failed is not None:
-        raise BotSpecError(lineup.failed.reason)
-    own = {replace(spec, name=""): own_name(seat) for spec, seat in zip(distinct, lineup.seats, strict=True)}
-    wanted = [own[replace(spec, name="")] or spec.name for spec in specs]
     count = len(plan.candidates)
-    for index in range(count):
-        if wanted[:count].count(wanted[index]) > 1:
-            wanted[index] = specs[index].name
-    names, taken = [], set()
-    for name in wanted:
-        unique, number = name, 1
-        while unique in taken:
-            number += 1
-            unique = f"{name}#{number}"
-        taken.add(unique)
-        names.append(unique)
+    arbiter = Arbiter(launcher, plan.rules, plan.time_control, plan.max_faults)
+    names = await self_named(specs, count, arbiter)
     named = [replace(spec, name=name) for spec, name in zip(specs, names, strict=True)]
     return replace(plan, candidates=tuple(named[:count]), fillers=tuple(named[count:]))
 

@@ -15,7 +15,7 @@ import hmac
 import itertools
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -92,6 +92,23 @@ def clean_name(text: str) -> str:
     ('alpha?bot', 40)
     """
     return "".join(char if char.isprintable() else "?" for char in text.strip()[:MAX_NAME])
+
+
+def unique_names(wanted: Sequence[str]) -> list[str]:
+    """``wanted``, each name taken already numbered (``random#2``): the seats of one table, or the bots
+    of one comparison, never share a name.
+
+    >>> unique_names(["random", "random", "bob", "random"])
+    ['random', 'random#2', 'bob', 'random#3']
+    """
+    names: list[str] = []
+    for name in wanted:
+        unique, number = name, 1
+        while unique in names:
+            number += 1
+            unique = f"{name}#{number}"
+        names.append(unique)
+    return names
 
 
 class Session:

@@ -39,7 +39,7 @@ from referee.match.bots import BotSpec, BotSpecError
 from referee.match.faults import Fault, FaultKind
 from referee.match.outcome import NotStarted
 from referee.match.playing import Answer, Seat
-from referee.match.sessions import clean_name
+from referee.match.sessions import clean_name, unique_names
 from referee.match.setup import open_launcher
 from referee.match.watch import LiveMatch, public_view, watched
 from referee.run.host import confinement_of, log_dir_of
@@ -148,23 +148,6 @@ class HumanMatch:
         }
 
 
-def table_names(first: str, opponents: Sequence[str]) -> list[str]:
-    """The seats' names of a table of ``first`` and ``opponents``: one picked twice, or named as the first
-    seat, gets a number (``random#2``).
-
-    >>> table_names("random", ["random", "bob", "random"])
-    ['random', 'random#2', 'bob', 'random#3']
-    """
-    names = [first]
-    for opponent in opponents:
-        unique, number = opponent, 1
-        while unique in names:
-            number += 1
-            unique = f"{opponent}#{number}"
-        names.append(unique)
-    return names
-
-
 class HumanMatches:
     """The human tables in play."""
 
@@ -192,7 +175,7 @@ class HumanMatches:
         if self.in_play() >= MAX_TABLES:
             raise ValueError(f"{MAX_TABLES} human tables are in play already: try again when one ends")
         person = clean_name(name) or "you"
-        names = table_names(person, opponents)
+        names = unique_names([person, *opponents])
         token = secrets.token_urlsafe(16)
         seed = secrets.randbits(SEED_BITS)
         live = LiveMatch(HUMAN_MATCH_ID, tuple(names), True)

@@ -35,11 +35,11 @@ from referee.league.location import practice_path
 from referee.match.arbiter import Arbiter, Sitting
 from referee.match.bots import BotSpec
 from referee.match.outcome import NotStarted
+from referee.match.sessions import unique_names
 from referee.match.setup import open_launcher
 from referee.remote.lobby import Lobby
 from referee.run.host import confinement_of, log_dir_of
 from referee.web.authors import author_of, unauthorised
-from referee.web.human import table_names
 from referee.web.practice_store import PracticeStore
 from referee.web.readers import Answers, Busy, ReadFailed
 
@@ -136,7 +136,7 @@ class Practice:
             raise Refused(429, f"{entrant} asked for {PER_DAY} practice matches in the last 24 hours")
         if self.in_play() >= MAX_TABLES:
             raise Refused(503, f"{MAX_TABLES} practice matches are under way already: try again soon")
-        names = table_names(entrant, [opponent.removeprefix("sample:") for opponent in opponents])
+        names = unique_names([entrant, *(opponent.removeprefix("sample:") for opponent in opponents)])
         key = secrets.token_urlsafe(16)
         table = PracticeTable(key, entrant, tuple(names), secrets.randbits(SEED_BITS), time.time())
         table.task = asyncio.create_task(self._play(league, lobby, rules, table, opponents))
