@@ -42,6 +42,7 @@ COMMANDS: Final = {
     "serve": "referee.cli.serve:serve_command",
     "submit": "referee.cli.bots:submit_command",
     "token": "referee.cli.token:token_group",
+    "upload": "referee.cli.uploads:upload_command",
 }
 """Every command: its name and where its click command is (``module:attribute``), loaded on first use."""
 

@@ -190,6 +190,16 @@ def _warn_once(text: str) -> None:
     print(f"warning: {text}", file=sys.stderr)
 
 
+def namespace_args() -> list[str]:
+    """bubblewrap's namespaces for anything untrusted it runs: a bot, or an uploaded bot's build."""
+    return _namespaces()
+
+
+def system_view_args() -> list[str]:
+    """bubblewrap's read-only view of the system (``/usr``, ``/etc``, the root links, ``/proc``, ``/dev``)."""
+    return _system_view()
+
+
 def _namespaces() -> list[str]:
     args = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if os.geteuid() != 0:
