@@ -59,6 +59,7 @@ QUICK_MODULES: Final = frozenset(
         "test_stream",
         "test_arbiter_competition",
         "test_twins",
+        "test_upload_archives",
         "test_web",
         "test_wire",
     )
@@ -121,6 +122,7 @@ SLOW_MODULES: Final = {
         "test_tournament_e2e": "the CLI and bot processes",
         "test_transport": "Python processes with their own gRPC settings",
         "test_undecodable": "bot processes",
+        "test_uploads": "referee upload: builds in bubblewrap, the check's bot processes, referee run",
         "test_versions": "the CLI and bot processes",
         "test_wheel": "pip builds the arena's wheel; a fresh virtual environment imports every module",
     }.items()

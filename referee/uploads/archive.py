@@ -120,9 +120,7 @@ def _zip_entries(data: bytes, caps: Caps) -> Iterator[_Entry]:
             raise UploadError(f"archive: entry {info.filename!r}: encrypted entries are not allowed")
         declared += info.file_size
         if declared > caps.unpacked:
-            raise UploadError(
-                f"archive: a zip bomb: its entries declare over {_size(caps.unpacked)}, the cap"
-            )
+            raise UploadError(f"archive: a zip bomb: its entries declare over {_size(caps.unpacked)}")
     for info in infos:
         yield _Entry(
             info.filename,
@@ -151,9 +149,7 @@ def _tar_entries(tar_bytes: IO[bytes], caps: Caps) -> Iterator[_Entry]:
             raise UploadError(f"archive: entry {member.name!r}: only files and folders are allowed")
         declared += member.size
         if declared > caps.unpacked:
-            raise UploadError(
-                f"archive: a zip bomb: its entries declare over {_size(caps.unpacked)}, the cap"
-            )
+            raise UploadError(f"archive: a zip bomb: its entries declare over {_size(caps.unpacked)}")
     for member in members:
 
         def opened(member: tarfile.TarInfo = member) -> IO[bytes]:
@@ -188,20 +184,30 @@ def _write_all(entries: Iterator[_Entry], into: Path, caps: Caps) -> list[Path]:
             descriptor = os.open(target, flags, 0o755 if entry.executable else 0o644)
         except FileExistsError:
             raise UploadError(f"archive: entry {entry.name!r}: a folder is in its way") from None
-        with os.fdopen(descriptor, "wb") as out, entry.open() as stream:
-            size = 0
-            while chunk := stream.read(CHUNK):
-                size += len(chunk)
-                total += len(chunk)
-                if size > entry.size or total > caps.unpacked:
-                    raise UploadError(
-                        f"archive: a zip bomb: entry {entry.name!r} unpacks to more than it declares"
-                        if size > entry.size
-                        else f"archive: a zip bomb: it unpacks to over {_size(caps.unpacked)}, the cap"
-                    )
-                out.write(chunk)
+        try:
+            total = _copy(entry, descriptor, total, caps)
+        except (zipfile.BadZipFile, tarfile.TarError, zlib.error, EOFError, OSError) as exc:
+            raise UploadError(f"archive: entry {entry.name!r}: cannot be unpacked: {exc}") from None
         written.append(Path(*relative.parts))
     return written
+
+
+def _copy(entry: _Entry, descriptor: int, total: int, caps: Caps) -> int:
+    """Copies one entry's bytes into the open file, counted against its declared size and the total cap;
+    returns the new total."""
+    with os.fdopen(descriptor, "wb") as out, entry.open() as stream:
+        size = 0
+        while chunk := stream.read(CHUNK):
+            size += len(chunk)
+            total += len(chunk)
+            if size > entry.size or total > caps.unpacked:
+                raise UploadError(
+                    f"archive: a zip bomb: entry {entry.name!r} unpacks to more than it declares"
+                    if size > entry.size
+                    else f"archive: a zip bomb: it unpacks to over {_size(caps.unpacked)}, the cap"
+                )
+            out.write(chunk)
+    return total
 
 
 def safe_name(name: str) -> PurePosixPath:

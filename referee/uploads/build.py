@@ -98,7 +98,7 @@ def require_sandbox() -> None:
     problem = bubblewrap_problem()
     if problem:
         raise UploadError(
-            f"uploads are refused here: {problem}, and an uploaded bot is built and run only in the sandbox"
+            f"uploads are refused here: {problem}; an upload is built and run in the sandbox only"
         )
 
 
@@ -140,7 +140,7 @@ def build_argv(folder: Path, command: str, uid: int | None, limits: BuildLimits)
 
 
 def build(
-    folder: Path, command: str, entrant: str, log: Path, limits: BuildLimits = BuildLimits()
+    folder: Path, command: str, entrant: str, log: Path, limits: BuildLimits = DEFAULT_LIMITS
 ) -> BuildOutcome:
     """Runs ``command`` (the manifest's ``build:``) in ``folder`` inside the sandbox; its output goes to
     ``log``. However it ends, no process of it is left, and the folder is read-only to the bot after."""
@@ -253,9 +253,7 @@ def _links_out(folder: Path) -> str:
         if stat.S_ISLNK(info.st_mode):
             target = (path.parent / os.readlink(path)).resolve()
             if not _inside(target, folder):
-                return (
-                    f"it left a symlink out of the folder: {path.relative_to(folder)} -> {os.readlink(path)}"
-                )
+                return f"it left a symlink out: {path.relative_to(folder)} -> {os.readlink(path)}"
         elif not stat.S_ISDIR(info.st_mode) and info.st_nlink > 1:
             return f"it left a hard link: {path.relative_to(folder)}"
         elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):

@@ -51,9 +51,7 @@ def read_manifest(folder: Path) -> Manifest:
     """The manifest at the top of an unpacked upload, validated; :class:`UploadError` otherwise."""
     path = folder / MANIFEST_NAME
     if not path.is_file() or path.is_symlink():
-        raise UploadError(
-            f"{MANIFEST_NAME}: missing at the archive's top (docs/LEAGUE.md, 'Uploading a bot')"
-        )
+        raise UploadError(f"{MANIFEST_NAME}: not at the archive's top (docs/LEAGUE.md, 'Uploading a bot')")
     if path.stat().st_size > MANIFEST_LIMIT:
         raise UploadError(f"{MANIFEST_NAME}: over {MANIFEST_LIMIT} bytes; a manifest is a few lines")
     return parse_manifest(path.read_text(encoding="utf-8", errors="replace"))
