@@ -241,3 +241,10 @@ def test_a_refused_archive_and_a_machine_without_bubblewrap_are_one_line(tmp_pat
         "bubblewrap); an upload is built and run in the sandbox only\n"
     )
     assert "alice" not in league.read_text(encoding="utf-8")
+    league.write_text(league.read_text(encoding="utf-8").replace("sandbox: required", "sandbox: none"))
+    result = referee("upload", league, "alice", tmp_path / "good.zip")
+    assert result.returncode == 2
+    assert result.stderr.endswith(
+        "an uploaded bot runs only in the sandbox: write sandbox: required (or auto)\n"
+    )
+    assert len(result.stderr.splitlines()) == 1

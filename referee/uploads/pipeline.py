@@ -66,6 +66,11 @@ def upload(
         league = load_league(league_path, check_commands=False)
     except LeagueError as exc:
         raise UploadError(str(exc)) from None
+    if league.sandbox is SandboxMode.NONE:
+        raise UploadError(
+            f"{league.path}: sandbox: none runs bots as plain processes, and an uploaded bot runs only in "
+            "the sandbox: write sandbox: required (or auto)"
+        )
     root = (root or default_root(league)).resolve()
     league_folder = league.path.parent
     if root == league_folder or league_folder in root.parents or root in league_folder.parents:
