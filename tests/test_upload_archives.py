@@ -62,7 +62,8 @@ def test_a_zip_and_a_tar_gz_unpack_to_the_same_files_and_the_same_version(tmp_pa
     files = {"pyramid.yaml": MANIFEST, "bot.py": b"print('hi')\n", "lib/helper.py": b"X = 1\n"}
     written = unpack(a_zip(files), tmp_path / "z")
     assert sorted(map(str, written)) == ["bot.py", "lib/helper.py", "pyramid.yaml"]
-    tar = a_tar([(member(name), data) for name, data in files.items()])
+    top = member(".", tarfile.DIRTYPE)  # tar -C src -czf bot.tar.gz . starts with the folder itself
+    tar = a_tar([(top, b""), *((member(name), data) for name, data in files.items())])
     unpack(tar, tmp_path / "t")
     for name, data in files.items():
         assert (tmp_path / "z" / name).read_bytes() == data == (tmp_path / "t" / name).read_bytes()

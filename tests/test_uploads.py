@@ -7,15 +7,19 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
 import socket
 import sqlite3
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from referee.match.sandbox import bubblewrap_problem
+from referee.starter import NODE_BOT
 from referee.uploads.build import BuildLimits, BuildStatus, build
+from referee.uploads.pipeline import node_sdk
 from support import ROOT
 from support.cli import export, referee
 
@@ -133,6 +137,30 @@ def test_a_good_upload_is_built_in_the_sandbox_checked_entered_and_plays_and_its
     left = sorted(path.name for path in (tmp_path / "league-uploads" / "alice").iterdir())
     assert first.group(2) not in left
     assert len(left) == 2
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or node_sdk() is None, reason="needs node and npm ci --prefix sdk/node"
+)
+def test_a_node_upload_gets_the_arenas_node_sdk_builds_and_plays(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "bot.js").write_text(NODE_BOT, encoding="utf-8")
+    build_step = "node -e \"require('fs').writeFileSync('built.txt', 'ok')\""
+    (source / "pyramid.yaml").write_text(f"language: node\ncommand: node bot.js\nbuild: {build_step}\n")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as made:
+        made.add(source, arcname=".")  # as tar -C src -czf bot.tar.gz . makes it
+    (tmp_path / "nodey.tar.gz").write_bytes(buffer.getvalue())
+    league = a_league(tmp_path)
+    result = referee("upload", league, "nodey", tmp_path / "nodey.tar.gz")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (bot,) = (tmp_path / "league-uploads" / "nodey").glob("*/bot")
+    assert (bot / "built.txt").read_text(encoding="utf-8") == "ok"
+    assert (bot / "node_modules" / "pyramid-arena-sdk" / "index.js").is_file()
+    run = referee("run", league)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert len([line for line in export(league) if "nodey" in str(line)]) == 4
 
 
 def test_a_build_cannot_read_the_league_file_or_its_results(tmp_path):

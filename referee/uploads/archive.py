@@ -167,6 +167,8 @@ def _write_all(entries: Iterator[_Entry], into: Path, caps: Caps) -> list[Path]:
     total = 0
     root = into.resolve()
     for entry in entries:
+        if entry.directory and not entry.name.strip("./"):
+            continue  # the archive's top folder itself (``tar -C src -czf bot.tar.gz .``)
         relative = safe_name(entry.name)
         if relative in seen:
             raise UploadError(f"archive: entry {entry.name!r}: appears twice")

@@ -20,15 +20,16 @@ from typing import Final
 from referee.check import check_bot
 from referee.league.config import League, LeagueError, add_entrant, load_league
 from referee.match.launcher import Confinement
-from referee.match.sandbox import SandboxMode
+from referee.match.sandbox import NODE_SDK, SandboxMode, python_paths
 from referee.uploads.archive import Caps, unpack
 from referee.uploads.build import BuildLimits, build, require_sandbox, seal
 from referee.uploads.errors import UploadError
-from referee.uploads.manifest import Manifest, read_manifest
+from referee.uploads.manifest import Language, Manifest, read_manifest
 from referee.uploads.versions import BOT, Version, entrant_folder, in_use, prune, record, tree_hash, versions
 
 BUILD_LOG: Final = "build.log"
 INCOMING: Final = ".incoming-"
+SDK_PACKAGE: Final = "pyramid-arena-sdk"
 DEFAULT_CAPS: Final = Caps()
 DEFAULT_LIMITS: Final = BuildLimits()
 
@@ -115,6 +116,8 @@ def upload(
 def _build_and_check(version: Version, manifest: Manifest, limits: BuildLimits) -> list[str]:
     """The build in the sandbox, then the check in the sandbox; the report's lines, or UploadError."""
     log = version.folder / BUILD_LOG
+    if manifest.language is Language.NODE:
+        _add_node_sdk(version.bot)
     if manifest.build is not None:
         outcome = build(version.bot, manifest.build, version.entrant, log, limits)
         if not outcome.ok:
@@ -128,6 +131,31 @@ def _build_and_check(version: Version, manifest: Manifest, limits: BuildLimits) 
         why = report.error or (report.faults[0].detail if report.faults else "it did not finish the check")
         raise UploadError(f"check failed: {why}")
     return report.lines()
+
+
+def node_sdk() -> Path | None:
+    """The arena's Node.js SDK with its packages (a checkout's ``sdk/node`` after ``npm ci``), or ``None``."""
+    for path in python_paths():
+        if path.parts[-len(NODE_SDK.parts) :] == NODE_SDK.parts and (path / "node_modules").is_dir():
+            return path
+    return None
+
+
+def _add_node_sdk(bot: Path) -> None:
+    """Copies the arena's Node.js SDK into a Node.js upload's ``node_modules/pyramid-arena-sdk`` (unless
+    the archive brings its own), so that ``require("pyramid-arena-sdk")`` works as ``import pyramid_sdk``
+    does for Python: a copy, not a link, since a link would point outside the bot's folder."""
+    target = bot / "node_modules" / SDK_PACKAGE
+    if target.exists():
+        return
+    source = node_sdk()
+    if source is None:
+        raise UploadError(
+            "a Node.js upload needs the arena's Node.js SDK with its packages (npm ci --prefix sdk/node in "
+            "the referee's checkout), and this referee has none; or bring node_modules in the archive"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns("test"))
 
 
 def _tail(log: Path) -> str:
