@@ -125,6 +125,21 @@ def test_a_good_upload_is_built_in_the_sandbox_checked_entered_and_plays_and_its
     assert again.returncode == 0, again.stdout + again.stderr
     assert "built and checked before" in again.stdout
 
+    broken = archive(
+        {
+            "pyramid.yaml": "language: python\ncommand: python bot.py\nbuild: python make.py\n",
+            "make.py": "1/0",
+        }
+    )
+    refused = upload(league, "alice", broken, tmp_path)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(
+        "Error: not uploaded: build 'python make.py' failed: exited with code 1; "
+    )
+    assert "ZeroDivisionError" in refused.stderr
+    assert len(list((tmp_path / "league-uploads" / "alice").iterdir())) == 2  # kept until the next upload
+    assert f"cwd: {first.group(1)}" in league.read_text(encoding="utf-8")  # the league file untouched
+
     second = upload(league, "alice", good("two"), tmp_path)
     assert second.returncode == 0, second.stdout + second.stderr
     versions = sorted(path.name for path in (tmp_path / "league-uploads" / "alice").iterdir())

@@ -25,7 +25,17 @@ from referee.uploads.archive import Caps, unpack
 from referee.uploads.build import BuildLimits, build, require_sandbox, seal
 from referee.uploads.errors import UploadError
 from referee.uploads.manifest import Language, Manifest, read_manifest
-from referee.uploads.versions import BOT, Version, entrant_folder, in_use, prune, record, tree_hash, versions
+from referee.uploads.versions import (
+    BOT,
+    STARTED,
+    Version,
+    entrant_folder,
+    in_use,
+    prune,
+    record,
+    tree_hash,
+    versions,
+)
 
 BUILD_LOG: Final = "build.log"
 INCOMING: Final = ".incoming-"
@@ -85,6 +95,8 @@ def upload(
     home = entrant_folder(root, entrant)
     incoming = home / f"{INCOMING}{secrets.token_hex(4)}"
     try:
+        incoming.mkdir()
+        (incoming / STARTED).write_text(f"{entrant}\n", encoding="utf-8")
         unpack(archive, incoming / BOT, caps)
         manifest = read_manifest(incoming / BOT)
         version = tree_hash(incoming / BOT)

@@ -28,6 +28,8 @@ from referee.league.versions import fingerprint
 from referee.match.bots import BotSpec
 
 RECORD: Final = "upload.json"
+STARTED: Final = ".started"
+"""Written first into a version's folder: it is one of ours, finished (with :data:`RECORD`) or not."""
 BOT: Final = "bot"
 HASH_DIGITS: Final = 16
 
@@ -122,9 +124,25 @@ def removable(root: Path, entrant: str, keep: Iterable[str]) -> list[Version]:
     return [version for version in versions(root, entrant) if version.version not in needed]
 
 
+def unfinished(root: Path, entrant: str) -> list[Path]:
+    """Version folders of ``entrant`` this referee started but never finished (a refused build or check,
+    an upload cut short): they carry :data:`STARTED` and no :data:`RECORD`."""
+    folder = root / entrant
+    if not folder.is_dir():
+        return []
+    return [
+        child
+        for child in sorted(folder.iterdir())
+        if (child / STARTED).is_file() and not (child / RECORD).exists() and not child.name.startswith(".")
+    ]
+
+
 def prune(root: Path, entrant: str, keep: Iterable[str]) -> list[Version]:
-    """Deletes :func:`removable` versions (only folders this module recorded); returns them."""
+    """Deletes :func:`removable` versions and :func:`unfinished` ones (only folders this module made:
+    they carry its marks); returns the finished versions deleted."""
     gone = removable(root, entrant, keep)
     for version in gone:
         shutil.rmtree(version.folder)
+    for folder in unfinished(root, entrant):
+        shutil.rmtree(folder, ignore_errors=True)
     return gone
