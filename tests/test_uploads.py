@@ -183,8 +183,8 @@ def test_a_build_cannot_read_the_league_file_or_its_results(tmp_path):
     database = league.parent / "league.sqlite"
     with sqlite3.connect(database) as db:
         db.execute("CREATE TABLE secret (seed INTEGER)")
-    home = Path.home() / ".bashrc"
-    targets = [league, database, league.parent, tmp_path / "alice.zip", home]
+    checkout = ROOT / "pyproject.toml"  # beside the venv the build runs on, which alone is shown
+    targets = [league, database, league.parent, tmp_path / "mallory.zip", checkout]
     result = upload(league, "mallory", hostile("read", *map(str, targets)), tmp_path)
     assert result.returncode == 2
     assert result.stderr.startswith("Error: not uploaded: build 'python hostile.py read ")
@@ -193,6 +193,7 @@ def test_a_build_cannot_read_the_league_file_or_its_results(tmp_path):
     seen = attempts(build_log(tmp_path, "mallory"))
     assert len(seen) == len(targets)
     assert [what for what, got in seen.items() if "GOT" in got] == []
+    assert all(path.exists() for path in targets)  # each is there to read, outside the sandbox
     assert "mallory" not in league.read_text(encoding="utf-8")
 
 
