@@ -285,6 +285,16 @@ def test_a_refused_archive_and_a_machine_without_bubblewrap_are_one_line(tmp_pat
         "bubblewrap); an upload is built and run in the sandbox only\n"
     )
     assert "alice" not in league.read_text(encoding="utf-8")
+    trusted = (
+        league.read_text(encoding="utf-8") + "  - {name: builder, command: python bot.py, build: 'true'}\n"
+    )
+    league.write_text(trusted, encoding="utf-8")
+    result = referee("upload", league, "builder", tmp_path / "good.zip")
+    assert result.returncode == 2
+    assert (
+        "'builder' has a build: of the league file, run outside the sandbox; an upload cannot"
+        in result.stderr
+    )
     league.write_text(league.read_text(encoding="utf-8").replace("sandbox: required", "sandbox: none"))
     result = referee("upload", league, "alice", tmp_path / "good.zip")
     assert result.returncode == 2

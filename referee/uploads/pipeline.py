@@ -92,6 +92,12 @@ def upload(
     existing = next((e for e in league.entrants if e.name == entrant), None)
     if existing is not None and existing.in_process:
         raise UploadError(f"{league.path}: {entrant!r} is an in-process entrant; an upload cannot replace it")
+    if existing is not None and (existing.build is not None or existing.spec.remote):
+        # Its build: would stay, and run as the organiser's trusted step in the uploaded folder.
+        what = "has a build: of the league file, run outside the sandbox" if existing.build else "is remote"
+        raise UploadError(
+            f"{league.path}: {entrant!r} {what}; an upload cannot replace it: choose another name"
+        )
     home = entrant_folder(root, entrant)
     incoming = home / f"{INCOMING}{secrets.token_hex(4)}"
     try:
