@@ -50,7 +50,7 @@ def member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.
     return info
 
 
-def refusal(archive: bytes, into: Path, caps: Caps | None = None) -> str:
+def refused_with(archive: bytes, into: Path, caps: Caps | None = None) -> str:
     with pytest.raises(UploadError) as caught:
         unpack(archive, into / "bot", caps or Caps())
     message = str(caught.value)
@@ -78,7 +78,7 @@ def test_a_zip_and_a_tar_gz_unpack_to_the_same_files_and_the_same_version(tmp_pa
 def test_a_zip_bomb_is_refused_by_its_declared_size(tmp_path):
     bomb = a_zip({"pyramid.yaml": MANIFEST, "zeros": bytes(3 * 1024**2)})
     assert len(bomb) < 20_000
-    message = refusal(bomb, tmp_path, Caps(unpacked=2 * 1024**2))
+    message = refused_with(bomb, tmp_path, Caps(unpacked=2 * 1024**2))
     assert message == "archive: a zip bomb: its entries declare over 2 MiB"
     assert not (tmp_path / "bot" / "zeros").exists()
 
@@ -88,7 +88,7 @@ def test_a_zip_bomb_that_lies_about_its_size_is_refused_by_what_it_unpacks_to(tm
     size = struct.pack("<I", 3 * 1024**2)
     lying = honest.replace(size, struct.pack("<I", 100))  # local header and central directory
     assert lying != honest
-    message = refusal(lying, tmp_path)
+    message = refused_with(lying, tmp_path)
     assert message.startswith("archive: a zip bomb: entry 'zeros' unpacks to more than it declares") or (
         "'zeros': cannot be unpacked" in message
     )
@@ -97,7 +97,7 @@ def test_a_zip_bomb_that_lies_about_its_size_is_refused_by_what_it_unpacks_to(tm
 
 def test_a_gzip_bomb_stops_at_the_cap(tmp_path):
     tar = a_tar([(member("zeros"), bytes(3 * 1024**2))])
-    message = refusal(tar, tmp_path, Caps(unpacked=1024**2))
+    message = refused_with(tar, tmp_path, Caps(unpacked=1024**2))
     assert message.startswith("archive: a zip bomb: it unpacks to over 1 MiB")
 
 
@@ -112,19 +112,21 @@ def test_a_gzip_bomb_stops_at_the_cap(tmp_path):
     ],
 )
 def test_names_that_leave_the_folder_are_refused_in_a_zip_and_a_tar(tmp_path, name, problem):
-    assert refusal(a_zip({name: b"x"}), tmp_path / "z") == f"archive: entry {name!r}: {problem}"
-    assert refusal(a_tar([(member(name), b"x")]), tmp_path / "t") == f"archive: entry {name!r}: {problem}"
+    assert refused_with(a_zip({name: b"x"}), tmp_path / "z") == f"archive: entry {name!r}: {problem}"
+    assert (
+        refused_with(a_tar([(member(name), b"x")]), tmp_path / "t") == f"archive: entry {name!r}: {problem}"
+    )
     assert not list(tmp_path.rglob("evil*"))
 
 
 def test_links_and_devices_are_refused(tmp_path):
-    out = refusal(a_zip({"bot.py": b"x"}, links={"secret": "/etc/shadow"}), tmp_path / "z")
+    out = refused_with(a_zip({"bot.py": b"x"}, links={"secret": "/etc/shadow"}), tmp_path / "z")
     assert out == "archive: entry 'secret': symlinks are not allowed"
-    out = refusal(a_tar([(member("secret", tarfile.SYMTYPE, "../../league.yaml"), b"")]), tmp_path / "s")
+    out = refused_with(a_tar([(member("secret", tarfile.SYMTYPE, "../../league.yaml"), b"")]), tmp_path / "s")
     assert out == "archive: entry 'secret': a symlink (to '../../league.yaml'); symlinks are not allowed"
-    out = refusal(a_tar([(member("hard", tarfile.LNKTYPE, "/etc/passwd"), b"")]), tmp_path / "h")
+    out = refused_with(a_tar([(member("hard", tarfile.LNKTYPE, "/etc/passwd"), b"")]), tmp_path / "h")
     assert out == "archive: entry 'hard': a hard link (to '/etc/passwd'); hard links are not allowed"
-    out = refusal(a_tar([(member("tty", tarfile.CHRTYPE), b"")]), tmp_path / "d")
+    out = refused_with(a_tar([(member("tty", tarfile.CHRTYPE), b"")]), tmp_path / "d")
     assert out == "archive: entry 'tty': only files and folders are allowed"
     for folder in ("z", "s", "h", "d"):
         assert not (tmp_path / folder / "bot").exists() or not any((tmp_path / folder / "bot").iterdir())
@@ -132,16 +134,18 @@ def test_links_and_devices_are_refused(tmp_path):
 
 def test_an_archive_over_the_caps_is_refused(tmp_path):
     archive = a_zip({"pyramid.yaml": MANIFEST, "weights.bin": os.urandom(50_000)})
-    assert refusal(archive, tmp_path / "a", Caps(archive=4096)) == (
+    assert refused_with(archive, tmp_path / "a", Caps(archive=4096)) == (
         f"archive: {len(archive)} bytes is over the cap of 4 KiB"
     )
     many = a_zip({f"f{i}.py": b"" for i in range(30)})
-    assert refusal(many, tmp_path / "b", Caps(files=20)) == "archive: 30 entries is over the cap of 20"
+    assert refused_with(many, tmp_path / "b", Caps(files=20)) == "archive: 30 entries is over the cap of 20"
     path = tmp_path / "big.zip"
     path.write_bytes(archive)
     with pytest.raises(UploadError, match=r"^archive: .*big\.zip is \d+ bytes, over the cap of 4 KiB$"):
         unpack(path, tmp_path / "c", Caps(archive=4096))
-    assert refusal(b"not an archive at all", tmp_path / "d") == "archive: neither a .zip nor a .tar.gz file"
+    assert (
+        refused_with(b"not an archive at all", tmp_path / "d") == "archive: neither a .zip nor a .tar.gz file"
+    )
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,8 @@ from referee.check import check_bot
 from referee.league.config import League, LeagueError, add_entrant, load_league
 from referee.match.launcher import Confinement
 from referee.match.sandbox import NODE_SDK, SandboxMode, python_paths
+from referee.results.connection import connected
+from referee.results.errors import StoreError
 from referee.uploads.archive import Caps, unpack
 from referee.uploads.build import BuildLimits, build, require_sandbox, seal
 from referee.uploads.errors import UploadError
@@ -189,8 +191,8 @@ def _stored_fingerprint(league: League, entrant: str) -> str | None:
     if not league.database.is_file():
         return None
     try:
-        with sqlite3.connect(f"file:{league.database}?mode=ro", uri=True) as db:
+        with connected(league.database, write=False) as db:
             row = db.execute("SELECT fingerprint FROM entrants WHERE name = ?", (entrant,)).fetchone()
-    except sqlite3.Error:
+    except (StoreError, sqlite3.Error):
         return "?"
     return str(row[0]) if row and row[0] else None
