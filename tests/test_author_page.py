@@ -11,12 +11,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
+from support import ROOT
 from support.browser import browser, needs_chromium  # noqa: F401 (the fixture)
 from support.net import free_port
 from support.remote import (
@@ -32,7 +32,6 @@ from support.remote import (
 from support.serve import get, stored, until
 
 MARKER = "dbg-7f3a9c-only-for-the-author"  # as tests/bots/debugger.py writes it
-ROOT = Path(__file__).parents[1]
 
 
 def me(port: int, token: str | None) -> tuple[int, dict[str, Any]]:
