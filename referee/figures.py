@@ -45,6 +45,20 @@ def likelihood(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.2f}%"
 
 
+def probability(value: float) -> str:
+    """A rank probability: whole percents, ``<1%`` and ``>99%`` at the ends (2,000 draws cannot tell
+    0.3% from 0%, and a shown 0% or 100% would claim what the draws cannot).
+
+    >>> probability(0.4567), probability(0.001), probability(0.0), probability(0.9996), probability(1.0)
+    ('46%', '<1%', '0%', '>99%', '100%')
+    """
+    if 0 < value < 0.005:
+        return "<1%"
+    if 0.995 < value < 1:
+        return ">99%"
+    return f"{100 * value:.0f}%"
+
+
 def mean_off(value: float) -> str:
     """Mean |taken − declared|: two decimals."""
     return f"{value:.2f}"
@@ -76,6 +90,7 @@ def leaderboard_cell(key: str, standing: Standing) -> str:
 
 
 FILTERS = {
-    f.__name__: f for f in (rating, points, difference, interval, percent, likelihood, mean_off, loss, luck)
+    f.__name__: f
+    for f in (rating, points, difference, interval, percent, likelihood, probability, mean_off, loss, luck)
 }
 """The helpers by name, for the report's templates."""

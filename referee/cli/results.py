@@ -30,13 +30,19 @@ def leaderboard_command(league_file: str, fmt: str, cross: bool) -> None:
     from referee.remote.record import remote_lines
     from referee.report.crosstable import crosstable
     from referee.report.text import FORMATS, crosstable_text, leaderboard_table
-    from referee.results.reading import standings
+    from referee.results.reading import fragility_of, standings
 
     store, league, seed = results(league_file)
     stored = stored_matches(store)  # read once: the board, the crosstable and the settlement all use it
     read = standings(league, seed, stored)
     board = read.board
-    click.echo(FORMATS[fmt](board, league) if fmt != "table" else leaderboard_table(board, league), nl=False)
+    fragile = fragility_of(read)
+    if fmt == "table":
+        click.echo(leaderboard_table(board, league, fragile=fragile), nl=False)
+    else:
+        click.echo(FORMATS[fmt](board, league), nl=False)
+        if fragile is not None:  # a line of the league, not of a row: on stderr, to stay parseable
+            click.echo(fragile.text(), err=True)
     if cross:
         names = [s.entrant for s in board.standings]
         click.echo("\n" + crosstable_text(crosstable(names, read.schedule, stored, board.mode)), nl=False)
@@ -181,13 +187,17 @@ def report_command(league_file: str, output: Path, serve: bool, port: int) -> No
     from referee.cli.storage import failure, results, unread
     from referee.report.site import rewrite_report
     from referee.results.errors import StoreError
+    from referee.results.reading import fragility_of, standings
 
     store, league, seed = results(league_file)
     try:
-        index = rewrite_report(league, seed, output, store)
+        read = standings(league, seed, store.summaries())
+        index = rewrite_report(league, seed, output, store, read=read)
     except StoreError as exc:
         raise failure(exc, unread(exc)) from None
     click.echo(f"report: {index}")
+    if (fragile := fragility_of(read)) is not None:  # not on the pages: the served ones cannot afford it
+        click.echo(fragile.text())
     if serve:
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))
         with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:

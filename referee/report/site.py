@@ -33,6 +33,7 @@ from referee.analysis.summary import Summary, summarise
 from referee.analysis.view import page_view, viewer_view
 from referee.figures import FILTERS, leaderboard_cell
 from referee.files import write_atomic
+from referee.league.confidence import TIE_CONFIDENCE, confidence
 from referee.league.config import League
 from referee.league.ratings import ENVIRONMENT, Leaderboard, RatingMode
 from referee.league.schedule import ScheduledMatch
@@ -70,6 +71,7 @@ _ENVIRONMENT: Final = Environment(
 )
 _ENVIRONMENT.filters.update(FILTERS)  # figures rounded as the terminal prints them (referee.figures)
 _ENVIRONMENT.globals["cell"] = leaderboard_cell
+_ENVIRONMENT.globals["tie_confidence"] = TIE_CONFIDENCE
 
 
 def forfeit_note(record: MatchRecord | MatchSummary, seat: int) -> str:
@@ -764,6 +766,7 @@ def index_html(view: SiteView, live: bool, analysed: int, losses: Mapping[str, S
     return _ENVIRONMENT.get_template("index.html").render(
         **{**view.common, "live": live},
         board=board,
+        sure=confidence(board),
         chart=history_chart(board, view.common["colours"]),
         names=names,
         h2h=head_to_head(names, schedule, summaries),

@@ -18,7 +18,8 @@ from rich.table import Table
 
 from pyramid_sdk.cards import format_cards
 from pyramid_sdk.record import MatchRecord
-from referee.figures import difference, interval, leaderboard_cell, likelihood
+from referee.figures import difference, interval, leaderboard_cell, likelihood, probability
+from referee.league.confidence import Confidence, Fragility, confidence
 from referee.league.config import League
 from referee.league.ratings import Leaderboard, Standing
 from referee.league.schedule import ScheduledMatch
@@ -52,10 +53,16 @@ def _remote(league: League | None) -> list[str]:
     return league.remote_names if league is not None else []
 
 
-def leaderboard_table(board: Leaderboard, league: League | None = None, title: str = "") -> str:
-    """The terminal's leaderboard, titled with the league's name (or ``title``), and its format below."""
+def leaderboard_table(
+    board: Leaderboard, league: League | None = None, title: str = "", fragile: Fragility | None = None
+) -> str:
+    """The terminal's leaderboard, titled with the league's name (or ``title``), with each entrant's
+    probability of its rank (``P(rank)``), and its format below; then the tied groups, and the league's
+    ``fragile``-ity when the caller computed it (:func:`referee.league.confidence.fragility`)."""
     remote = _remote(league)
     marked = f"\nremote (plays from its own machine, not sandboxed): {', '.join(remote)}" if remote else ""
+    sure = confidence(board)
+    below = [*sure.lines(), *([fragile.text()] if fragile is not None else [])]
     table = Table(
         title=title or (league.name if league else None),
         caption=f"format: {league.schedule_label}{marked}" if league else None,
@@ -63,11 +70,13 @@ def leaderboard_table(board: Leaderboard, league: League | None = None, title: s
     )
     for key, header in COLUMNS:
         table.add_column(header, justify="left" if key == "entrant" else "right")
+    table.add_column("P(rank)", justify="right")
     for standing in board.standings:
-        table.add_row(*(leaderboard_cell(key, standing) for key, _ in COLUMNS))
+        cells = [leaderboard_cell(key, standing) for key, _ in COLUMNS]
+        table.add_row(*cells, probability(sure.own(standing.entrant)))
     buffer = io.StringIO()
-    Console(width=140, file=buffer, color_system=None, force_terminal=False).print(table)
-    return buffer.getvalue().rstrip() + "\n"
+    Console(width=150, file=buffer, color_system=None, force_terminal=False).print(table)
+    return "\n".join([buffer.getvalue().rstrip(), *below]) + "\n"
 
 
 def _format(league: League | None) -> dict[str, str]:
@@ -75,27 +84,52 @@ def _format(league: League | None) -> dict[str, str]:
     return {"format": str(league.design.format)} if league else {}
 
 
-def _row(standing: Standing, league: League | None) -> dict[str, Any]:
-    """A JSON or CSV leaderboard's row; with a ``remote`` column when the league has remote entrants."""
+CONFIDENCE_KEYS: Final = ("p_rank", "rank_probabilities", "tied_with")
+"""The rank confidence's keys of a JSON or CSV row (docs/LEAGUE.md, "Rank confidence"), after the others."""
+
+
+def _row(standing: Standing, league: League | None, sure: Confidence) -> dict[str, Any]:
+    """A JSON or CSV leaderboard's row; with a ``remote`` column when the league has remote entrants,
+    then the rank confidence: P(its rank), P(each rank) from rank 1, and the others of its tied group."""
     remote = _remote(league)
     marked = {"remote": standing.entrant in remote} if remote else {}
-    return {**standing.to_dict(), **_format(league), **marked}
+    name = standing.entrant
+    ranks = [round(p, 4) for p in sure.of(name)]
+    shown = {
+        "p_rank": round(sure.own(name), 4),
+        "rank_probabilities": ranks,
+        "tied_with": list(sure.tied_with(name)),
+    }
+    return {**standing.to_dict(), **_format(league), **marked, **shown}
 
 
 def leaderboard_json(board: Leaderboard, league: League | None = None) -> str:
-    rows = [_row(standing, league) for standing in board.standings]
+    sure = confidence(board)
+    rows = [_row(standing, league, sure) for standing in board.standings]
     return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
 
 
 def leaderboard_csv(board: Leaderboard, league: League | None = None) -> str:
+    """The leaderboard as CSV; the lists of the rank confidence as space-separated values (an
+    entrant's name holds no space)."""
     out = io.StringIO()
     keys = [key for key, _ in COLUMNS] + list(_format(league)) + (["remote"] if (_remote(league)) else [])
+    keys += CONFIDENCE_KEYS
     writer = csv.DictWriter(out, fieldnames=keys, lineterminator="\n")
     writer.writeheader()
+    sure = confidence(board)
     for standing in board.standings:
-        row = _row(standing, league)
-        writer.writerow({key: "" if row[key] is None else row[key] for key in keys})
+        row = _row(standing, league, sure)
+        writer.writerow({key: _csv_cell(row[key]) for key in keys})
     return out.getvalue()
+
+
+def _csv_cell(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return " ".join(str(item) for item in value)
+    return value
 
 
 def leaderboard_markdown(board: Leaderboard, league: League | None = None) -> str:

@@ -15,9 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from referee.league.confidence import Fragility, fragility
 from referee.league.config import League
 from referee.league.planning import league_settings, plan_of, schedule_of, with_cohorts
-from referee.league.ratings import Fold, Leaderboard, rate
+from referee.league.ratings import Fold, Leaderboard, rate, rated_games
 from referee.league.schedule import ScheduledMatch
 from referee.league.summary import Summarized
 from referee.results.errors import StoreError
@@ -88,6 +89,14 @@ def standings(
     else:
         board = rate([entrant.name for entrant in league.entrants], schedule, stored, league.rating)
     return Standings(stored, schedule, board, settlement)
+
+
+def fragility_of(read: Standings) -> Fragility | None:
+    """The greedy fragility of ``read``'s leader (:func:`referee.league.confidence.fragility`): for the
+    commands only, since its cost grows with the rated games (a served page never computes it)."""
+    board = read.board
+    games = rated_games(read.schedule, read.stored, board.mode)
+    return fragility(board, [standing.entrant for standing in board.standings], games)
 
 
 class NothingPlayedError(StoreError):
