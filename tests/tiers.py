@@ -71,6 +71,7 @@ SLOW_MODULES: Final = {
     for name, why in {
         "test_expert": "expert sample bot processes in real matches",
         "test_api": "bot processes, from referee.api",
+        "test_confidence": "referee run, leaderboard and report of a small league: the CLI",
         "test_analyze_league": "referee run, analyze and report: the CLI, bot processes and Chromium",
         "test_bot_errors": "bot processes that fail to start or raise, Node.js bots, the CLI",
         "test_init": "referee init and referee run, npm, bot processes in bubblewrap",

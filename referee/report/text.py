@@ -133,12 +133,18 @@ def _csv_cell(value: object) -> object:
 
 
 def leaderboard_markdown(board: Leaderboard, league: League | None = None) -> str:
-    """A Markdown table, after a line naming the league's format when there is a league."""
+    """A Markdown table, after a line naming the league's format when there is a league; its last
+    column is each entrant's probability of its rank, as on the terminal and the report."""
     caption = [f"Format: {league.schedule_label}", ""] if league else []
-    lines = [*caption, "| " + " | ".join(header for _, header in COLUMNS) + " |"]
-    lines.append("|" + "|".join("---:" if key != "entrant" else "---" for key, _ in COLUMNS) + "|")
+    sure = confidence(board)
+    lines = [*caption, "| " + " | ".join([*(header for _, header in COLUMNS), "P(rank)"]) + " |"]
+    lines.append("|" + "|".join("---:" if key != "entrant" else "---" for key, _ in COLUMNS) + "|---:|")
     for standing in board.standings:
-        lines.append("| " + " | ".join(leaderboard_cell(key, standing) for key, _ in COLUMNS) + " |")
+        cells = [
+            *(leaderboard_cell(key, standing) for key, _ in COLUMNS),
+            probability(sure.own(standing.entrant)),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
