@@ -121,3 +121,18 @@ def test_every_page_of_the_report_fits_a_phone(site, browser):
                 assert "leaderboard" in found["scrolling"], found
             if page == "match-0001.html":
                 assert [cards for cards, _ in found["hands"]] == [6, 6, 6], found
+
+
+def test_the_index_shows_the_rank_confidence_beside_the_standings(site, browser):
+    browser.get((site / "index.html").as_uri())
+    board = browser.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+    names = [row.find_element(By.CSS_SELECTOR, "th").text for row in board]
+    own = [row.find_elements(By.CSS_SELECTOR, "td")[-1].text for row in board]  # the P(rank) column
+    rows = browser.find_elements(By.CSS_SELECTOR, "#rank-probabilities tbody tr")
+    assert [row.find_element(By.CSS_SELECTOR, "th").text for row in rows] == names
+    cells = [[cell.text for cell in row.find_elements(By.CSS_SELECTOR, "td")] for row in rows]
+    assert all(len(row) == len(names) and all(c.endswith("%") for c in row) for row in cells)
+    assert own == [row[place] for place, row in enumerate(cells)]  # P(its rank) is the diagonal
+    tied = browser.find_elements(By.CSS_SELECTOR, "#tied li")
+    assert tied
+    assert all(li.text.startswith(("tied (order not decided): ", "every neighbour decided")) for li in tied)

@@ -393,6 +393,9 @@ def test_the_api_answers_as_the_export(league):
         referee("leaderboard", "league.yaml", "--format", "json", cwd=league.folder, check=True).stdout
     )
     assert league.get("/api/v1/leaderboard")["standings"] == board
+    for row in board:  # the rank confidence, a v1 addition (docs/SERVER.md)
+        assert len(row["rank_probabilities"]) == len(board)
+        assert row["p_rank"] == row["rank_probabilities"][row["rank"] - 1]
     names = [e["name"] for e in league.get("/api/v1/entrants")["entrants"]]
     assert names == ["slow", "heuristic", "random"]
 
