@@ -175,8 +175,9 @@ class Fragility:
 
     @property
     def count(self) -> int | None:
-        """The upper bound on the fewest games whose removal changes the leader; ``None``: more than
-        ``len(removed)``."""
+        """The upper bound on the fewest games whose removal changes the leader; ``None`` when the
+        search gave up. That is no proof that fewer cannot do it: a set the greedy order never tries
+        (games of a third entrant, say) might."""
         return len(self.removed) if self.changed else None
 
     def text(self) -> str:
@@ -184,13 +185,13 @@ class Fragility:
 
         >>> Fragility("a", ("r1:{a,b}",), True, "b").text()
         'fragility: at most 1 table (removing r1:{a,b} makes b the leader; found greedily: an upper bound)'
-        >>> Fragility("a", ("x", "y"), False, None, "matches").text()
-        'fragility: more than 2 matches (removing the 2 that helped a most leaves it the leader)'
+        >>> Fragility("a", ("x", "y"), False, None, "matches").text()[:60]
+        'fragility: more than 2 matches to the greedy search (without'
         """
         if not self.changed:
             return (
-                f"fragility: more than {len(self.removed)} {self.games} (removing the {len(self.removed)} "
-                f"that helped {self.leader} most leaves it the leader)"
+                f"fragility: more than {len(self.removed)} {self.games} to the greedy search (without the "
+                f"{len(self.removed)} that helped {self.leader} most, {self.leader} still leads)"
             )
         shown = ", ".join(self.removed[:3]) + (", …" if len(self.removed) > 3 else "")
         noun = self.games if len(self.removed) != 1 else {"tables": "table", "matches": "match"}[self.games]
